@@ -1,0 +1,479 @@
+//! The agent: the host that owns skills, their tools, their secrets and their storage.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::naming::{agent_tool_name, close_names};
+use crate::{
+    KvStore, MemoryStore, Secrets, Skill, SkillStore, Tool, ToolCall, ToolContext, ToolError, ToolHook, ToolOutput,
+    ToolSource,
+};
+
+/// A skill that could not be loaded (or closed), and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkillFailure {
+    /// The skill's name.
+    pub skill: String,
+    /// What went wrong, for people: names the missing secret, the failed step.
+    pub reason: String,
+}
+
+/// What [`Agent::init_compiled_skills`] did.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct InitReport {
+    /// The skills that loaded, in registration order.
+    pub loaded: Vec<String>,
+    /// The skills that were skipped, with the reason.
+    pub skipped: Vec<SkillFailure>,
+}
+
+/// A tool as the agent registered it: the tool, its agent-level name and its source.
+#[derive(Clone)]
+pub struct RegisteredTool {
+    entry: Arc<Entry>,
+}
+
+struct Entry {
+    context: ToolContext,
+    tool: Arc<dyn Tool>,
+    validator: jsonschema::Validator,
+}
+
+impl RegisteredTool {
+    /// The agent-level name, `{skill}__{tool}`.
+    pub fn name(&self) -> &str {
+        &self.entry.context.name
+    }
+
+    /// Where the tool comes from.
+    pub fn source(&self) -> &ToolSource {
+        &self.entry.context.source
+    }
+
+    /// What the tool does.
+    pub fn description(&self) -> &str {
+        self.entry.tool.description()
+    }
+
+    /// The JSON Schema of the tool's arguments.
+    pub fn input_schema(&self) -> &Value {
+        self.entry.tool.input_schema()
+    }
+
+    fn check_arguments(&self, arguments: &Value) -> Result<(), ToolError> {
+        if self.entry.validator.is_valid(arguments) {
+            return Ok(());
+        }
+        let problems = self
+            .entry
+            .validator
+            .iter_errors(arguments)
+            .map(|error| match error.instance_path().as_str() {
+                "" => format!("arguments: {error}"),
+                path => format!("{path}: {error}"),
+            })
+            .collect();
+        Err(ToolError::InvalidArguments { tool: self.name().to_owned(), problems })
+    }
+}
+
+impl fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredTool").field("name", &self.name()).field("source", self.source()).finish()
+    }
+}
+
+/// Builds an [`Agent`].
+///
+/// Without [`storage`](AgentBuilder::storage) the agent gets a fresh [`MemoryStore`], so
+/// agents share state only when their owner gives them the same store.
+pub struct AgentBuilder {
+    name: String,
+    store: Option<Arc<dyn KvStore>>,
+    secrets: BTreeMap<String, Secrets>,
+    hooks: Vec<Arc<dyn ToolHook>>,
+    skills: Vec<Box<dyn Skill>>,
+}
+
+impl AgentBuilder {
+    /// The agent's name (default `default`): it namespaces the agent's storage.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The store the agent's skills keep state in.
+    pub fn storage(mut self, store: Arc<dyn KvStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// The secret values the skill named `skill` receives in this agent.
+    pub fn skill_secrets(mut self, skill: impl Into<String>, secrets: Secrets) -> Self {
+        self.secrets.insert(skill.into(), secrets);
+        self
+    }
+
+    /// A hook that sees every tool call.
+    pub fn hook(mut self, hook: Arc<dyn ToolHook>) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    /// A compiled skill, loaded by [`Agent::init_compiled_skills`].
+    pub fn with_compiled_skill(mut self, skill: impl Skill + 'static) -> Self {
+        self.skills.push(Box::new(skill));
+        self
+    }
+
+    /// The agent.
+    pub fn build(self) -> Agent {
+        Agent {
+            inner: Arc::new(AgentInner {
+                store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
+                name: self.name,
+                secrets: self.secrets,
+                hooks: self.hooks,
+                pending: Mutex::new(self.skills),
+                loaded: tokio::sync::Mutex::new(Vec::new()),
+                tools: RwLock::new(BTreeMap::new()),
+                skipped: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+}
+
+impl fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentBuilder").field("name", &self.name).field("n_skills", &self.skills.len()).finish()
+    }
+}
+
+/// The skill host: owns its skills, their secrets and storage, and a registry of their
+/// tools under agent-level names.
+///
+/// Cloning an `Agent` gives another handle to the same agent. Two agents built
+/// separately never share secrets, and share state only through a store given to both.
+///
+/// ```
+/// use serde_json::json;
+/// use skill_core::{Agent, MemorySkill};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let agent = Agent::builder().with_compiled_skill(MemorySkill::new()).build();
+/// let report = agent.init_compiled_skills().await;
+/// assert_eq!(report.loaded, ["memory"]);
+///
+/// agent.call_tool("memory__remember", json!({"key": "city", "value": "Lyon"})).await.unwrap();
+/// let output = agent.call_tool("recall", json!({"key": "city"})).await.unwrap();
+/// assert_eq!(output, skill_core::ToolOutput::text("Lyon").with_structured(json!({"key": "city", "value": "Lyon"})));
+/// agent.close().await;
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<AgentInner>,
+}
+
+struct AgentInner {
+    name: String,
+    store: Arc<dyn KvStore>,
+    secrets: BTreeMap<String, Secrets>,
+    hooks: Vec<Arc<dyn ToolHook>>,
+    pending: Mutex<Vec<Box<dyn Skill>>>,
+    loaded: tokio::sync::Mutex<Vec<Box<dyn Skill>>>,
+    tools: RwLock<BTreeMap<String, RegisteredTool>>,
+    skipped: Mutex<Vec<SkillFailure>>,
+}
+
+/// A weak handle to an [`Agent`], given to skills that opt into the agent capability.
+/// It does not keep the agent alive, so a skill holding it creates no reference cycle.
+#[derive(Clone)]
+pub struct AgentHandle {
+    inner: Weak<AgentInner>,
+}
+
+impl AgentHandle {
+    /// The agent, unless it was dropped.
+    pub fn upgrade(&self) -> Option<Agent> {
+        self.inner.upgrade().map(|inner| Agent { inner })
+    }
+}
+
+impl fmt::Debug for AgentHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentHandle").field("alive", &(self.inner.strong_count() > 0)).finish()
+    }
+}
+
+impl Agent {
+    /// A builder for an agent named `default`.
+    pub fn builder() -> AgentBuilder {
+        AgentBuilder {
+            name: "default".to_owned(),
+            store: None,
+            secrets: BTreeMap::new(),
+            hooks: Vec::new(),
+            skills: Vec::new(),
+        }
+    }
+
+    /// The agent's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// A weak handle to this agent.
+    pub fn handle(&self) -> AgentHandle {
+        AgentHandle { inner: Arc::downgrade(&self.inner) }
+    }
+
+    /// Adds a skill, loaded by the next [`Agent::init_compiled_skills`].
+    pub fn register(&self, skill: Box<dyn Skill>) {
+        lock(&self.inner.pending).push(skill);
+    }
+
+    /// Loads every skill added since the last call: gives each its capabilities, runs
+    /// the `init`s concurrently, and registers the tools of those that succeeded, in the
+    /// order the skills were added.
+    ///
+    /// A skill is skipped, with the reason, when its name is taken, a required secret has
+    /// no value, its `init` fails, or one of its tools' names or schemas is unusable; the
+    /// other skills load all the same.
+    pub async fn init_compiled_skills(&self) -> InitReport {
+        let pending = std::mem::take(&mut *lock(&self.inner.pending));
+        let mut report = InitReport::default();
+        let mut inits = tokio::task::JoinSet::new();
+        let mut started_names: Vec<String> = Vec::new();
+        for mut skill in pending {
+            let name = skill.name().to_owned();
+            if let Err(reason) = self.prepare(skill.as_mut(), &started_names).await {
+                report.skipped.push(SkillFailure { skill: name, reason });
+                continue;
+            }
+            let skill_idx = started_names.len();
+            started_names.push(name);
+            inits.spawn(async move {
+                let outcome = skill.init().await;
+                (skill_idx, skill, outcome)
+            });
+        }
+        // A skill whose init panics is lost with its task; it is reported like a failed
+        // init, and the others load all the same.
+        let mut finished = Vec::new();
+        let mut panicked = vec![true; started_names.len()];
+        while let Some(joined) = inits.join_next().await {
+            if let Ok((skill_idx, skill, outcome)) = joined {
+                panicked[skill_idx] = false;
+                finished.push((skill_idx, skill, outcome));
+            }
+        }
+        for (name, _) in started_names.iter().zip(&panicked).filter(|(_, panicked)| **panicked) {
+            report.skipped.push(SkillFailure { skill: name.clone(), reason: "init panicked".to_owned() });
+        }
+        finished.sort_by_key(|(skill_idx, _, _)| *skill_idx);
+
+        for (_, mut skill, outcome) in finished {
+            let name = skill.name().to_owned();
+            let registered = match outcome {
+                Ok(()) => self.register_tools(skill.as_ref()),
+                Err(error) => Err(format!("init failed: {}", error_chain(error.as_ref()))),
+            };
+            match registered {
+                Ok(()) => {
+                    tracing::debug!(skill = %name, "skill loaded");
+                    self.inner.loaded.lock().await.push(skill);
+                    report.loaded.push(name);
+                }
+                Err(reason) => {
+                    tracing::warn!(skill = %name, %reason, "skill skipped");
+                    if let Err(error) = skill.close().await {
+                        tracing::warn!(skill = %name, error = %error_chain(error.as_ref()), "closing a skipped skill failed");
+                    }
+                    report.skipped.push(SkillFailure { skill: name, reason });
+                }
+            }
+        }
+        lock(&self.inner.skipped).extend(report.skipped.iter().cloned());
+        report
+    }
+
+    /// Checks a skill can be loaded (`starting`: the names of the skills of this round
+    /// that are already starting) and hands it its capabilities.
+    async fn prepare(&self, skill: &mut dyn Skill, starting: &[String]) -> Result<(), String> {
+        let name = skill.name().to_owned();
+        if name.is_empty() {
+            return Err("the skill has an empty name".to_owned());
+        }
+        let taken = starting.contains(&name)
+            || self.inner.loaded.lock().await.iter().any(|loaded| loaded.name() == name);
+        if taken {
+            return Err(format!("another skill named `{name}` is already loaded"));
+        }
+        let secrets = self.inner.secrets.get(&name).cloned().unwrap_or_default();
+        let missing: Vec<String> =
+            skill.required_secrets().into_iter().filter(|secret| !secrets.contains(secret)).collect();
+        match missing.as_slice() {
+            [] => {}
+            [one] => return Err(format!("missing secret {one}")),
+            several => return Err(format!("missing secrets {}", several.join(", "))),
+        }
+        skill.set_storage(SkillStore::new(Arc::clone(&self.inner.store), format!("{}/{name}", self.inner.name)));
+        skill.set_agent(self.handle());
+        skill.set_secrets(secrets);
+        Ok(())
+    }
+
+    /// Registers all of a skill's tools, or none of them.
+    fn register_tools(&self, skill: &dyn Skill) -> Result<(), String> {
+        let mut new_tools: BTreeMap<String, RegisteredTool> = BTreeMap::new();
+        let registry = read(&self.inner.tools);
+        for tool in skill.tools() {
+            let source =
+                ToolSource { kind: skill.source_type(), skill: skill.name().to_owned(), tool: tool.name().to_owned() };
+            let name = agent_tool_name(&source.skill, &source.tool);
+            if let Some(existing) = registry.get(&name).or_else(|| new_tools.get(&name)) {
+                return Err(format!(
+                    "tool name `{name}` of {source} collides with {}",
+                    existing.source()
+                ));
+            }
+            let validator = jsonschema::validator_for(tool.input_schema())
+                .map_err(|error| format!("tool `{}` has an invalid input schema: {error}", source.tool))?;
+            let context = ToolContext::new(name.clone(), source);
+            new_tools.insert(name, RegisteredTool { entry: Arc::new(Entry { context, tool, validator }) });
+        }
+        drop(registry);
+        write(&self.inner.tools).extend(new_tools);
+        Ok(())
+    }
+
+    /// Every registered tool, by name.
+    pub fn tools(&self) -> Vec<RegisteredTool> {
+        read(&self.inner.tools).values().cloned().collect()
+    }
+
+    /// Every skill skipped so far, with the reason.
+    pub fn skipped(&self) -> Vec<SkillFailure> {
+        lock(&self.inner.skipped).clone()
+    }
+
+    /// The tool called `name`: its agent-level name, or a bare tool name that exactly
+    /// one skill has.
+    pub fn find_tool(&self, name: &str) -> Result<RegisteredTool, ToolError> {
+        let tools = read(&self.inner.tools);
+        if let Some(tool) = tools.get(name) {
+            return Ok(tool.clone());
+        }
+        let bare: Vec<&RegisteredTool> = tools.values().filter(|tool| tool.source().tool == name).collect();
+        match bare.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(ToolError::NotFound {
+                name: name.to_owned(),
+                suggestions: close_names(name, tools.keys().map(String::as_str)),
+            }),
+            several => Err(ToolError::NotFound {
+                name: name.to_owned(),
+                suggestions: several.iter().map(|tool| tool.name().to_owned()).collect(),
+            }),
+        }
+    }
+
+    /// Calls a tool after checking `arguments` against its input schema (`null` stands
+    /// for no arguments, `{}`).
+    ///
+    /// The call runs in a `tool_call` tracing span carrying the tool's source; hooks see
+    /// it before and after.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolOutput, ToolError> {
+        let tool = self.find_tool(name)?;
+        let arguments = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
+        tool.check_arguments(&arguments)?;
+        let entry = &tool.entry;
+        let source = &entry.context.source;
+        let span = tracing::info_span!(
+            "tool_call",
+            tool = %entry.context.name,
+            source.kind = %source.kind,
+            source.skill = %source.skill,
+            source.tool = %source.tool,
+        );
+        let hooks = &self.inner.hooks;
+        if hooks.is_empty() {
+            return entry.tool.call(&entry.context, arguments).instrument(span).await;
+        }
+        for hook in hooks {
+            hook.before_call(source, &arguments);
+        }
+        let started = Instant::now();
+        let outcome = entry.tool.call(&entry.context, arguments.clone()).instrument(span).await;
+        let call = ToolCall {
+            name: &entry.context.name,
+            source,
+            arguments: &arguments,
+            outcome: &outcome,
+            duration: started.elapsed(),
+        };
+        for hook in hooks {
+            hook.after_call(&call);
+        }
+        outcome
+    }
+
+    /// Closes every loaded skill and unregisters its tools; returns the skills whose
+    /// `close` failed.
+    pub async fn close(&self) -> Vec<SkillFailure> {
+        let skills = std::mem::take(&mut *self.inner.loaded.lock().await);
+        write(&self.inner.tools).clear();
+        let mut failures = Vec::new();
+        for mut skill in skills {
+            if let Err(error) = skill.close().await {
+                failures.push(SkillFailure { skill: skill.name().to_owned(), reason: error_chain(error.as_ref()) });
+            }
+        }
+        failures
+    }
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("name", &self.inner.name)
+            .field("store", &self.inner.store)
+            .field("secrets", &self.inner.secrets)
+            .field("tools", &read(&self.inner.tools).keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// An error and its sources, joined by `: `.
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+// The agent's locks guard plain collections that every operation leaves consistent, so
+// a panic elsewhere while one was held does not make the data unusable.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,0 +1,88 @@
+//! The core of OmniAgent skills: the [`Tool`] and [`Skill`] traits, tool-source identity
+//! ([`ToolSource`]), the agent host ([`Agent`]), key-value storage ([`KvStore`]) and
+//! secrets ([`Secrets`], [`SecretRef`]).
+//!
+//! Every skill kind (markdown, MCP, OpenAPI, compiled Rust) builds on this crate, and this
+//! crate knows none of them: it depends on no other workspace crate.
+//!
+//! # Example: a compiled skill in an agent
+//!
+//! ```
+//! use std::sync::Arc;
+//! use async_trait::async_trait;
+//! use serde_json::{json, Value};
+//! use skill_core::{Agent, Skill, Tool, ToolContext, ToolError, ToolOutput};
+//!
+//! struct Greet {
+//!     schema: Value,
+//! }
+//!
+//! #[async_trait]
+//! impl Tool for Greet {
+//!     fn name(&self) -> &str { "greet" }
+//!     fn description(&self) -> &str { "Greets someone" }
+//!     fn input_schema(&self) -> &Value { &self.schema }
+//!     async fn call(&self, _: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+//!         Ok(ToolOutput::text(format!("hello, {}", args["who"].as_str().unwrap_or("you"))))
+//!     }
+//! }
+//!
+//! struct Hello;
+//!
+//! #[async_trait]
+//! impl Skill for Hello {
+//!     fn name(&self) -> &str { "hello" }
+//!     fn description(&self) -> &str { "Greetings" }
+//!     fn tools(&self) -> Vec<Arc<dyn Tool>> {
+//!         let schema = json!({"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]});
+//!         vec![Arc::new(Greet { schema })]
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let agent = Agent::builder().with_compiled_skill(Hello).build();
+//! agent.init_compiled_skills().await;
+//! assert_eq!(agent.tools()[0].name(), "hello__greet");
+//!
+//! let output = agent.call_tool("hello__greet", json!({"who": "Ada"})).await.unwrap();
+//! assert_eq!(output, ToolOutput::text("hello, Ada"));
+//!
+//! // Arguments are checked against the tool's schema before the tool runs.
+//! let error = agent.call_tool("hello__greet", json!({})).await.unwrap_err();
+//! assert!(error.to_string().contains("\"who\" is a required property"));
+//! # }
+//! ```
+//!
+//! # Features
+//!
+//! | feature | default | gives |
+//! |---|---|---|
+//! | `sqlite` | yes | [`SqliteStore`], the embedded persistent store (bundled SQLite) |
+
+#![deny(missing_docs)]
+
+mod agent;
+mod error;
+mod hook;
+mod memory;
+mod naming;
+mod output;
+mod secret;
+mod skill;
+mod source;
+mod store;
+mod tool;
+
+pub use crate::agent::{Agent, AgentBuilder, AgentHandle, InitReport, RegisteredTool, SkillFailure};
+pub use crate::error::{BoxError, Error, ToolError};
+pub use crate::hook::{ToolCall, ToolHook};
+pub use crate::memory::MemorySkill;
+pub use crate::naming::{MAX_TOOL_NAME_LEN, agent_tool_name};
+pub use crate::output::{Content, ResourceContents, ToolOutput};
+pub use crate::secret::{ExposeSecret, SecretRef, SecretResolver, SecretString, Secrets, expand_home};
+pub use crate::skill::Skill;
+pub use crate::source::{SourceKind, ToolSource};
+#[cfg(feature = "sqlite")]
+pub use crate::store::SqliteStore;
+pub use crate::store::{KvStore, MemoryStore, SkillStore};
+pub use crate::tool::{Tool, ToolContext};

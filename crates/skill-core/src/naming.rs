@@ -1,0 +1,66 @@
+//! Agent-level tool names: `{skill}__{tool}`, limited to `[A-Za-z0-9_-]` and 64
+//! characters, the limits model APIs put on tool names.
+
+use sha2::{Digest, Sha256};
+
+/// The longest agent-level tool name.
+pub const MAX_TOOL_NAME_LEN: usize = 64;
+
+/// The agent-level name of `tool` in `skill`.
+///
+/// Characters outside `[A-Za-z0-9_-]` become `_`. A name longer than 64 characters keeps
+/// its first 55 and ends with `-` and 8 hex digits of the SHA-256 of the full unsanitized
+/// name: stable across runs and versions, and different for names that share a prefix.
+pub fn agent_tool_name(skill: &str, tool: &str) -> String {
+    let full = format!("{skill}__{tool}");
+    let sanitized: String = full
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect();
+    if sanitized.len() <= MAX_TOOL_NAME_LEN {
+        return sanitized;
+    }
+    let digest = Sha256::digest(full.as_bytes());
+    let suffix: String = digest[..4].iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("{}-{suffix}", &sanitized[..MAX_TOOL_NAME_LEN - 1 - suffix.len()])
+}
+
+/// Up to three of `candidates` that look like `name`, best first.
+pub(crate) fn close_names<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut scored: Vec<(f64, &str)> = candidates
+        .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
+        .filter(|(score, _)| *score >= 0.8)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.into_iter().take(3).map(|(_, candidate)| candidate.to_owned()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_sanitized_and_bounded() {
+        let check = |skill: &str, tool: &str, expect: &str| assert_eq!(agent_tool_name(skill, tool), expect);
+        check("memory", "recall", "memory__recall");
+        check("git hub", "repos.get/{id}", "git_hub__repos_get__id_");
+        check("café", "naïve", "caf___na_ve");
+        check("s", &"x".repeat(61), &format!("s__{}", "x".repeat(61)));
+        check("s", &"x".repeat(62), "s__xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-382c910f");
+    }
+
+    #[test]
+    fn long_names_with_a_shared_prefix_stay_distinct() {
+        let a = agent_tool_name("api", &format!("{}_a", "get".repeat(30)));
+        let b = agent_tool_name("api", &format!("{}_b", "get".repeat(30)));
+        assert_eq!((a.len(), b.len()), (64, 64));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn close_names_rank_similar_names_first() {
+        let names = ["memory__remember", "memory__recall", "memory__forget", "other__thing"];
+        assert_eq!(close_names("memory__remembr", names.into_iter()), ["memory__remember", "memory__forget", "memory__recall"]);
+        assert_eq!(close_names("zzz", names.into_iter()), Vec::<String>::new());
+    }
+}
