@@ -1,1 +1,110 @@
-fn main() {}
+//! `omniagent`: list and call the tools an agent gets from its skills, and inspect the
+//! config they come from.
+//!
+//! Exit codes: 0 success; 1 a tool reported an error or a check failed; 2 a usage or
+//! config error (unknown tool, arguments that fail the tool's schema, a bad config file).
+//!
+//! ```console
+//! $ omniagent tools call memory__remember --args '{"key":"city","value":"Lyon"}'
+//! remembered `city`
+//! $ omniagent tools call recall --args '{"key":"city"}'
+//! Lyon
+//! ```
+
+mod args;
+mod commands;
+mod config;
+mod host;
+mod render;
+
+use std::fmt;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
+use skill_core::ToolError;
+
+use crate::args::Cli;
+
+/// A mistake in how the command was called or configured: exit code 2.
+#[derive(Debug)]
+pub(crate) struct UsageError(String);
+
+impl UsageError {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn main() -> ExitCode {
+    let matches = Cli::command().get_matches();
+    let config_from_env = matches.value_source("config") == Some(ValueSource::EnvVariable);
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
+    init_tracing(cli.global.verbose, cli.global.quiet);
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(&anyhow::Error::new(error).context("cannot start the async runtime")),
+    };
+    match runtime.block_on(commands::run(cli, config_from_env)) {
+        Ok(code) => code,
+        Err(error) => fail(&error),
+    }
+}
+
+fn fail(error: &anyhow::Error) -> ExitCode {
+    // A reader that stopped reading (`omniagent tools list | head`) is not a failure.
+    let broken_pipe = error.chain().any(|cause| {
+        let kind = match (cause.downcast_ref::<std::io::Error>(), cause.downcast_ref::<serde_json::Error>()) {
+            (Some(io), _) => Some(io.kind()),
+            (None, Some(json)) => json.io_error_kind(),
+            (None, None) => None,
+        };
+        kind == Some(std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return ExitCode::SUCCESS;
+    }
+    render::error(error);
+    if is_usage_error(error) { ExitCode::from(2) } else { ExitCode::FAILURE }
+}
+
+fn is_usage_error(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.is::<UsageError>()
+            || matches!(
+                cause.downcast_ref::<ToolError>(),
+                Some(ToolError::NotFound { .. } | ToolError::InvalidArguments { .. })
+            )
+    })
+}
+
+/// Logs go to stderr: warnings by default, `-v` info, `-vv` debug, `-vvv` trace, `-q`
+/// errors only. Colour only on a terminal, and never with `NO_COLOR`.
+fn init_tracing(verbose: u8, quiet: bool) {
+    let level = match (quiet, verbose) {
+        (true, _) => tracing::Level::ERROR,
+        (false, 0) => tracing::Level::WARN,
+        (false, 1) => tracing::Level::INFO,
+        (false, 2) => tracing::Level::DEBUG,
+        (false, _) => tracing::Level::TRACE,
+    };
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_ansi(colour)
+        .with_target(false)
+        .without_time()
+        .init();
+}

@@ -1,0 +1,88 @@
+//! The command line as clap sees it: flags and subcommands, checked as given. The work
+//! they ask for lives in `commands`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Skills for AI agents: list and call the tools your agent gets from compiled skills.
+#[derive(Debug, Parser)]
+#[command(name = "omniagent", version, propagate_version = true, max_term_width = 100)]
+#[command(after_help = "Config: -c FILE, else $OMNIAGENT_CONFIG, else $OMNIAGENT_HOME/config.yaml \
+(OMNIAGENT_HOME defaults to ~/.omniagent), else built-in defaults. `omniagent config path` tells which.")]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: GlobalArgs,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Options every command accepts.
+#[derive(Debug, Args)]
+pub(crate) struct GlobalArgs {
+    /// The config file to read
+    #[arg(short = 'c', long = "config", global = true, env = "OMNIAGENT_CONFIG", value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// Print machine-readable JSON on stdout
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    /// Use the overrides of this agent from the config's `agents` section
+    #[arg(long, global = true, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
+    /// Log more on stderr (-v info, -vv debug, -vvv trace)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub(crate) verbose: u8,
+    /// Log errors only
+    #[arg(short, long, global = true)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List and call the tools of every tool-giving skill
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+    /// Show where the config is, what it says, and whether it is valid
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Print shell completions
+    Completions {
+        /// The shell to complete for
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ToolsCommand {
+    /// List every tool with its source (kind, skill, tool) and what it does
+    List,
+    /// Call one tool and print its result (exit 1 if the tool reports an error)
+    Call {
+        /// The tool: `skill__tool`, or a tool name only one skill has
+        tool: String,
+        /// The arguments: a JSON object, `@FILE` to read it from a file, or `-` for stdin
+        #[arg(long, value_name = "JSON|@FILE|-", default_value = "{}")]
+        args: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigCommand {
+    /// Print which config file is used, and why
+    Path,
+    /// Print the effective config (defaults filled in, secrets redacted)
+    Show,
+    /// Validate the config and resolve every secret reference (values are never printed)
+    Check,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,41 @@
+//! The work behind each subcommand.
+
+mod config;
+mod tools;
+
+use std::process::ExitCode;
+
+use crate::args::{Cli, Command};
+use crate::config::{ConfigLocation, Home};
+
+pub(crate) use self::config::CheckReport;
+
+/// What every command starts from: the home folder, the config file and the options.
+pub(crate) struct Session {
+    pub(crate) home: Home,
+    pub(crate) location: ConfigLocation,
+    pub(crate) json: bool,
+    pub(crate) agent: Option<String>,
+}
+
+impl Session {
+    /// The agent's name: `--agent`, else `default`.
+    pub(crate) fn agent_name(&self) -> &str {
+        self.agent.as_deref().unwrap_or("default")
+    }
+}
+
+pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitCode> {
+    if let Command::Completions { shell } = cli.command {
+        crate::render::completions(shell);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let home = Home::from_env()?;
+    let location = ConfigLocation::find(cli.global.config, config_from_env, &home);
+    let session = Session { home, location, json: cli.global.json, agent: cli.global.agent };
+    match cli.command {
+        Command::Tools(command) => tools::run(&session, command).await,
+        Command::Config(command) => config::run(&session, command).await,
+        Command::Completions { .. } => unreachable!("handled above"),
+    }
+}

@@ -1,0 +1,85 @@
+//! `omniagent config path|show|check`.
+
+use std::process::ExitCode;
+
+use serde::Serialize;
+use skill_core::SecretResolver;
+
+use super::Session;
+use crate::args::ConfigCommand;
+use crate::config::{Config, ConfigFile};
+use crate::render;
+
+pub(crate) async fn run(session: &Session, command: ConfigCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        ConfigCommand::Path => {
+            render::config_path(&session.location, &session.home, session.json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        ConfigCommand::Show => {
+            let config = session.location.load()?.for_agent(session.agent.as_deref())?;
+            render::config(&config, session.json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        ConfigCommand::Check => {
+            let file = session.location.load()?;
+            let report = check(&file, session).await?;
+            let all_resolved = report.secrets.iter().all(|secret| secret.error.is_none());
+            render::config_check(&report, session.json)?;
+            Ok(if all_resolved { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+    }
+}
+
+/// What `config check` found: the file is valid (else it failed before), and how each
+/// secret reference resolved.
+#[derive(Debug, Serialize)]
+pub(crate) struct CheckReport {
+    pub(crate) path: Option<String>,
+    pub(crate) valid: bool,
+    pub(crate) agents: Vec<String>,
+    pub(crate) secrets: Vec<SecretCheck>,
+}
+
+/// One secret reference and whether it resolved; never the value.
+#[derive(Debug, Serialize)]
+pub(crate) struct SecretCheck {
+    /// The agent whose config holds it (`null` for the top level).
+    pub(crate) agent: Option<String>,
+    /// Where it is written, e.g. `compiled.memory.secrets.TOKEN`.
+    pub(crate) key: String,
+    /// The reference (a literal shows as `[REDACTED]`).
+    pub(crate) reference: String,
+    pub(crate) error: Option<String>,
+}
+
+/// Checks the top level and every agent (or only `--agent`'s): their overrides merge
+/// into a valid config, and every secret reference resolves.
+async fn check(file: &ConfigFile, session: &Session) -> anyhow::Result<CheckReport> {
+    let agents: Vec<Option<String>> = match &session.agent {
+        Some(agent) => vec![Some(agent.clone())],
+        None => std::iter::once(None).chain(file.agent_names().map(|name| Some(name.to_owned()))).collect(),
+    };
+    let resolver = SecretResolver::default();
+    let mut secrets = Vec::new();
+    for agent in &agents {
+        let config = file.for_agent(agent.as_deref())?;
+        for (key, reference) in secret_references(&config) {
+            let error = resolver.resolve(reference).await.err().map(|error| error.to_string());
+            secrets.push(SecretCheck { agent: agent.clone(), key, reference: reference.to_string(), error });
+        }
+    }
+    Ok(CheckReport {
+        path: session.location.path.as_ref().map(|path| path.display().to_string()),
+        valid: true,
+        agents: agents.into_iter().flatten().collect(),
+        secrets,
+    })
+}
+
+fn secret_references(config: &Config) -> impl Iterator<Item = (String, &skill_core::SecretRef)> {
+    config.compiled.skills().into_iter().flat_map(|skill| {
+        let skill_name = skill.name;
+        skill.settings.secrets.iter().map(move |(name, reference)| (format!("compiled.{skill_name}.secrets.{name}"), reference))
+    })
+}

@@ -1,0 +1,71 @@
+//! `omniagent tools list` and `omniagent tools call`.
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use serde_json::Value;
+
+use super::Session;
+use crate::UsageError;
+use crate::args::ToolsCommand;
+use crate::host::{Host, Wanted};
+use crate::render;
+
+pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Result<ExitCode> {
+    let config = session.location.load()?.for_agent(session.agent.as_deref())?;
+    match command {
+        ToolsCommand::List => {
+            let host = Host::start(&config, session.agent_name(), &session.home, Wanted::All).await?;
+            render::tools(&host.agent.tools(), &host.skipped, session.json)?;
+            host.agent.close().await;
+            Ok(ExitCode::SUCCESS)
+        }
+        ToolsCommand::Call { tool, args } => {
+            let arguments = read_arguments(&args)?;
+            let skill = tool.split_once("__").map_or(tool.as_str(), |(skill, _)| skill);
+            let host = Host::start(&config, session.agent_name(), &session.home, Wanted::Only(skill)).await?;
+            let outcome = host.agent.call_tool(&tool, arguments).await;
+            host.agent.close().await;
+            let output = outcome?;
+            render::tool_output(&output, session.json)?;
+            Ok(if output.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+        }
+    }
+}
+
+/// `--args`: JSON text, `@FILE`, or `-` for standard input; it must be an object.
+fn read_arguments(given: &str) -> anyhow::Result<Value> {
+    let (text, origin) = if given == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).context("cannot read --args from standard input")?;
+        (text, "standard input".to_owned())
+    } else if let Some(path) = given.strip_prefix('@') {
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| UsageError::new(format!("cannot read --args file {path}: {error}")))?;
+        (text, path.to_owned())
+    } else {
+        (given.to_owned(), "--args".to_owned())
+    };
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|error| UsageError::new(format!("{origin} is not valid JSON: {error}")))?;
+    match value {
+        Value::Object(_) | Value::Null => Ok(value),
+        other => Err(UsageError::new(format!(
+            "{origin} must be a JSON object of arguments, not {}",
+            json_type(&other)
+        ))
+        .into()),
+    }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

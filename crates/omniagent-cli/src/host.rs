@@ -1,0 +1,79 @@
+//! Builds the agent a command works with, from the effective config.
+
+use std::sync::Arc;
+
+use skill_core::{Agent, KvStore, MemoryStore, SecretResolver, Secrets, SkillFailure};
+
+use crate::UsageError;
+use crate::config::{CompiledSkillConfig, Config, Home, StorageBackend};
+
+/// An agent with its skills loaded, and the skills that were not.
+pub(crate) struct Host {
+    pub(crate) agent: Agent,
+    pub(crate) skipped: Vec<SkillFailure>,
+}
+
+/// Which skills a command needs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Wanted<'a> {
+    /// Every enabled skill.
+    All,
+    /// Only the skill of this name, if there is one: `tools call skill__tool` starts
+    /// nothing else.
+    Only(&'a str),
+}
+
+impl Host {
+    pub(crate) async fn start(config: &Config, agent_name: &str, home: &Home, wanted: Wanted<'_>) -> anyhow::Result<Self> {
+        let mut builder = Agent::builder().name(agent_name).storage(store(config, home)?);
+        let resolver = SecretResolver::default();
+        let mut skills = Vec::new();
+        let known = config.compiled.skills();
+        let wanted_name = match wanted {
+            Wanted::Only(name) if known.iter().any(|skill| skill.name == name) => Some(name),
+            _ => None,
+        };
+        for skill in known {
+            if !skill.settings.enabled || wanted_name.is_some_and(|name| name != skill.name) {
+                continue;
+            }
+            builder = builder.skill_secrets(skill.name, resolve_secrets(&resolver, skill.name, skill.settings).await);
+            skills.push((skill.build)());
+        }
+        let agent = builder.build();
+        for skill in skills {
+            agent.register(skill);
+        }
+        let report = agent.init_compiled_skills().await;
+        Ok(Self { agent, skipped: report.skipped })
+    }
+}
+
+fn store(config: &Config, home: &Home) -> Result<Arc<dyn KvStore>, UsageError> {
+    match config.storage.backend {
+        StorageBackend::Memory => Ok(Arc::new(MemoryStore::new())),
+        #[cfg(feature = "sqlite")]
+        StorageBackend::Sqlite => Ok(Arc::new(skill_core::SqliteStore::new(home.state_db()))),
+        #[cfg(not(feature = "sqlite"))]
+        StorageBackend::Sqlite => {
+            let _ = home;
+            Err(UsageError::new(
+                "storage.backend is sqlite, but this omniagent was built without the `sqlite` feature; \
+                 set `storage: {backend: memory}`",
+            ))
+        }
+    }
+}
+
+/// Resolves a skill's secret references; one that cannot be resolved is left out with a
+/// warning naming the reference, and the skill is skipped later if it requires it.
+async fn resolve_secrets(resolver: &SecretResolver, skill: &str, settings: &CompiledSkillConfig) -> Secrets {
+    let mut secrets = Secrets::new();
+    for (name, reference) in &settings.secrets {
+        match resolver.resolve(reference).await {
+            Ok(value) => secrets.insert(name.clone(), value),
+            Err(error) => tracing::warn!("skill {skill}: secret {name}: {error}"),
+        }
+    }
+    secrets
+}

@@ -1,0 +1,217 @@
+//! Everything the CLI prints: JSON on stdout with `--json`, text for people otherwise
+//! (fitted to 80 columns, coloured only on a terminal and never with `NO_COLOR`), and
+//! diagnostics on stderr.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use anstyle::{AnsiColor, Style};
+use clap::CommandFactory;
+use serde::Serialize;
+use serde_json::{Value, json};
+use skill_core::{Content, RegisteredTool, ResourceContents, SkillFailure, ToolError, ToolOutput, ToolSource};
+
+use crate::args::Cli;
+use crate::commands::CheckReport;
+use crate::config::{Config, ConfigLocation, Home, Origin};
+
+const WIDTH: usize = 80;
+const BOLD: Style = Style::new().bold();
+const DIM: Style = Style::new().dimmed();
+const RED: Style = Style::new().bold().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Red)));
+const GREEN: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Green)));
+const YELLOW: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Yellow)));
+
+/// Prints an error and its causes on stderr, with a hint where one helps.
+pub(crate) fn error(error: &anyhow::Error) {
+    let mut stderr = anstream::stderr().lock();
+    let _ = writeln!(stderr, "{RED}error:{RED:#} {error:#}");
+    let unknown_tool = error.chain().any(|cause| matches!(cause.downcast_ref::<ToolError>(), Some(ToolError::NotFound { .. })));
+    if unknown_tool {
+        let _ = writeln!(stderr, "{DIM}hint: `omniagent tools list` shows every tool{DIM:#}");
+    }
+}
+
+fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut stdout, value)?;
+    writeln!(stdout)?;
+    Ok(())
+}
+
+/// `tools list`.
+pub(crate) fn tools(tools: &[RegisteredTool], skipped: &[SkillFailure], json: bool) -> anyhow::Result<()> {
+    if json {
+        #[derive(Serialize)]
+        struct Listing<'a> {
+            tools: Vec<ToolEntry<'a>>,
+            skipped: &'a [SkillFailure],
+        }
+        #[derive(Serialize)]
+        struct ToolEntry<'a> {
+            name: &'a str,
+            description: &'a str,
+            input_schema: &'a Value,
+            source: &'a ToolSource,
+        }
+        let tools = tools
+            .iter()
+            .map(|tool| ToolEntry {
+                name: tool.name(),
+                description: tool.description(),
+                input_schema: tool.input_schema(),
+                source: tool.source(),
+            })
+            .collect();
+        return print_json(&Listing { tools, skipped });
+    }
+    let mut out = anstream::stdout().lock();
+    let mut by_skill: BTreeMap<(&str, &str), Vec<&RegisteredTool>> = BTreeMap::new();
+    for tool in tools {
+        by_skill.entry((&tool.source().skill, tool.source().kind.as_str())).or_default().push(tool);
+    }
+    let name_width = tools.iter().map(|tool| tool.name().len()).max().unwrap_or(0).min(40);
+    let description_width = WIDTH.saturating_sub(2 + name_width + 2).max(20);
+    for ((skill, kind), skill_tools) in &by_skill {
+        writeln!(out, "{BOLD}{skill}{BOLD:#} {DIM}({kind}){DIM:#}")?;
+        for tool in skill_tools {
+            let summary = truncate(tool.description().lines().next().unwrap_or_default(), description_width);
+            writeln!(out, "  {:<name_width$}  {summary}", tool.name())?;
+        }
+    }
+    if !by_skill.is_empty() {
+        writeln!(out)?;
+    }
+    writeln!(out, "{} from {}", count(tools.len(), "tool"), count(by_skill.len(), "skill"))?;
+    for failure in skipped {
+        let line = format!("skipped {}: {}", failure.skill, failure.reason);
+        writeln!(out, "{YELLOW}{}{YELLOW:#}", truncate(&line, WIDTH))?;
+    }
+    Ok(())
+}
+
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
+/// Cuts `text` to `width` characters, ending with `…` when cut.
+fn truncate(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(width.saturating_sub(1)).collect();
+    format!("{}…", kept.trim_end())
+}
+
+/// `tools call`: the MCP `CallToolResult` JSON, or the content for people (on stderr
+/// when the tool reports an error).
+pub(crate) fn tool_output(output: &ToolOutput, json: bool) -> anyhow::Result<()> {
+    if json {
+        return print_json(output);
+    }
+    let mut text = String::new();
+    for block in &output.content {
+        let shown = match block {
+            Content::Text { text, .. } => text.clone(),
+            Content::Image { data, mime_type, .. } => format!("[image {mime_type}, {} base64 bytes]", data.len()),
+            Content::Audio { data, mime_type, .. } => format!("[audio {mime_type}, {} base64 bytes]", data.len()),
+            Content::ResourceLink { uri, .. } => format!("[resource link {uri}]"),
+            Content::Resource { resource: ResourceContents::Text { text, .. }, .. } => text.clone(),
+            Content::Resource { resource: ResourceContents::Blob { uri, blob, .. }, .. } => {
+                format!("[resource {uri}, {} base64 bytes]", blob.len())
+            }
+        };
+        text.push_str(&shown);
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    if let (true, Some(structured)) = (output.content.is_empty(), &output.structured_content) {
+        text = serde_json::to_string_pretty(structured)? + "\n";
+    }
+    if output.is_error {
+        write!(anstream::stderr().lock(), "{RED}tool error:{RED:#} {text}")?;
+    } else {
+        write!(std::io::stdout().lock(), "{text}")?;
+    }
+    Ok(())
+}
+
+/// `config path`.
+pub(crate) fn config_path(location: &ConfigLocation, home: &Home, json: bool) -> anyhow::Result<()> {
+    let exists = location.path.as_ref().is_some_and(|path| path.is_file());
+    if json {
+        return print_json(&json!({
+            "path": location.path,
+            "origin": location.origin,
+            "exists": exists,
+            "home": home.root,
+        }));
+    }
+    let mut out = anstream::stdout().lock();
+    let Some(path) = &location.path else {
+        writeln!(out, "no config file: built-in defaults")?;
+        writeln!(out, "{DIM}create {} to configure{DIM:#}", home.root.join("config.yaml").display())?;
+        return Ok(());
+    };
+    let why = match location.origin {
+        Origin::Flag => "from -c/--config",
+        Origin::Env => "from $OMNIAGENT_CONFIG",
+        Origin::Home => "in $OMNIAGENT_HOME",
+        Origin::Defaults => "built-in defaults",
+    };
+    let missing = if exists { "" } else { ", missing" };
+    writeln!(out, "{} {DIM}({why}{missing}){DIM:#}", path.display())?;
+    Ok(())
+}
+
+/// `config show`: YAML for people, JSON with `--json`; secrets show as references.
+pub(crate) fn config(config: &Config, json: bool) -> anyhow::Result<()> {
+    if json {
+        return print_json(config);
+    }
+    write!(std::io::stdout().lock(), "{}", serde_yaml_ng::to_string(config)?)?;
+    Ok(())
+}
+
+/// `config check`.
+pub(crate) fn config_check(report: &CheckReport, json: bool) -> anyhow::Result<()> {
+    if json {
+        return print_json(report);
+    }
+    let mut out = anstream::stdout().lock();
+    let path = report.path.as_deref().unwrap_or("built-in defaults");
+    writeln!(out, "{GREEN}ok{GREEN:#}     config {path}")?;
+    for agent in &report.agents {
+        writeln!(out, "{GREEN}ok{GREEN:#}     agent {agent}")?;
+    }
+    for secret in &report.secrets {
+        let place = match &secret.agent {
+            Some(agent) => format!("agents.{agent}: {}", secret.key),
+            None => secret.key.clone(),
+        };
+        match &secret.error {
+            None => writeln!(out, "{GREEN}ok{GREEN:#}     {place} ({})", secret.reference)?,
+            Some(error) => writeln!(out, "{RED}error{RED:#}  {place}: {error}")?,
+        }
+    }
+    Ok(())
+}
+
+/// `completions SHELL`.
+pub(crate) fn completions(shell: clap_complete::Shell) {
+    clap_complete::generate(shell, &mut Cli::command(), "omniagent", &mut std::io::stdout());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_keeps_short_text_and_marks_cuts() {
+        assert_eq!(truncate("short", 10), "short");
+        assert_eq!(truncate("exactly 10", 10), "exactly 10");
+        assert_eq!(truncate("a longer description", 10), "a longer…");
+        assert_eq!(truncate("héllo wörld", 6), "héllo…");
+    }
+}

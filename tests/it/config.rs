@@ -1,0 +1,117 @@
+//! `omniagent config path|show|check`, and how a bad config file stops every command.
+
+use serde_json::json;
+
+use crate::{Home, json, run};
+
+#[test]
+fn config_path_tells_which_file_and_why() {
+    let home = Home::new();
+    let (code, stdout, _) = run(home.omniagent(&["--json", "config", "path"]));
+    assert_eq!(code, 0);
+    assert_eq!(json(&stdout), json!({"path": null, "origin": "defaults", "exists": false, "home": home.path()}));
+
+    let home = home.with_config("storage: {backend: memory}\n");
+    let config = home.path().join("config.yaml");
+    let (_, stdout, _) = run(home.omniagent(&["--json", "config", "path"]));
+    assert_eq!(json(&stdout)["origin"], json!("home"));
+
+    let other = home.write("other.yaml", "");
+    let mut command = home.omniagent(&["--json", "config", "path"]);
+    command.env("OMNIAGENT_CONFIG", &other);
+    assert_eq!(json(&run(command).1)["origin"], json!("env"));
+
+    let (_, stdout, _) = run(home.omniagent(&["-c", config.to_str().unwrap(), "config", "path"]));
+    assert_eq!(stdout, format!("{} (from -c/--config)\n", config.display()));
+}
+
+#[test]
+fn config_show_prints_the_effective_config_of_an_agent() {
+    let home = Home::new().with_config(
+        "compiled:\n  memory:\n    secrets: {TOKEN: env:TOKEN}\n\
+         agents:\n  alice:\n    storage: {backend: memory}\n    compiled: {memory: {enabled: false}}\n",
+    );
+    let (code, stdout, _) = run(home.omniagent(&["config", "show"]));
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "storage:\n  backend: sqlite\ncompiled:\n  memory:\n    enabled: true\n    secrets:\n      TOKEN: env:TOKEN\n",
+        "without --agent: the top level, which no agent's overrides change"
+    );
+    let (code, stdout, _) = run(home.omniagent(&["--json", "--agent", "alice", "config", "show"]));
+    assert_eq!(code, 0);
+    assert_eq!(
+        json(&stdout),
+        json!({"storage": {"backend": "memory"}, "compiled": {"memory": {"enabled": false, "secrets": {"TOKEN": "env:TOKEN"}}}})
+    );
+}
+
+#[test]
+fn a_bad_config_fails_every_command_with_file_line_and_key() {
+    let check = |yaml: &str, expect: &str| {
+        let home = Home::new().with_config(yaml);
+        let config = home.path().join("config.yaml");
+        for args in [&["tools", "list"][..], &["tools", "call", "memory__list"], &["config", "show"], &["config", "check"]] {
+            let (code, stdout, stderr) = run(home.omniagent(args));
+            assert_eq!(code, 2, "{args:?}: {stderr}");
+            assert_eq!(stdout, "", "{args:?}");
+            assert_eq!(stderr, format!("error: {}:{expect}\n", config.display()), "{args:?}");
+        }
+    };
+    check("storage:\n  backnd: memory\n", "2:3: storage: unknown field `backnd`, expected `backend`");
+    check("compiled:\n  memory:\n    enabled: 3\n", "3:14: compiled.memory.enabled: invalid type: integer `3`, expected a boolean");
+    check("storage: {backend: memory\n", "2:1: did not find expected ',' or '}', while parsing a flow mapping at line 1 column 10");
+}
+
+#[test]
+fn a_missing_config_file_or_agent_is_a_usage_error() {
+    let home = Home::new();
+    let (code, _, stderr) = run(home.omniagent(&["-c", "/nonexistent/omniagent.yaml", "tools", "list"]));
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("error: cannot read config file /nonexistent/omniagent.yaml: "), "{stderr}");
+
+    let (code, _, stderr) = run(home.omniagent(&["--agent", "zed", "tools", "list"]));
+    assert_eq!((code, stderr.as_str()), (2, "error: unknown agent `zed` in the built-in defaults (agents configured: none)\n"));
+}
+
+#[test]
+fn config_check_resolves_every_reference_and_reports_failures() {
+    let home = Home::new();
+    let token = home.write("token", "file-token\n");
+    let home = home.with_config(&format!(
+        "compiled:\n  memory:\n    secrets:\n      A: file:{}\n      B: env:OMNIAGENT_TEST_UNSET\n\
+         agents:\n  alice: {{compiled: {{memory: {{secrets: {{B: env:OMNIAGENT_TEST_SET}}}}}}}}\n",
+        token.display()
+    ));
+    let mut command = home.omniagent(&["--json", "config", "check"]);
+    command.env("OMNIAGENT_TEST_SET", "set-value").env_remove("OMNIAGENT_TEST_UNSET");
+    let (code, stdout, _) = run(command);
+    assert_eq!(code, 1, "one reference does not resolve");
+    let report = json(&stdout);
+    assert_eq!(report["agents"], json!(["alice"]));
+    let outcomes: Vec<(serde_json::Value, &str, bool)> = report["secrets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|secret| (secret["agent"].clone(), secret["key"].as_str().unwrap(), secret["error"].is_null()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (json!(null), "compiled.memory.secrets.A", true),
+            (json!(null), "compiled.memory.secrets.B", false),
+            (json!("alice"), "compiled.memory.secrets.A", true),
+            (json!("alice"), "compiled.memory.secrets.B", true),
+        ]
+    );
+    assert_eq!(
+        report["secrets"][1]["error"],
+        json!("secret reference `env:OMNIAGENT_TEST_UNSET`: environment variable `OMNIAGENT_TEST_UNSET` is not set")
+    );
+
+    let mut command = home.omniagent(&["--agent", "alice", "config", "check"]);
+    command.env("OMNIAGENT_TEST_SET", "set-value");
+    let (code, stdout, _) = run(command);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("ok     agents.alice: compiled.memory.secrets.B (env:OMNIAGENT_TEST_SET)\n"), "{stdout}");
+}

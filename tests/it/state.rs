@@ -1,0 +1,58 @@
+//! The embedded store: shared by processes of one agent, separate between agents.
+
+use std::thread;
+
+use serde_json::json;
+
+use crate::{Home, json, run};
+
+/// Two `omniagent` processes at a time write 500 keys each into the same store: every
+/// write lands, none fails.
+#[test]
+fn two_processes_writing_at_once_lose_nothing() {
+    let home = Home::new();
+    thread::scope(|scope| {
+        for side in ["left", "right"] {
+            let home = &home;
+            scope.spawn(move || {
+                for key_idx in 0..500 {
+                    let args = json!({"key": format!("{side}-{key_idx:03}"), "value": "x"}).to_string();
+                    let (code, _, stderr) = run(home.omniagent(&["tools", "call", "memory__remember", "--args", &args]));
+                    assert_eq!(code, 0, "{side} {key_idx}: {stderr}");
+                }
+            });
+        }
+    });
+    let (code, stdout, _) = run(home.omniagent(&["--json", "tools", "call", "memory__list"]));
+    assert_eq!(code, 0);
+    let keys = json(&stdout)["structuredContent"]["keys"].as_array().unwrap().len();
+    assert_eq!(keys, 1000);
+}
+
+#[test]
+fn agents_keep_separate_memories() {
+    let home = Home::new().with_config("agents:\n  alice: {}\n  bob: {}\n");
+    let remember = |agent: &str, value: &str| {
+        let args = json!({"key": "name", "value": value}).to_string();
+        assert_eq!(run(home.omniagent(&["--agent", agent, "tools", "call", "memory__remember", "--args", &args])).0, 0);
+    };
+    let recall = |agent: &[&str]| {
+        let mut args = agent.to_vec();
+        args.extend(["tools", "call", "memory__recall", "--args", r#"{"key":"name"}"#]);
+        run(home.omniagent(&args))
+    };
+    remember("alice", "Alice");
+    remember("bob", "Bob");
+    assert_eq!(recall(&["--agent", "alice"]).1, "Alice\n");
+    assert_eq!(recall(&["--agent", "bob"]).1, "Bob\n");
+    assert_eq!(recall(&[]).0, 1, "the default agent remembers nothing");
+}
+
+#[test]
+fn the_memory_backend_keeps_nothing_between_processes() {
+    let home = Home::new().with_config("storage: {backend: memory}\n");
+    let args = json!({"key": "a", "value": "1"}).to_string();
+    assert_eq!(run(home.omniagent(&["tools", "call", "memory__remember", "--args", &args])).0, 0);
+    assert_eq!(run(home.omniagent(&["tools", "call", "memory__recall", "--args", r#"{"key":"a"}"#])).0, 1);
+    assert!(!home.path().join("state").exists());
+}

@@ -1,0 +1,126 @@
+//! `omniagent tools list` and `omniagent tools call`.
+
+use serde_json::json;
+
+use crate::{Home, json, run};
+
+#[test]
+fn tools_list_json_shows_the_memory_tools_with_source_and_schema() {
+    let home = Home::new();
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    assert_eq!(listing["skipped"], json!([]));
+    let tools = listing["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["memory__forget", "memory__list", "memory__recall", "memory__remember"]);
+    let remember = &tools[3];
+    assert_eq!(remember["source"], json!({"kind": "skill", "skill": "memory", "tool": "remember"}));
+    assert_eq!(remember["input_schema"]["required"], json!(["key", "value"]));
+    assert!(remember["description"].as_str().unwrap().starts_with("Store a note"));
+    assert!(!home.path().join("state").exists(), "listing tools touches no state");
+}
+
+#[test]
+fn tools_list_reads_well_in_80_columns_without_colour_off_a_terminal() {
+    let (code, stdout, _) = run(Home::new().omniagent(&["tools", "list"]));
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("memory (skill)\n  memory__forget    Delete the note stored under a key\n"), "{stdout}");
+    assert!(stdout.ends_with("\n4 tools from 1 skill\n"), "{stdout}");
+    for line in stdout.lines() {
+        assert!(line.chars().count() <= 80, "longer than 80 columns: {line:?}");
+    }
+    assert!(!stdout.contains('\x1b'), "no colour when stdout is not a terminal");
+}
+
+#[test]
+fn remembered_values_are_recalled_by_a_new_process() {
+    let home = Home::new();
+    let (code, stdout, _) = run(home.omniagent(&["tools", "call", "memory__remember", "--args", r#"{"key":"a","value":"1"}"#]));
+    assert_eq!((code, stdout.as_str()), (0, "remembered `a`\n"));
+    assert!(home.path().join("state/omniagent.db").is_file());
+
+    let (code, stdout, _) = run(home.omniagent(&["tools", "call", "memory__recall", "--args", r#"{"key":"a"}"#]));
+    assert_eq!((code, stdout.as_str()), (0, "1\n"));
+
+    let (code, stdout, _) = run(home.omniagent(&["--json", "tools", "call", "recall", "--args", r#"{"key":"a"}"#]));
+    assert_eq!(code, 0);
+    assert_eq!(
+        json(&stdout),
+        json!({"content": [{"type": "text", "text": "1"}], "structuredContent": {"key": "a", "value": "1"}, "isError": false})
+    );
+}
+
+#[test]
+fn a_tool_reported_error_exits_1_with_the_result() {
+    let home = Home::new();
+    let (code, stdout, stderr) = run(home.omniagent(&["tools", "call", "memory__recall", "--args", r#"{"key":"nope"}"#]));
+    assert_eq!((code, stdout.as_str(), stderr.as_str()), (1, "", "tool error: nothing is remembered under `nope`\n"));
+
+    let (code, stdout, _) = run(home.omniagent(&["--json", "tools", "call", "memory__recall", "--args", r#"{"key":"nope"}"#]));
+    assert_eq!(code, 1);
+    assert_eq!(json(&stdout)["isError"], json!(true));
+}
+
+#[test]
+fn arguments_come_from_a_file_or_stdin() {
+    let home = Home::new();
+    let file = home.write("args.json", r#"{"key": "from-file", "value": "f"}"#);
+    let (code, _, stderr) = run(home.omniagent(&["tools", "call", "memory__remember", "--args", &format!("@{}", file.display())]));
+    assert_eq!(code, 0, "{stderr}");
+
+    let mut command = home.omniagent(&["tools", "call", "memory__remember", "--args", "-"]);
+    command.write_stdin(r#"{"key": "from-stdin", "value": "s"}"#);
+    assert_eq!(run(command).0, 0);
+
+    let (code, stdout, _) = run(home.omniagent(&["tools", "call", "memory__list"]));
+    assert_eq!((code, stdout.as_str()), (0, "from-file\nfrom-stdin\n"));
+}
+
+#[test]
+fn an_unknown_tool_exits_2_and_suggests_close_names() {
+    let (code, stdout, stderr) = run(Home::new().omniagent(&["tools", "call", "memory__remembr"]));
+    assert_eq!(code, 2);
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        "error: unknown tool `memory__remembr`; did you mean `memory__remember`, `memory__forget` or `memory__recall`?\n\
+         hint: `omniagent tools list` shows every tool\n"
+    );
+}
+
+#[test]
+fn arguments_failing_the_schema_exit_2_naming_the_field() {
+    let home = Home::new();
+    let check = |args: &str, expect: &str| {
+        let (code, _, stderr) = run(home.omniagent(&["tools", "call", "memory__remember", "--args", args]));
+        assert_eq!((code, stderr.as_str()), (2, expect), "{args}");
+    };
+    check(r#"{"key":"a"}"#, "error: invalid arguments for `memory__remember`: arguments: \"value\" is a required property\n");
+    check(r#"{"key":"a","value":7}"#, "error: invalid arguments for `memory__remember`: /value: 7 is not of type \"string\"\n");
+    check(
+        r#"{"key":"a","value":"v","extra":1}"#,
+        "error: invalid arguments for `memory__remember`: arguments: Additional properties are not allowed ('extra' was unexpected)\n",
+    );
+    check(r#"{"key":"#, "error: --args is not valid JSON: EOF while parsing a value at line 1 column 7\n");
+    check("[1]", "error: --args must be a JSON object of arguments, not an array\n");
+}
+
+#[test]
+fn memory_can_be_turned_off() {
+    let home = Home::new().with_config("compiled:\n  memory:\n    enabled: false\n");
+    let (code, stdout, _) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0);
+    assert_eq!(json(&stdout), json!({"tools": [], "skipped": []}));
+    let (code, _, stderr) = run(home.omniagent(&["tools", "call", "memory__recall", "--args", r#"{"key":"a"}"#]));
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
+fn completions_are_generated_for_each_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let (code, stdout, stderr) = run(Home::new().omniagent(&["completions", shell]));
+        assert_eq!(code, 0, "{shell}: {stderr}");
+        assert!(stdout.contains("omniagent"), "{shell}");
+    }
+}
