@@ -51,7 +51,9 @@ fn a_bad_config_fails_every_command_with_file_line_and_key() {
     let check = |yaml: &str, expect: &str| {
         let home = Home::new().with_config(yaml);
         let config = home.path().join("config.yaml");
-        for args in [&["tools", "list"][..], &["tools", "call", "memory__list"], &["config", "show"], &["config", "check"]] {
+        for args in
+            [&["tools", "list"][..], &["tools", "call", "memory__list"], &["config", "show"], &["config", "check"]]
+        {
             let (code, stdout, stderr) = run(home.omniagent(args));
             assert_eq!(code, 2, "{args:?}: {stderr}");
             assert_eq!(stdout, "", "{args:?}");
@@ -59,8 +61,14 @@ fn a_bad_config_fails_every_command_with_file_line_and_key() {
         }
     };
     check("storage:\n  backnd: memory\n", "2:3: storage: unknown field `backnd`, expected `backend`");
-    check("compiled:\n  memory:\n    enabled: 3\n", "3:14: compiled.memory.enabled: invalid type: integer `3`, expected a boolean");
-    check("storage: {backend: memory\n", "2:1: did not find expected ',' or '}', while parsing a flow mapping at line 1 column 10");
+    check(
+        "compiled:\n  memory:\n    enabled: 3\n",
+        "3:14: compiled.memory.enabled: invalid type: integer `3`, expected a boolean",
+    );
+    check(
+        "storage: {backend: memory\n",
+        "2:1: did not find expected ',' or '}', while parsing a flow mapping at line 1 column 10",
+    );
 }
 
 #[test]
@@ -71,7 +79,10 @@ fn a_missing_config_file_or_agent_is_a_usage_error() {
     assert!(stderr.starts_with("error: cannot read config file /nonexistent/omniagent.yaml: "), "{stderr}");
 
     let (code, _, stderr) = run(home.omniagent(&["--agent", "zed", "tools", "list"]));
-    assert_eq!((code, stderr.as_str()), (2, "error: unknown agent `zed` in the built-in defaults (agents configured: none)\n"));
+    assert_eq!(
+        (code, stderr.as_str()),
+        (2, "error: unknown agent `zed` in the built-in defaults (agents configured: none)\n")
+    );
 }
 
 #[test]

@@ -38,7 +38,8 @@ fn a_canary_secret_never_appears() {
 #[test]
 fn bad_references_name_the_reference_never_a_value() {
     let check = |reference: &str, expect: &str| {
-        let home = Home::new().with_config(&format!("compiled:\n  memory:\n    secrets:\n      TOKEN: \"{reference}\"\n"));
+        let home =
+            Home::new().with_config(&format!("compiled:\n  memory:\n    secrets:\n      TOKEN: \"{reference}\"\n"));
         let (code, _, stderr) = run(home.omniagent(&["config", "check"]));
         assert_eq!(code, 2, "{stderr}");
         assert_eq!(stderr, format!("error: {}:{expect}\n", home.path().join("config.yaml").display()));

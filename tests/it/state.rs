@@ -17,7 +17,8 @@ fn two_processes_writing_at_once_lose_nothing() {
             scope.spawn(move || {
                 for key_idx in 0..500 {
                     let args = json!({"key": format!("{side}-{key_idx:03}"), "value": "x"}).to_string();
-                    let (code, _, stderr) = run(home.omniagent(&["tools", "call", "memory__remember", "--args", &args]));
+                    let (code, _, stderr) =
+                        run(home.omniagent(&["tools", "call", "memory__remember", "--args", &args]));
                     assert_eq!(code, 0, "{side} {key_idx}: {stderr}");
                 }
             });

@@ -36,7 +36,8 @@ fn tools_list_reads_well_in_80_columns_without_colour_off_a_terminal() {
 #[test]
 fn remembered_values_are_recalled_by_a_new_process() {
     let home = Home::new();
-    let (code, stdout, _) = run(home.omniagent(&["tools", "call", "memory__remember", "--args", r#"{"key":"a","value":"1"}"#]));
+    let (code, stdout, _) =
+        run(home.omniagent(&["tools", "call", "memory__remember", "--args", r#"{"key":"a","value":"1"}"#]));
     assert_eq!((code, stdout.as_str()), (0, "remembered `a`\n"));
     assert!(home.path().join("state/omniagent.db").is_file());
 
@@ -54,10 +55,12 @@ fn remembered_values_are_recalled_by_a_new_process() {
 #[test]
 fn a_tool_reported_error_exits_1_with_the_result() {
     let home = Home::new();
-    let (code, stdout, stderr) = run(home.omniagent(&["tools", "call", "memory__recall", "--args", r#"{"key":"nope"}"#]));
+    let (code, stdout, stderr) =
+        run(home.omniagent(&["tools", "call", "memory__recall", "--args", r#"{"key":"nope"}"#]));
     assert_eq!((code, stdout.as_str(), stderr.as_str()), (1, "", "tool error: nothing is remembered under `nope`\n"));
 
-    let (code, stdout, _) = run(home.omniagent(&["--json", "tools", "call", "memory__recall", "--args", r#"{"key":"nope"}"#]));
+    let (code, stdout, _) =
+        run(home.omniagent(&["--json", "tools", "call", "memory__recall", "--args", r#"{"key":"nope"}"#]));
     assert_eq!(code, 1);
     assert_eq!(json(&stdout)["isError"], json!(true));
 }
@@ -66,7 +69,8 @@ fn a_tool_reported_error_exits_1_with_the_result() {
 fn arguments_come_from_a_file_or_stdin() {
     let home = Home::new();
     let file = home.write("args.json", r#"{"key": "from-file", "value": "f"}"#);
-    let (code, _, stderr) = run(home.omniagent(&["tools", "call", "memory__remember", "--args", &format!("@{}", file.display())]));
+    let (code, _, stderr) =
+        run(home.omniagent(&["tools", "call", "memory__remember", "--args", &format!("@{}", file.display())]));
     assert_eq!(code, 0, "{stderr}");
 
     let mut command = home.omniagent(&["tools", "call", "memory__remember", "--args", "-"]);
@@ -96,8 +100,14 @@ fn arguments_failing_the_schema_exit_2_naming_the_field() {
         let (code, _, stderr) = run(home.omniagent(&["tools", "call", "memory__remember", "--args", args]));
         assert_eq!((code, stderr.as_str()), (2, expect), "{args}");
     };
-    check(r#"{"key":"a"}"#, "error: invalid arguments for `memory__remember`: arguments: \"value\" is a required property\n");
-    check(r#"{"key":"a","value":7}"#, "error: invalid arguments for `memory__remember`: /value: 7 is not of type \"string\"\n");
+    check(
+        r#"{"key":"a"}"#,
+        "error: invalid arguments for `memory__remember`: arguments: \"value\" is a required property\n",
+    );
+    check(
+        r#"{"key":"a","value":7}"#,
+        "error: invalid arguments for `memory__remember`: /value: 7 is not of type \"string\"\n",
+    );
     check(
         r#"{"key":"a","value":"v","extra":1}"#,
         "error: invalid arguments for `memory__remember`: arguments: Additional properties are not allowed ('extra' was unexpected)\n",

@@ -28,6 +28,7 @@ impl Home {
     }
 
     /// The embedded store's database file.
+    #[cfg(feature = "sqlite")]
     pub(crate) fn state_db(&self) -> PathBuf {
         self.root.join("state").join("omniagent.db")
     }
@@ -96,12 +97,18 @@ impl ConfigFile {
     fn parse(path: &Path, text: &str) -> Result<Self, UsageError> {
         let tree: Value = serde_yaml_ng::from_str(text).map_err(|error| yaml_error(path, &error))?;
         if tree.is_null() {
-            return Ok(Self { path: Some(path.to_owned()), tree: Value::Mapping(Mapping::new()), config: Config::default() });
+            return Ok(Self {
+                path: Some(path.to_owned()),
+                tree: Value::Mapping(Mapping::new()),
+                config: Config::default(),
+            });
         }
         // Deserializing from the text (not from `tree`) keeps line numbers in errors.
         let config: Config = serde_yaml_ng::from_str(text).map_err(|error| yaml_error(path, &error))?;
         let nested = config.agents.keys().find(|name| {
-            tree.get("agents").and_then(|agents| agents.get(name.as_str())).is_some_and(|agent| agent.get("agents").is_some())
+            tree.get("agents")
+                .and_then(|agents| agents.get(name.as_str()))
+                .is_some_and(|agent| agent.get("agents").is_some())
         });
         if let Some(name) = nested {
             return Err(UsageError::new(format!(
@@ -289,7 +296,10 @@ mod tests {
     fn a_mistyped_secret_is_refused_without_its_value() {
         let error = parse("compiled:\n  memory:\n    secrets:\n      TOKEN: 8675309123\n").unwrap_err();
         assert!(!error.contains("8675309123"), "{error}");
-        assert!(error.starts_with("config.yaml:4:14: compiled.memory.secrets.TOKEN: expected a secret reference string"), "{error}");
+        assert!(
+            error.starts_with("config.yaml:4:14: compiled.memory.secrets.TOKEN: expected a secret reference string"),
+            "{error}"
+        );
         let error = parse("compiled:\n  memory:\n    secrets:\n      TOKEN: \"vault:s3cr3t\"\n").unwrap_err();
         assert!(!error.contains("s3cr3t"), "{error}");
         assert!(error.contains("unknown secret reference scheme `vault:`"), "{error}");

@@ -24,7 +24,12 @@ pub(crate) enum Wanted<'a> {
 }
 
 impl Host {
-    pub(crate) async fn start(config: &Config, agent_name: &str, home: &Home, wanted: Wanted<'_>) -> anyhow::Result<Self> {
+    pub(crate) async fn start(
+        config: &Config,
+        agent_name: &str,
+        home: &Home,
+        wanted: Wanted<'_>,
+    ) -> anyhow::Result<Self> {
         let mut builder = Agent::builder().name(agent_name).storage(store(config, home)?);
         let resolver = SecretResolver::default();
         let mut skills = Vec::new();

@@ -26,7 +26,8 @@ const YELLOW: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor:
 pub(crate) fn error(error: &anyhow::Error) {
     let mut stderr = anstream::stderr().lock();
     let _ = writeln!(stderr, "{RED}error:{RED:#} {error:#}");
-    let unknown_tool = error.chain().any(|cause| matches!(cause.downcast_ref::<ToolError>(), Some(ToolError::NotFound { .. })));
+    let unknown_tool =
+        error.chain().any(|cause| matches!(cause.downcast_ref::<ToolError>(), Some(ToolError::NotFound { .. })));
     if unknown_tool {
         let _ = writeln!(stderr, "{DIM}hint: `omniagent tools list` shows every tool{DIM:#}");
     }

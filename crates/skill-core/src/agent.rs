@@ -312,8 +312,8 @@ impl Agent {
         if name.is_empty() {
             return Err("the skill has an empty name".to_owned());
         }
-        let taken = starting.contains(&name)
-            || self.inner.loaded.lock().await.iter().any(|loaded| loaded.name() == name);
+        let taken =
+            starting.contains(&name) || self.inner.loaded.lock().await.iter().any(|loaded| loaded.name() == name);
         if taken {
             return Err(format!("another skill named `{name}` is already loaded"));
         }
@@ -340,10 +340,7 @@ impl Agent {
                 ToolSource { kind: skill.source_type(), skill: skill.name().to_owned(), tool: tool.name().to_owned() };
             let name = agent_tool_name(&source.skill, &source.tool);
             if let Some(existing) = registry.get(&name).or_else(|| new_tools.get(&name)) {
-                return Err(format!(
-                    "tool name `{name}` of {source} collides with {}",
-                    existing.source()
-                ));
+                return Err(format!("tool name `{name}` of {source} collides with {}", existing.source()));
             }
             let validator = jsonschema::validator_for(tool.input_schema())
                 .map_err(|error| format!("tool `{}` has an invalid input schema: {error}", source.tool))?;

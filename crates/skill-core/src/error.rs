@@ -115,7 +115,9 @@ pub enum Error {
         kind: std::io::ErrorKind,
     },
     /// The 1Password CLI could not be started.
-    #[error("secret reference `{reference}`: cannot run the 1Password CLI `{program}` ({kind}); install it and sign in, or use another reference")]
+    #[error(
+        "secret reference `{reference}`: cannot run the 1Password CLI `{program}` ({kind}); install it and sign in, or use another reference"
+    )]
     OpUnavailable {
         /// The reference as written.
         reference: String,

@@ -158,11 +158,8 @@ impl Tool for MemoryTool {
             },
             Operation::Forget => {
                 let forgotten = self.store.delete(&key).await.map_err(failed)?;
-                let text = if forgotten {
-                    format!("forgot `{key}`")
-                } else {
-                    format!("nothing was remembered under `{key}`")
-                };
+                let text =
+                    if forgotten { format!("forgot `{key}`") } else { format!("nothing was remembered under `{key}`") };
                 Ok(ToolOutput::text(text).with_structured(json!({"key": key, "forgotten": forgotten})))
             }
             Operation::List => {
@@ -217,8 +214,20 @@ mod tests {
                 assert_eq!(error.to_string(), expect);
             }
         };
-        check(json!({"key": "a"}), "invalid arguments for `memory__remember`: arguments: \"value\" is a required property").await;
-        check(json!({"key": "", "value": "v"}), "invalid arguments for `memory__remember`: /key: \"\" is shorter than 1 character").await;
-        check(json!({"key": "a", "value": 1}), "invalid arguments for `memory__remember`: /value: 1 is not of type \"string\"").await;
+        check(
+            json!({"key": "a"}),
+            "invalid arguments for `memory__remember`: arguments: \"value\" is a required property",
+        )
+        .await;
+        check(
+            json!({"key": "", "value": "v"}),
+            "invalid arguments for `memory__remember`: /key: \"\" is shorter than 1 character",
+        )
+        .await;
+        check(
+            json!({"key": "a", "value": 1}),
+            "invalid arguments for `memory__remember`: /value: 1 is not of type \"string\"",
+        )
+        .await;
     }
 }

@@ -13,10 +13,8 @@ pub const MAX_TOOL_NAME_LEN: usize = 64;
 /// name: stable across runs and versions, and different for names that share a prefix.
 pub fn agent_tool_name(skill: &str, tool: &str) -> String {
     let full = format!("{skill}__{tool}");
-    let sanitized: String = full
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
-        .collect();
+    let sanitized: String =
+        full.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
     if sanitized.len() <= MAX_TOOL_NAME_LEN {
         return sanitized;
     }
@@ -60,7 +58,10 @@ mod tests {
     #[test]
     fn close_names_rank_similar_names_first() {
         let names = ["memory__remember", "memory__recall", "memory__forget", "other__thing"];
-        assert_eq!(close_names("memory__remembr", names.into_iter()), ["memory__remember", "memory__forget", "memory__recall"]);
+        assert_eq!(
+            close_names("memory__remembr", names.into_iter()),
+            ["memory__remember", "memory__forget", "memory__recall"]
+        );
         assert_eq!(close_names("zzz", names.into_iter()), Vec::<String>::new());
     }
 }

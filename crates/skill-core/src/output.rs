@@ -202,6 +202,9 @@ mod tests {
     fn missing_fields_take_mcp_defaults() {
         let output: ToolOutput = serde_json::from_value(json!({"content": []})).unwrap();
         assert_eq!(output, ToolOutput::default());
-        assert_eq!(serde_json::to_value(ToolOutput::error("no")).unwrap(), json!({"content": [{"type": "text", "text": "no"}], "isError": true}));
+        assert_eq!(
+            serde_json::to_value(ToolOutput::error("no")).unwrap(),
+            json!({"content": [{"type": "text", "text": "no"}], "isError": true})
+        );
     }
 }

@@ -381,7 +381,10 @@ mod tests {
             "secret reference `env:OMNIAGENT_TEST_SURELY_UNSET`: environment variable `OMNIAGENT_TEST_SURELY_UNSET` is not set"
         );
         let error = resolver.resolve(&parse("file:/nonexistent/token").unwrap()).await.unwrap_err();
-        assert_eq!(error.to_string(), "secret reference `file:/nonexistent/token`: cannot read /nonexistent/token: entity not found");
+        assert_eq!(
+            error.to_string(),
+            "secret reference `file:/nonexistent/token`: cannot read /nonexistent/token: entity not found"
+        );
     }
 
     /// A stand-in for the 1Password CLI (which cannot run here): a script with `op`'s
@@ -400,7 +403,10 @@ mod tests {
         let reference = parse("op://Private/GitHub/token").unwrap();
 
         let resolver = SecretResolver {
-            op_program: fake_op(dir.path(), &format!("[ \"$1 $2 $3\" = 'read --no-newline op://Private/GitHub/token' ] && printf {CANARY}")),
+            op_program: fake_op(
+                dir.path(),
+                &format!("[ \"$1 $2 $3\" = 'read --no-newline op://Private/GitHub/token' ] && printf {CANARY}"),
+            ),
             ..SecretResolver::default()
         };
         assert_eq!(resolver.resolve(&reference).await.unwrap().expose_secret(), CANARY);
@@ -410,17 +416,21 @@ mod tests {
             ..SecretResolver::default()
         };
         let error = resolver.resolve(&reference).await.unwrap_err().to_string();
-        assert_eq!(error, "secret reference `op://Private/GitHub/token`: `op read` failed (exit status: 1): [ERROR] not signed in");
+        assert_eq!(
+            error,
+            "secret reference `op://Private/GitHub/token`: `op read` failed (exit status: 1): [ERROR] not signed in"
+        );
 
-        let resolver = SecretResolver {
-            op_program: fake_op(dir.path(), "sleep 5"),
-            op_timeout: Duration::from_millis(200),
-        };
+        let resolver =
+            SecretResolver { op_program: fake_op(dir.path(), "sleep 5"), op_timeout: Duration::from_millis(200) };
         let error = resolver.resolve(&reference).await.unwrap_err().to_string();
         assert_eq!(error, "secret reference `op://Private/GitHub/token`: `op read` timed out after 200ms");
 
         let resolver = SecretResolver { op_program: dir.path().join("missing-op").into(), ..SecretResolver::default() };
         let error = resolver.resolve(&reference).await.unwrap_err().to_string();
-        assert!(error.starts_with("secret reference `op://Private/GitHub/token`: cannot run the 1Password CLI"), "{error}");
+        assert!(
+            error.starts_with("secret reference `op://Private/GitHub/token`: cannot run the 1Password CLI"),
+            "{error}"
+        );
     }
 }

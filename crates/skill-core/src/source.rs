@@ -63,10 +63,7 @@ mod tests {
     #[test]
     fn serializes_as_the_design_shape() {
         let source = ToolSource { kind: SourceKind::default(), skill: "memory".into(), tool: "recall".into() };
-        assert_eq!(
-            serde_json::to_string(&source).unwrap(),
-            r#"{"kind":"skill","skill":"memory","tool":"recall"}"#
-        );
+        assert_eq!(serde_json::to_string(&source).unwrap(), r#"{"kind":"skill","skill":"memory","tool":"recall"}"#);
         assert_eq!(source.to_string(), "skill:memory/recall");
     }
 }

@@ -80,6 +80,10 @@ async fn check(file: &ConfigFile, session: &Session) -> anyhow::Result<CheckRepo
 fn secret_references(config: &Config) -> impl Iterator<Item = (String, &skill_core::SecretRef)> {
     config.compiled.skills().into_iter().flat_map(|skill| {
         let skill_name = skill.name;
-        skill.settings.secrets.iter().map(move |(name, reference)| (format!("compiled.{skill_name}.secrets.{name}"), reference))
+        skill
+            .settings
+            .secrets
+            .iter()
+            .map(move |(name, reference)| (format!("compiled.{skill_name}.secrets.{name}"), reference))
     })
 }

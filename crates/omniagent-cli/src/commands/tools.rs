@@ -47,15 +47,14 @@ fn read_arguments(given: &str) -> anyhow::Result<Value> {
     } else {
         (given.to_owned(), "--args".to_owned())
     };
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|error| UsageError::new(format!("{origin} is not valid JSON: {error}")))?;
+    let value: Value =
+        serde_json::from_str(&text).map_err(|error| UsageError::new(format!("{origin} is not valid JSON: {error}")))?;
     match value {
         Value::Object(_) | Value::Null => Ok(value),
-        other => Err(UsageError::new(format!(
-            "{origin} must be a JSON object of arguments, not {}",
-            json_type(&other)
-        ))
-        .into()),
+        other => {
+            Err(UsageError::new(format!("{origin} must be a JSON object of arguments, not {}", json_type(&other)))
+                .into())
+        }
     }
 }
 

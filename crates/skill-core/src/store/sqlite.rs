@@ -106,7 +106,10 @@ fn create_private_dir(folder: &Path) -> std::io::Result<()> {
 
 /// Runs `write` in a transaction that holds the write lock from its start, so that the
 /// busy timeout applies (a deferred transaction that upgrades may fail at once instead).
-fn write<T>(connection: &mut Connection, write: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+fn write<T>(
+    connection: &mut Connection,
+    write: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
     let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let result = write(&transaction)?;
     transaction.commit()?;
