@@ -134,3 +134,28 @@ fn completions_are_generated_for_each_shell() {
         assert!(stdout.contains("omniagent"), "{shell}");
     }
 }
+
+/// Colour on a terminal (a pseudo-terminal from util-linux's `script`), and none there
+/// either when `NO_COLOR` is set.
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let home = Home::new();
+    let on_terminal = |no_color: bool| {
+        let mut script = std::process::Command::new("script");
+        let shell_command = format!("{} tools list", env!("CARGO_BIN_EXE_omniagent"));
+        script
+            .args(["-qec", &shell_command, "/dev/null"])
+            .env_clear()
+            .env("OMNIAGENT_HOME", home.path())
+            .env("TERM", "xterm");
+        if no_color {
+            script.env("NO_COLOR", "1");
+        }
+        let output = script.output().expect("util-linux `script` runs");
+        String::from_utf8(output.stdout).expect("UTF-8 output")
+    };
+    let coloured = on_terminal(false);
+    assert!(coloured.contains("\x1b[1mmemory\x1b[0m"), "{coloured:?}");
+    let plain = on_terminal(true);
+    assert!(plain.contains("memory (skill)") && !plain.contains('\x1b'), "{plain:?}");
+}
