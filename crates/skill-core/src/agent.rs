@@ -325,7 +325,7 @@ impl Agent {
             [one] => return Err(format!("missing secret {one}")),
             several => return Err(format!("missing secrets {}", several.join(", "))),
         }
-        skill.set_storage(SkillStore::new(Arc::clone(&self.inner.store), format!("{}/{name}", self.inner.name)));
+        skill.set_storage(SkillStore::new(Arc::clone(&self.inner.store), storage_namespace(&self.inner.name, &name)));
         skill.set_agent(self.handle());
         skill.set_secrets(secrets);
         Ok(())
@@ -449,6 +449,13 @@ impl fmt::Debug for Agent {
     }
 }
 
+/// The store namespace of a skill in an agent: `{agent}/{skill}`, with `%` and `/`
+/// percent-encoded in each part so that no other pair of names maps to it.
+fn storage_namespace(agent: &str, skill: &str) -> String {
+    let encode = |part: &str| part.replace('%', "%25").replace('/', "%2F");
+    format!("{}/{}", encode(agent), encode(skill))
+}
+
 /// An error and its sources, joined by `: `.
 fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
@@ -473,4 +480,16 @@ fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
 
 fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_namespaces_never_collide() {
+        assert_eq!(storage_namespace("default", "memory"), "default/memory");
+        assert_ne!(storage_namespace("a/b", "c"), storage_namespace("a", "b/c"));
+        assert_ne!(storage_namespace("a%2F", "b"), storage_namespace("a/", "b"));
+    }
 }
