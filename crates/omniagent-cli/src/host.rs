@@ -2,16 +2,10 @@
 
 use std::sync::Arc;
 
-use skill_core::{Agent, KvStore, MemoryStore, SecretResolver, Secrets, SkillFailure};
+use skill_core::{Agent, KvStore, MemoryStore, SecretResolver, Secrets};
 
 use crate::UsageError;
 use crate::config::{CompiledSkillConfig, Config, Home, StorageBackend};
-
-/// An agent with its skills loaded, and the skills that were not.
-pub(crate) struct Host {
-    pub(crate) agent: Agent,
-    pub(crate) skipped: Vec<SkillFailure>,
-}
 
 /// Which skills a command needs.
 #[derive(Debug, Clone, Copy)]
@@ -23,35 +17,35 @@ pub(crate) enum Wanted<'a> {
     Only(&'a str),
 }
 
-impl Host {
-    pub(crate) async fn start(
-        config: &Config,
-        agent_name: &str,
-        home: &Home,
-        wanted: Wanted<'_>,
-    ) -> anyhow::Result<Self> {
-        let mut builder = Agent::builder().name(agent_name).storage(store(config, home)?);
-        let resolver = SecretResolver::default();
-        let mut skills = Vec::new();
-        let known = config.compiled.skills();
-        let wanted_name = match wanted {
-            Wanted::Only(name) if known.iter().any(|skill| skill.name == name) => Some(name),
-            _ => None,
-        };
-        for skill in known {
-            if !skill.settings.enabled || wanted_name.is_some_and(|name| name != skill.name) {
-                continue;
-            }
-            builder = builder.skill_secrets(skill.name, resolve_secrets(&resolver, skill.name, skill.settings).await);
-            skills.push((skill.build)());
+/// The agent `agent_name` with the skills `wanted` loaded; those that could not load are
+/// in its `skipped()`.
+pub(crate) async fn start_agent(
+    config: &Config,
+    agent_name: &str,
+    home: &Home,
+    wanted: Wanted<'_>,
+) -> Result<Agent, UsageError> {
+    let mut builder = Agent::builder().name(agent_name).storage(store(config, home)?);
+    let resolver = SecretResolver::default();
+    let mut skills = Vec::new();
+    let known = config.compiled.skills();
+    let wanted_name = match wanted {
+        Wanted::Only(name) if known.iter().any(|skill| skill.name == name) => Some(name),
+        _ => None,
+    };
+    for skill in known {
+        if !skill.settings.enabled || wanted_name.is_some_and(|name| name != skill.name) {
+            continue;
         }
-        let agent = builder.build();
-        for skill in skills {
-            agent.register(skill);
-        }
-        let report = agent.init_compiled_skills().await;
-        Ok(Self { agent, skipped: report.skipped })
+        builder = builder.skill_secrets(skill.name, resolve_secrets(&resolver, skill.name, skill.settings).await);
+        skills.push((skill.build)());
     }
+    let agent = builder.build();
+    for skill in skills {
+        agent.register(skill);
+    }
+    agent.init_compiled_skills().await;
+    Ok(agent)
 }
 
 fn store(config: &Config, home: &Home) -> Result<Arc<dyn KvStore>, UsageError> {

@@ -9,24 +9,24 @@ use serde_json::Value;
 use super::Session;
 use crate::UsageError;
 use crate::args::ToolsCommand;
-use crate::host::{Host, Wanted};
+use crate::host::{Wanted, start_agent};
 use crate::render;
 
 pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Result<ExitCode> {
     let config = session.location.load()?.for_agent(session.agent.as_deref())?;
     match command {
         ToolsCommand::List => {
-            let host = Host::start(&config, session.agent_name(), &session.home, Wanted::All).await?;
-            render::tools(&host.agent.tools(), &host.skipped, session.json)?;
-            host.agent.close().await;
+            let agent = start_agent(&config, session.agent_name(), &session.home, Wanted::All).await?;
+            render::tools(&agent.tools(), &agent.skipped(), session.json)?;
+            agent.close().await;
             Ok(ExitCode::SUCCESS)
         }
         ToolsCommand::Call { tool, args } => {
             let arguments = read_arguments(&args)?;
             let skill = tool.split_once("__").map_or(tool.as_str(), |(skill, _)| skill);
-            let host = Host::start(&config, session.agent_name(), &session.home, Wanted::Only(skill)).await?;
-            let outcome = host.agent.call_tool(&tool, arguments).await;
-            host.agent.close().await;
+            let agent = start_agent(&config, session.agent_name(), &session.home, Wanted::Only(skill)).await?;
+            let outcome = agent.call_tool(&tool, arguments).await;
+            agent.close().await;
             let output = outcome?;
             render::tool_output(&output, session.json)?;
             Ok(if output.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
