@@ -1,10 +1,10 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 
 use super::KvStore;
 use crate::Error;
@@ -66,25 +66,30 @@ impl Inner {
         if let Some(folder) = self.path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
             create_private_dir(folder).map_err(|error| self.error(error))?;
         }
-        let connection = Connection::open(&self.path).map_err(|error| self.error(error))?;
+        let mut connection = Connection::open(&self.path).map_err(|error| self.error(error))?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(|error| self.error(error))?;
-        let mode: String = connection
-            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+        // Two processes opening a new file at once can make SQLite refuse the journal
+        // switch or the schema's lock upgrade at once (to avoid a deadlock) instead of
+        // calling the busy handler; both steps are safe to repeat, so they are retried.
+        let mode: String = retry_while_busy(|| connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)))
             .map_err(|error| self.error(error))?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(self.error(format!("journal mode is {mode}, not WAL")));
         }
-        connection
-            .execute_batch(
-                "PRAGMA synchronous = NORMAL;
-                 CREATE TABLE IF NOT EXISTS kv (
-                     namespace TEXT NOT NULL,
-                     key TEXT NOT NULL,
-                     value BLOB NOT NULL,
-                     PRIMARY KEY (namespace, key)
-                 ) WITHOUT ROWID;",
-            )
-            .map_err(|error| self.error(error))?;
+        connection.pragma_update(None, "synchronous", "NORMAL").map_err(|error| self.error(error))?;
+        retry_while_busy(|| {
+            write(&mut connection, |transaction| {
+                transaction.execute_batch(
+                    "CREATE TABLE IF NOT EXISTS kv (
+                         namespace TEXT NOT NULL,
+                         key TEXT NOT NULL,
+                         value BLOB NOT NULL,
+                         PRIMARY KEY (namespace, key)
+                     ) WITHOUT ROWID;",
+                )
+            })
+        })
+        .map_err(|error| self.error(error))?;
         Ok(connection)
     }
 
@@ -102,6 +107,23 @@ fn create_private_dir(folder: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn create_private_dir(folder: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(folder)
+}
+
+/// Runs `operation` again while SQLite reports the database busy or locked, for at most
+/// the busy timeout.
+fn retry_while_busy<T>(mut operation: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match operation() {
+            Err(rusqlite::Error::SqliteFailure(failure, _))
+                if matches!(failure.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            outcome => return outcome,
+        }
+    }
 }
 
 /// Runs `write` in a transaction that holds the write lock from its start, so that the
@@ -220,6 +242,33 @@ mod tests {
             writer.await.unwrap();
         }
         assert_eq!(SqliteStore::new(&path).keys("ns", "").await.unwrap().len(), 600);
+    }
+
+    /// Two connections creating the same new file at the same moment, many times over:
+    /// neither may fail with "database is locked".
+    #[test]
+    fn racing_first_opens_both_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..40 {
+            let path = dir.path().join(format!("race-{round}.db"));
+            let barrier = std::sync::Barrier::new(2);
+            std::thread::scope(|scope| {
+                for side in ["left", "right"] {
+                    let (path, barrier) = (&path, &barrier);
+                    scope.spawn(move || {
+                        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+                        let store = SqliteStore::new(path);
+                        barrier.wait();
+                        runtime.block_on(store.put("ns", side, vec![1])).unwrap();
+                    });
+                }
+            });
+            let n_rows = SqliteStore::new(&path)
+                .inner
+                .run(|connection| connection.query_row("SELECT count(*) FROM kv", [], |row| row.get::<_, i64>(0)))
+                .unwrap();
+            assert_eq!(n_rows, 2);
+        }
     }
 
     #[tokio::test]
