@@ -1,8 +1,114 @@
 //! Markdown skills: `SKILL.md` files as OpenClaw, ClawHub and Anthropic's Agent Skills
-//! write them.
+//! write them, loaded unchanged.
 //!
-//! This crate will hold the `SKILL.md` parser (YAML frontmatter and Markdown body), the
-//! discovery of skills in embedded packs and directories, the include/exclude filters,
-//! the requirement checks (`bins`, `anyBins`, `env`, `os`, secrets) and the injection of
-//! the available skills into an agent's system prompt. It is filled by the issue that
-//! brings markdown skills; until then it is empty on purpose.
+//! - [`parse`] reads one file: YAML frontmatter (or, when YAML fails, line by line as
+//!   OpenClaw does) and the Markdown body; `metadata` as YAML, JSON or JSON5, under the
+//!   `openclaw`, `clawdbot`, `moltbot` or `clawdis` key, or directly (OmniAgent's shape).
+//! - [`discover`] finds skills in embedded packs and folders, with precedence (a folder
+//!   beats a pack; the first folder wins) and reports every file it cannot use.
+//! - [`load`] adds the filters, the requirement checks and each skill's bound secrets.
+//! - [`inject_into_prompt`] appends the available skills to a system prompt.
+//!
+//! # Example
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use skill_markdown::{Environment, PromptConfig, SkillsConfig, Sources, inject_into_prompt, load};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::create_dir(dir.path().join("hello")).unwrap();
+//! std::fs::write(
+//!     dir.path().join("hello/SKILL.md"),
+//!     "---\ndescription: Greet people warmly\nmetadata: {\"openclaw\": {\"emoji\": \"👋\"}}\n---\nSay hello.\n",
+//! )
+//! .unwrap();
+//!
+//! let sources = Sources { dirs: vec![dir.path().to_owned()], ..Sources::default() };
+//! let set = load(&sources, &SkillsConfig::default(), &Environment::current(), &BTreeMap::new());
+//! assert_eq!(set.skills[0].skill.name, "hello");
+//!
+//! let prompt = inject_into_prompt("You are helpful.", &set.skills, &PromptConfig::default());
+//! assert!(prompt.ends_with("## 👋 hello\n\nSay hello.\n"));
+//! ```
+
+#![deny(missing_docs)]
+
+mod config;
+mod discover;
+mod frontmatter;
+mod packs;
+mod parse;
+mod prompt;
+mod requirements;
+mod skill;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use skill_core::{SecretString, Secrets};
+
+pub use crate::config::{SkillSettings, SkillsConfig};
+pub use crate::discover::{Discovery, Found, Origin, Skipped, Sources, discover};
+pub use crate::packs::{PACKS, Pack};
+pub use crate::parse::{Location, MAX_SKILL_FILE_BYTES, ParseError, parse, parse_bytes};
+pub use crate::prompt::{PromptConfig, inject_into_prompt};
+pub use crate::requirements::{Environment, Missing};
+pub use crate::skill::{InstallKind, InstallSpec, MarkdownSkill, Requires, SecretDecl};
+
+/// A discovered skill, checked against its environment, with its bound secrets.
+#[derive(Debug, Clone)]
+pub struct LoadedSkill {
+    /// The parsed skill.
+    pub skill: MarkdownSkill,
+    /// Where it was found.
+    pub origin: Origin,
+    /// The same-named skills it hides.
+    pub shadows: Vec<PathBuf>,
+    /// What it lacks here; empty when available.
+    pub missing: Missing,
+    secrets: Secrets,
+}
+
+impl LoadedSkill {
+    /// Whether the skill can be offered.
+    pub fn available(&self) -> bool {
+        self.missing.is_empty()
+    }
+
+    /// The environment variables the skill's scripts get: its bound secrets, by name.
+    /// This is the only way the values leave the agent; they never enter a prompt.
+    pub fn script_env(&self) -> impl Iterator<Item = (&str, &SecretString)> {
+        self.secrets.iter()
+    }
+}
+
+/// Every skill of `sources` with the filters of `config` applied, in discovery order.
+#[derive(Debug, Clone, Default)]
+pub struct SkillSet {
+    /// The skills, available or not.
+    pub skills: Vec<LoadedSkill>,
+    /// Files and sources that could not be used.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Discovers the skills of `sources`, keeps those `config` admits, and checks each
+/// against `environment` with the secrets bound for it (`secrets`, by skill name).
+pub fn load(
+    sources: &Sources,
+    config: &SkillsConfig,
+    environment: &Environment,
+    secrets: &BTreeMap<String, Secrets>,
+) -> SkillSet {
+    let discovery = discover(sources);
+    let skills = discovery
+        .skills
+        .into_iter()
+        .filter(|found| config.admits(&found.skill.name))
+        .map(|found| {
+            let secrets = secrets.get(&found.skill.name).cloned().unwrap_or_default();
+            let missing = environment.missing(&found.skill, &secrets);
+            LoadedSkill { skill: found.skill, origin: found.origin, shadows: found.shadows, missing, secrets }
+        })
+        .collect();
+    SkillSet { skills, skipped: discovery.skipped }
+}

@@ -1,0 +1,80 @@
+//! The `skills:` section of the config file.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use skill_core::SecretRef;
+
+/// Markdown skills' settings: which sources, which skills, and each skill's secrets.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsConfig {
+    /// Whether markdown skills are loaded at all.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Embedded packs to load (default `[omniagent-skills]`).
+    #[serde(default = "default_packs")]
+    pub packs: Vec<String>,
+    /// Extra skill folders, after the default ones (`~/` expands to the home folder).
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// When not empty, only these skills.
+    #[serde(default)]
+    pub includes: Vec<String>,
+    /// Skills left out (applied after `includes`).
+    #[serde(default)]
+    pub excludes: Vec<String>,
+    /// Deprecated alias of `excludes`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disabled: Vec<String>,
+    /// At most this many skills go into a prompt.
+    #[serde(default = "default_max_injected")]
+    pub max_injected: usize,
+    /// Per-skill settings, by skill name.
+    #[serde(default)]
+    pub config: BTreeMap<String, SkillSettings>,
+}
+
+/// One markdown skill's settings.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillSettings {
+    /// Values for the secrets the skill declares: name -> secret reference.
+    #[serde(default)]
+    pub secrets: BTreeMap<String, SecretRef>,
+}
+
+impl Default for SkillsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            packs: default_packs(),
+            paths: Vec::new(),
+            includes: Vec::new(),
+            excludes: Vec::new(),
+            disabled: Vec::new(),
+            max_injected: default_max_injected(),
+            config: BTreeMap::new(),
+        }
+    }
+}
+
+impl SkillsConfig {
+    /// Whether a skill of this name passes `includes`, then `excludes` (and `disabled`).
+    pub fn admits(&self, name: &str) -> bool {
+        let included = self.includes.is_empty() || self.includes.iter().any(|included| included == name);
+        included && !self.excludes.iter().chain(&self.disabled).any(|excluded| excluded == name)
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_packs() -> Vec<String> {
+    vec!["omniagent-skills".to_owned()]
+}
+
+fn default_max_injected() -> usize {
+    20
+}

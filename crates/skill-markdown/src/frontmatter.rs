@@ -1,0 +1,184 @@
+//! Splitting a `SKILL.md` into frontmatter and body, and reading the frontmatter: as
+//! YAML, or line by line when YAML fails, as OpenClaw does.
+
+use serde_json::{Map, Value};
+
+/// Why a file has no usable frontmatter, and on which line (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SplitError {
+    pub(crate) line: usize,
+    pub(crate) reason: &'static str,
+}
+
+/// A `SKILL.md`'s two parts, line ends normalized to `\n`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Split {
+    pub(crate) frontmatter: String,
+    pub(crate) body: String,
+}
+
+/// Strips a UTF-8 BOM, turns CRLF and CR into LF, and splits at the `---` lines (which
+/// may carry trailing spaces).
+pub(crate) fn split(text: &str) -> Result<Split, SplitError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let is_delimiter = |line: &str| line.trim_end() == "---";
+    let mut lines = text.split_inclusive('\n');
+    match lines.next() {
+        Some(first) if is_delimiter(first) => {}
+        _ => return Err(SplitError { line: 1, reason: "no frontmatter: the file must start with a `---` line" }),
+    }
+    let mut frontmatter = String::new();
+    for line in lines.by_ref() {
+        if is_delimiter(line) {
+            let body: String = lines.collect();
+            return Ok(Split { frontmatter, body: body.trim_start_matches('\n').to_owned() });
+        }
+        frontmatter.push_str(line);
+    }
+    Err(SplitError { line: 1, reason: "the frontmatter has no closing `---` line" })
+}
+
+/// How the frontmatter was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reading {
+    /// As YAML.
+    Yaml,
+    /// Line by line, because YAML failed (e.g. an unquoted `: ` in a value).
+    Lines,
+}
+
+/// The frontmatter's top-level keys.
+pub(crate) fn read(frontmatter: &str) -> (Map<String, Value>, Reading) {
+    match serde_yaml_ng::from_str::<serde_yaml_ng::Value>(frontmatter) {
+        Ok(yaml @ serde_yaml_ng::Value::Mapping(_)) => match serde_json::to_value(yaml) {
+            Ok(Value::Object(map)) => (map, Reading::Yaml),
+            _ => (read_lines(frontmatter), Reading::Lines),
+        },
+        _ => (read_lines(frontmatter), Reading::Lines),
+    }
+}
+
+/// OpenClaw's fallback: `key: value` lines at the left margin; indented lines continue
+/// the value before them (a multi-line JSON5 `metadata`, a block scalar). Quotes around
+/// a single-line value are removed.
+fn read_lines(frontmatter: &str) -> Map<String, Value> {
+    let mut map = Map::new();
+    let mut current: Option<(String, String, Vec<String>)> = None;
+    for line in frontmatter.lines() {
+        match top_level_pair(line) {
+            Some((key, value)) => {
+                if let Some(entry) = current.take() {
+                    insert_line_value(&mut map, entry);
+                }
+                current = Some((key.to_owned(), value.to_owned(), Vec::new()));
+            }
+            None => {
+                if let Some((_, _, continuation)) = &mut current {
+                    continuation.push(line.to_owned());
+                }
+            }
+        }
+    }
+    if let Some(entry) = current {
+        insert_line_value(&mut map, entry);
+    }
+    map
+}
+
+fn top_level_pair(line: &str) -> Option<(&str, &str)> {
+    let (key, value) = line.split_once(':')?;
+    let is_key = !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    is_key.then(|| (key, value.trim()))
+}
+
+fn insert_line_value(map: &mut Map<String, Value>, (key, value, continuation): (String, String, Vec<String>)) {
+    let value = match value.as_str() {
+        "|" | "|-" | "|+" | ">" | ">-" | ">+" => block_scalar(value.starts_with('|'), &continuation),
+        _ if continuation.iter().all(|line| line.trim().is_empty()) => unquote(&value).to_owned(),
+        _ => {
+            let mut joined = value;
+            for line in &continuation {
+                joined.push('\n');
+                joined.push_str(line);
+            }
+            joined.trim().to_owned()
+        }
+    };
+    map.insert(key, Value::String(value));
+}
+
+/// A `|` (literal) or `>` (folded) block, dedented by its first line's indent.
+fn block_scalar(literal: bool, lines: &[String]) -> String {
+    let indent =
+        lines.iter().find(|line| !line.trim().is_empty()).map_or(0, |line| line.len() - line.trim_start().len());
+    let dedented: Vec<&str> =
+        lines.iter().map(|line| line.get(indent..).unwrap_or_else(|| line.trim_start())).collect();
+    let text = if literal { dedented.join("\n") } else { dedented.join(" ") };
+    text.trim().to_owned()
+}
+
+fn unquote(value: &str) -> &str {
+    let quoted = value.len() >= 2
+        && ((value.starts_with('"') && value.ends_with('"')) || (value.starts_with('\'') && value.ends_with('\'')));
+    if quoted { &value[1..value.len() - 1] } else { value }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn splits_at_delimiters_whatever_the_line_ends() {
+        let check = |text: &str| {
+            let split = split(text).unwrap();
+            assert_eq!(split, Split { frontmatter: "name: a\n".into(), body: "Body\nmore\n".into() }, "{text:?}");
+        };
+        check("---\nname: a\n---\nBody\nmore\n");
+        check("\u{feff}---\r\nname: a\r\n---\r\n\r\nBody\r\nmore\r\n");
+        check("---\rname: a\r---\rBody\rmore\r");
+        check("---   \nname: a\n--- \t\nBody\nmore\n");
+    }
+
+    #[test]
+    fn refuses_files_without_frontmatter() {
+        assert_eq!(split("# Title\n").unwrap_err().reason, "no frontmatter: the file must start with a `---` line");
+        assert_eq!(split("").unwrap_err().line, 1);
+        assert_eq!(split("---\nname: a\n").unwrap_err().reason, "the frontmatter has no closing `---` line");
+    }
+
+    #[test]
+    fn falls_back_to_lines_when_yaml_fails() {
+        let (map, reading) = read(
+            "name: discord\ndescription: Use when you need: messages, polls\nmetadata: {\"moltbot\":{\"emoji\":\"🎮\"}}\n",
+        );
+        assert_eq!(reading, Reading::Lines);
+        assert_eq!(
+            Value::Object(map),
+            json!({"name": "discord", "description": "Use when you need: messages, polls", "metadata": "{\"moltbot\":{\"emoji\":\"🎮\"}}"})
+        );
+    }
+
+    #[test]
+    fn line_reading_keeps_multi_line_values_and_block_scalars() {
+        let (map, reading) = read(
+            "description: a: b\nsummary: |-\n  one\n  two\nfolded: >\n  one\n  two\nmetadata:\n  {\n    \"openclaw\": {\"emoji\": \"🛠️\",},\n  }\nquoted: 'x'\n",
+        );
+        assert_eq!(reading, Reading::Lines);
+        assert_eq!(map["summary"], json!("one\ntwo"));
+        assert_eq!(map["folded"], json!("one two"));
+        assert_eq!(map["metadata"], json!("{\n    \"openclaw\": {\"emoji\": \"🛠️\",},\n  }"));
+        assert_eq!(map["quoted"], json!("x"));
+    }
+
+    #[test]
+    fn yaml_reading_keeps_types() {
+        let (map, reading) = read("name: a\nalways: true\nmetadata:\n  openclaw:\n    requires:\n      bins: [gh]\n");
+        assert_eq!(reading, Reading::Yaml);
+        assert_eq!(
+            Value::Object(map),
+            json!({"name": "a", "always": true, "metadata": {"openclaw": {"requires": {"bins": ["gh"]}}}})
+        );
+    }
+}
