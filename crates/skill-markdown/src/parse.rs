@@ -98,7 +98,7 @@ pub fn parse(text: &str, location: Location) -> Result<MarkdownSkill, ParseError
         homepage: field("homepage").and_then(text_of),
         license: top.get("license").and_then(text_of),
         compatibility: top.get("compatibility").and_then(text_of),
-        allowed_tools: top.get("allowed-tools").map(|tools| words(tools)).unwrap_or_default(),
+        allowed_tools: top.get("allowed-tools").map(words).unwrap_or_default(),
         metadata: metadata.as_ref().map(string_entries).unwrap_or_default(),
         user_invocable: field("user-invocable").and_then(boolean).unwrap_or(true),
         disable_model_invocation: field("disable-model-invocation").and_then(boolean).unwrap_or(false),
