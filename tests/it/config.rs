@@ -35,15 +35,17 @@ fn config_show_prints_the_effective_config_of_an_agent() {
     assert_eq!(code, 0);
     assert_eq!(
         stdout,
-        "storage:\n  backend: sqlite\ncompiled:\n  memory:\n    enabled: true\n    secrets:\n      TOKEN: env:TOKEN\n",
+        "skills:\n  enabled: true\n  packs:\n  - omniagent-skills\n  paths: []\n  includes: []\n  excludes: []\n  max_injected: 20\n  config: {}\n\
+         storage:\n  backend: sqlite\ncompiled:\n  memory:\n    enabled: true\n    secrets:\n      TOKEN: env:TOKEN\n",
         "without --agent: the top level, which no agent's overrides change"
     );
     let (code, stdout, _) = run(home.omniagent(&["--json", "--agent", "alice", "config", "show"]));
     assert_eq!(code, 0);
-    assert_eq!(
-        json(&stdout),
-        json!({"storage": {"backend": "memory"}, "compiled": {"memory": {"enabled": false, "secrets": {"TOKEN": "env:TOKEN"}}}})
-    );
+    let shown = json(&stdout);
+    assert_eq!(shown["storage"], json!({"backend": "memory"}));
+    assert_eq!(shown["compiled"], json!({"memory": {"enabled": false, "secrets": {"TOKEN": "env:TOKEN"}}}));
+    assert_eq!(shown["skills"]["packs"], json!(["omniagent-skills"]));
+    assert!(shown.get("agents").is_none());
 }
 
 #[test]

@@ -2,15 +2,21 @@
 //!
 //! - `cargo xtask test`: everything CI checks: formatting, clippy (`-D warnings`), the
 //!   build without default features, every test (nextest when installed, plus doctests),
-//!   the benchmarks compiled (not run), and `cargo deny`.
+//!   the benchmarks compiled (not run), and `cargo deny`. The tests run against real
+//!   peers, fetched first (see [`peers`]); their location is passed to the tests in
+//!   `OMNIAGENT_OPENCLAW_DIR`.
 //! - `cargo xtask bench`: runs the benchmarks and prints their figures.
+//! - `cargo xtask peers`: only fetches the real peers (once; later runs reuse them) and
+//!   prints where they are.
 
 // xtask talks to people on stdout and stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod peers;
 #[cfg(test)]
 mod tidy;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -23,9 +29,20 @@ fn main() -> anyhow::Result<()> {
     match task.as_deref() {
         Some("test") => test(&root),
         Some("bench") => bench(&root),
+        Some("peers") => {
+            let openclaw_package = peers::ensure_openclaw(&peers::peers_dir()?)?;
+            println!("{}={}", peers::OPENCLAW_DIR_VAR, openclaw_package.display());
+            Ok(())
+        }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bench>\n\n  test   run every check CI runs\n  bench  run the benchmarks"
+                "usage: cargo xtask <test|bench|peers>
+
+  test   run every check CI runs
+  bench  run the benchmarks
+  peers  fetch the real peers the tests use (openclaw@{version}'s skills, with npm pack)
+         into $OMNIAGENT_PEERS, else $XDG_CACHE_HOME/omniagent-peers or ~/.cache/omniagent-peers",
+                version = peers::OPENCLAW_VERSION
             );
             bail!("unknown or missing task")
         }
@@ -38,16 +55,19 @@ fn workspace_root() -> PathBuf {
 
 fn test(root: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
+    // Fetched first: a missing npm should fail in seconds, not after clippy.
+    let openclaw_package = peers::ensure_openclaw(&peers::peers_dir()?)?;
+    let test_env = [(peers::OPENCLAW_DIR_VAR, openclaw_package.as_os_str())];
     cargo(root, &["fmt", "--all", "--check"])?;
     cargo(root, &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"])?;
     cargo(root, &["clippy", "-p", "omniagent-cli", "--no-default-features", "--", "-D", "warnings"])?;
     cargo(root, &["build", "-p", "omniagent-cli", "--no-default-features"])?;
     if has_nextest(root) {
-        cargo(root, &["nextest", "run", "--workspace", "--all-features", "--no-fail-fast"])?;
-        cargo(root, &["test", "--workspace", "--all-features", "--doc"])?;
+        cargo_with_env(root, &["nextest", "run", "--workspace", "--all-features", "--no-fail-fast"], &test_env)?;
+        cargo_with_env(root, &["test", "--workspace", "--all-features", "--doc"], &test_env)?;
     } else {
         eprintln!("xtask: cargo-nextest not found, using cargo test");
-        cargo(root, &["test", "--workspace", "--all-features", "--no-fail-fast"])?;
+        cargo_with_env(root, &["test", "--workspace", "--all-features", "--no-fail-fast"], &test_env)?;
     }
     cargo(root, &["test", "--workspace", "--benches", "--no-run"])?;
     if !has_cargo_subcommand(root, "deny") {
@@ -80,9 +100,18 @@ fn cargo_program() -> String {
 }
 
 fn cargo(root: &Path, args: &[&str]) -> anyhow::Result<()> {
-    eprintln!("xtask: cargo {}", args.join(" "));
+    cargo_with_env(root, args, &[])
+}
+
+/// Runs cargo with `env` added to the environment; the echoed line shows the variables,
+/// so it can be pasted to run the step alone.
+fn cargo_with_env(root: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> anyhow::Result<()> {
+    let assignments: String =
+        env.iter().map(|(name, value)| format!("{name}={} ", Path::new(value).display())).collect();
+    eprintln!("xtask: {assignments}cargo {}", args.join(" "));
     let status = Command::new(cargo_program())
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(root)
         .status()
         .with_context(|| format!("cannot run cargo {}", args.join(" ")))?;

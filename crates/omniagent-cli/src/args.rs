@@ -39,6 +39,17 @@ pub(crate) struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// List, inspect and check markdown skills (SKILL.md)
+    #[command(subcommand)]
+    Skills(SkillsCommand),
+    /// Print the system prompt the agent would get, with its skills
+    Prompt {
+        /// The system prompt the skills are appended to
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        base: String,
+        #[command(flatten)]
+        paths: SkillPaths,
+    },
     /// List and call the tools of every tool-giving skill
     #[command(subcommand)]
     Tools(ToolsCommand),
@@ -50,6 +61,41 @@ pub(crate) enum Command {
         /// The shell to complete for
         shell: clap_complete::Shell,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SkillsCommand {
+    /// List the available skills (`--all`: also the unavailable ones, with why)
+    List {
+        /// Also list skills whose requirements are not met
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        paths: SkillPaths,
+    },
+    /// Show one skill in full: where it is, what it needs, what it shadows
+    Info {
+        /// The skill's name
+        name: String,
+        #[command(flatten)]
+        paths: SkillPaths,
+    },
+    /// Check every skill's requirements and print install hints (exit 1 if any is unmet)
+    Check {
+        #[command(flatten)]
+        paths: SkillPaths,
+    },
+}
+
+/// Where to look for skills besides the configured places.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct SkillPaths {
+    /// An extra skill folder (repeatable): a skill, or a folder of skills
+    #[arg(long = "path", value_name = "DIR")]
+    pub(crate) paths: Vec<PathBuf>,
+    /// Leave out the default folders and `skills.paths` (packs stay)
+    #[arg(long)]
+    pub(crate) no_default_paths: bool,
 }
 
 #[derive(Debug, Subcommand)]

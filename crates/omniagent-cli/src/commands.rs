@@ -1,6 +1,7 @@
 //! The work behind each subcommand.
 
 mod config;
+mod skills;
 mod tools;
 
 use std::process::ExitCode;
@@ -34,6 +35,8 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
     let location = ConfigLocation::find(cli.global.config, config_from_env, &home);
     let session = Session { home, location, json: cli.global.json, agent: cli.global.agent };
     match cli.command {
+        Command::Skills(command) => skills::run(&session, command).await,
+        Command::Prompt { base, paths } => skills::prompt(&session, &base, &paths).await,
         Command::Tools(command) => tools::run(&session, command).await,
         Command::Config(command) => config::run(&session, command).await,
         Command::Completions { .. } => unreachable!("handled above"),

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_yaml_ng::{Mapping, Value};
 use skill_core::{MemorySkill, SecretRef, Skill};
+use skill_markdown::SkillsConfig;
 
 use crate::UsageError;
 
@@ -25,6 +26,11 @@ impl Home {
             Some(home) => Ok(Self { root: Path::new(&home).join(".omniagent") }),
             None => Err(UsageError::new("neither OMNIAGENT_HOME nor HOME is set; set OMNIAGENT_HOME")),
         }
+    }
+
+    /// The folder of skills every agent of this home gets.
+    pub(crate) fn skills_dir(&self) -> PathBuf {
+        self.root.join("skills")
     }
 
     /// The embedded store's database file.
@@ -190,6 +196,9 @@ fn yaml_error(path: &Path, error: &serde_yaml_ng::Error) -> UsageError {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Config {
+    /// Markdown skills.
+    #[serde(default)]
+    pub(crate) skills: SkillsConfig,
     /// Where skills keep state.
     #[serde(default)]
     pub(crate) storage: StorageConfig,
@@ -284,7 +293,10 @@ mod tests {
             "storage: {backend: postgres}\n",
             "config.yaml:1:20: storage.backend: unknown variant `postgres`, expected `sqlite` or `memory`",
         );
-        check("skils: {}\n", "config.yaml:1:1: unknown field `skils`, expected one of `storage`, `compiled`, `agents`");
+        check(
+            "skils: {}\n",
+            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `storage`, `compiled`, `agents`",
+        );
         check("storage: [\n", "config.yaml:2:1: did not find expected node content, while parsing a flow node");
         check(
             "agents:\n  alice:\n    agents: {}\n",

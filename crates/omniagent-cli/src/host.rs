@@ -1,11 +1,17 @@
-//! Builds the agent a command works with, from the effective config.
+//! Builds what a command works with from the effective config: the agent and its
+//! tools, or the markdown skills.
 
 use std::sync::Arc;
 
-use skill_core::{Agent, KvStore, MemoryStore, SecretResolver, Secrets};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use skill_core::{Agent, KvStore, MemoryStore, SecretRef, SecretResolver, Secrets, expand_home};
+use skill_markdown::{Environment, SkillSet, Sources};
 
 use crate::UsageError;
-use crate::config::{CompiledSkillConfig, Config, Home, StorageBackend};
+use crate::args::SkillPaths;
+use crate::config::{Config, Home, StorageBackend};
 
 /// Which skills a command needs.
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +43,8 @@ pub(crate) async fn start_agent(
         if !skill.settings.enabled || wanted_name.is_some_and(|name| name != skill.name) {
             continue;
         }
-        builder = builder.skill_secrets(skill.name, resolve_secrets(&resolver, skill.name, skill.settings).await);
+        builder =
+            builder.skill_secrets(skill.name, resolve_secrets(&resolver, skill.name, &skill.settings.secrets).await);
         skills.push((skill.build)());
     }
     let agent = builder.build();
@@ -66,13 +73,38 @@ fn store(config: &Config, home: &Home) -> Result<Arc<dyn KvStore>, UsageError> {
 
 /// Resolves a skill's secret references; one that cannot be resolved is left out with a
 /// warning naming the reference, and the skill is skipped later if it requires it.
-async fn resolve_secrets(resolver: &SecretResolver, skill: &str, settings: &CompiledSkillConfig) -> Secrets {
+async fn resolve_secrets(resolver: &SecretResolver, skill: &str, references: &BTreeMap<String, SecretRef>) -> Secrets {
     let mut secrets = Secrets::new();
-    for (name, reference) in &settings.secrets {
+    for (name, reference) in references {
         match resolver.resolve(reference).await {
             Ok(value) => secrets.insert(name.clone(), value),
             Err(error) => tracing::warn!("skill {skill}: secret {name}: {error}"),
         }
     }
     secrets
+}
+
+/// The markdown skills of the effective config: packs, the default folders (unless
+/// `--no-default-paths`), `skills.paths`, then `--path`; filtered, checked, and with the
+/// secrets this agent binds for each.
+pub(crate) async fn load_markdown_skills(config: &Config, home: &Home, paths: &SkillPaths) -> SkillSet {
+    let skills = &config.skills;
+    if !skills.enabled {
+        return SkillSet::default();
+    }
+    if !skills.disabled.is_empty() {
+        tracing::warn!("skills.disabled is deprecated; use skills.excludes");
+    }
+    let mut dirs = Vec::new();
+    if !paths.no_default_paths {
+        dirs.extend([home.skills_dir(), PathBuf::from("skills"), PathBuf::from(".skills")]);
+        dirs.extend(skills.paths.iter().map(|path| expand_home(path)));
+    }
+    let sources = Sources { packs: skills.packs.clone(), dirs, explicit_dirs: paths.paths.clone() };
+    let resolver = SecretResolver::default();
+    let mut secrets = BTreeMap::new();
+    for (name, settings) in &skills.config {
+        secrets.insert(name.clone(), resolve_secrets(&resolver, name, &settings.secrets).await);
+    }
+    skill_markdown::load(&sources, skills, &Environment::current(), &secrets)
 }

@@ -11,6 +11,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use skill_core::{Content, RegisteredTool, ResourceContents, SkillFailure, ToolError, ToolOutput, ToolSource};
 
+pub(crate) mod skills;
+
 use crate::args::Cli;
 use crate::commands::CheckReport;
 use crate::config::{Config, ConfigLocation, Home, Origin};

@@ -51,7 +51,7 @@ pub use crate::config::{SkillSettings, SkillsConfig};
 pub use crate::discover::{Discovery, Found, Origin, Skipped, Sources, discover};
 pub use crate::packs::{PACKS, Pack};
 pub use crate::parse::{Location, MAX_SKILL_FILE_BYTES, ParseError, parse, parse_bytes};
-pub use crate::prompt::{PromptConfig, inject_into_prompt};
+pub use crate::prompt::{PromptConfig, inject_into_prompt, prompt_skills};
 pub use crate::requirements::{Environment, Missing};
 pub use crate::skill::{InstallKind, InstallSpec, MarkdownSkill, Requires, SecretDecl};
 

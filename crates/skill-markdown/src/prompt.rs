@@ -15,6 +15,11 @@ impl Default for PromptConfig {
     }
 }
 
+/// The skills [`inject_into_prompt`] puts in a prompt, in order.
+pub fn prompt_skills<'a>(skills: &'a [LoadedSkill], config: &PromptConfig) -> impl Iterator<Item = &'a LoadedSkill> {
+    skills.iter().filter(|loaded| loaded.available() && !loaded.skill.disable_model_invocation).take(config.max_injected)
+}
+
 const HEADER: &str = "# Skills\n\n\
 The skills below are instructions for specific tasks. When a task matches a skill's \
 description, follow that skill. Paths in a skill are relative to its folder.";
@@ -25,11 +30,7 @@ description, follow that skill. Paths in a skill are relative to its folder.";
 ///
 /// Only the skills' text goes in: bound secret values never do.
 pub fn inject_into_prompt(system_prompt: &str, skills: &[LoadedSkill], config: &PromptConfig) -> String {
-    let mut offered = skills
-        .iter()
-        .filter(|loaded| loaded.available() && !loaded.skill.disable_model_invocation)
-        .take(config.max_injected)
-        .peekable();
+    let mut offered = prompt_skills(skills, config).peekable();
     if offered.peek().is_none() {
         return system_prompt.to_owned();
     }
