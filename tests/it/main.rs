@@ -3,6 +3,7 @@
 
 mod config;
 mod secrets;
+mod skills;
 mod state;
 mod tools;
 
@@ -32,6 +33,9 @@ impl Home {
 
     fn write(&self, name: &str, text: &str) -> PathBuf {
         let path = self.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("a writable temporary folder");
+        }
         std::fs::write(&path, text).expect("a writable temporary folder");
         path
     }
@@ -41,6 +45,7 @@ impl Home {
         let mut command = Command::new(env!("CARGO_BIN_EXE_omniagent"));
         command
             .args(args)
+            .current_dir(self.path())
             .env("OMNIAGENT_HOME", self.path())
             .env_remove("OMNIAGENT_CONFIG")
             .env_remove("NO_COLOR")

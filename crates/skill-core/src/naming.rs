@@ -23,11 +23,12 @@ pub fn agent_tool_name(skill: &str, tool: &str) -> String {
     format!("{}-{suffix}", &sanitized[..MAX_TOOL_NAME_LEN - 1 - suffix.len()])
 }
 
-/// Up to three of `candidates` that look like `name`, best first.
-pub(crate) fn close_names<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
+/// Up to three of `candidates` that look like `name` (a typo, a transposition, a missing
+/// prefix), best first: for "did you mean" hints.
+pub fn close_names<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut scored: Vec<(f64, &str)> = candidates
         .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
-        .filter(|(score, _)| *score >= 0.8)
+        .filter(|(score, candidate)| *score >= 0.8 || strsim::damerau_levenshtein(name, candidate) <= 2)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     scored.into_iter().take(3).map(|(_, candidate)| candidate.to_owned()).collect()
@@ -63,5 +64,6 @@ mod tests {
             ["memory__remember", "memory__forget", "memory__recall"]
         );
         assert_eq!(close_names("zzz", names.into_iter()), Vec::<String>::new());
+        assert_eq!(close_names("gti", ["git", "http-apis", "omniagent"].into_iter()), ["git"]);
     }
 }

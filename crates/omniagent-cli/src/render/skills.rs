@@ -212,14 +212,8 @@ pub(crate) fn info(loaded: &LoadedSkill, json: bool) -> anyhow::Result<()> {
 pub(crate) fn unknown(name: &str, set: &SkillSet) {
     let mut stderr = anstream::stderr().lock();
     let _ = writeln!(stderr, "{RED}error:{RED:#} unknown skill `{name}`");
-    let mut close: Vec<(f64, &str)> = set
-        .skills
-        .iter()
-        .map(|loaded| (strsim::jaro_winkler(name, &loaded.skill.name), loaded.skill.name.as_str()))
-        .filter(|(score, _)| *score >= 0.8)
-        .collect();
-    close.sort_by(|a, b| b.0.total_cmp(&a.0));
-    if let Some((_, best)) = close.first() {
+    let close = skill_core::close_names(name, set.skills.iter().map(|loaded| loaded.skill.name.as_str()));
+    if let Some(best) = close.first() {
         let _ = writeln!(
             stderr,
             "{DIM}hint: did you mean `{best}`? `omniagent skills list --all` shows every skill{DIM:#}"
