@@ -54,13 +54,10 @@ pub(crate) fn ensure_openclaw(peers: &Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(peers).with_context(|| format!("cannot create {}", peers.display()))?;
     let staging = peers.join(format!(".openclaw-{OPENCLAW_VERSION}.partial-{}", std::process::id()));
     remove_dir_if_present(&staging)?;
-    std::fs::create_dir(&staging).with_context(|| format!("cannot create {}", staging.display()))?;
-
-    let tarball = npm_pack(&format!("openclaw@{OPENCLAW_VERSION}"), &staging)?;
-    run(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&staging).args(OPENCLAW_SKILL_DIRS), "tar")?;
-    std::fs::remove_file(&tarball).with_context(|| format!("cannot remove {}", tarball.display()))?;
-    if !is_complete(&staging) {
-        bail!("the openclaw@{OPENCLAW_VERSION} tarball has no {}", OPENCLAW_SKILL_DIRS.join(" or "));
+    if let Err(error) = fetch_openclaw_into(&staging) {
+        // Best effort: the error that matters is the one returned.
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(error);
     }
 
     // What is there is incomplete (it failed the check above): it goes.
@@ -74,6 +71,18 @@ pub(crate) fn ensure_openclaw(peers: &Path) -> anyhow::Result<PathBuf> {
     }
     eprintln!("xtask: openclaw@{OPENCLAW_VERSION} skills ready in {:.1?}", started.elapsed());
     Ok(package)
+}
+
+/// Fetches the package into `staging` (a new folder) and extracts its skill folders.
+fn fetch_openclaw_into(staging: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
+    let tarball = npm_pack(&format!("openclaw@{OPENCLAW_VERSION}"), staging)?;
+    run(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(staging).args(OPENCLAW_SKILL_DIRS), "tar")?;
+    std::fs::remove_file(&tarball).with_context(|| format!("cannot remove {}", tarball.display()))?;
+    if !is_complete(staging) {
+        bail!("the openclaw@{OPENCLAW_VERSION} tarball has no {}", OPENCLAW_SKILL_DIRS.join(" or "));
+    }
+    Ok(())
 }
 
 fn is_complete(installed: &Path) -> bool {

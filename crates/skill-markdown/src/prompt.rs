@@ -17,7 +17,10 @@ impl Default for PromptConfig {
 
 /// The skills [`inject_into_prompt`] puts in a prompt, in order.
 pub fn prompt_skills<'a>(skills: &'a [LoadedSkill], config: &PromptConfig) -> impl Iterator<Item = &'a LoadedSkill> {
-    skills.iter().filter(|loaded| loaded.available() && !loaded.skill.disable_model_invocation).take(config.max_injected)
+    skills
+        .iter()
+        .filter(|loaded| loaded.available() && !loaded.skill.disable_model_invocation)
+        .take(config.max_injected)
 }
 
 const HEADER: &str = "# Skills\n\n\
