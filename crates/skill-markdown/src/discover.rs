@@ -99,12 +99,19 @@ pub fn discover(sources: &Sources) -> Discovery {
             }
         }
     }
-    let mut walker = Walker { visited: HashSet::new(), candidates: &mut candidates, skipped: &mut skipped };
+    let mut walker = Walker { visited: HashSet::new(), found: Vec::new(), skipped: &mut skipped };
     for dir in &sources.dirs {
         walker.root(dir, false);
     }
     for dir in &sources.explicit_dirs {
         walker.root(dir, true);
+    }
+    let found = walker.found;
+    for outcome in load_all(&found) {
+        match outcome {
+            Ok(skill) => candidates.push((skill, Origin::Dir)),
+            Err(error) => skipped.push(error),
+        }
     }
     Discovery { skills: resolve_precedence(candidates), skipped }
 }
@@ -132,33 +139,76 @@ fn resolve_precedence(candidates: Vec<(MarkdownSkill, Origin)>) -> Vec<Found> {
     slots
 }
 
+/// Below this many files, reading and parsing stays on the calling thread.
+const MIN_FILES_PER_THREAD: usize = 64;
+
+/// Reads and parses every found `SKILL.md`, on several threads when there are many, and
+/// returns the outcomes in the order the files were found.
+fn load_all(found: &[FoundFile]) -> Vec<Result<MarkdownSkill, Skipped>> {
+    let n_threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(found.len().div_ceil(MIN_FILES_PER_THREAD))
+        .max(1);
+    if n_threads == 1 {
+        return found.iter().map(FoundFile::load).collect();
+    }
+    let chunk_len = found.len().div_ceil(n_threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = found
+            .chunks(chunk_len)
+            .map(|chunk| scope.spawn(|| chunk.iter().map(FoundFile::load).collect::<Vec<_>>()))
+            .collect();
+        workers.into_iter().flat_map(|worker| worker.join().expect("parsing a skill does not panic")).collect()
+    })
+}
+
+/// A `SKILL.md` the walk found, not yet read.
+struct FoundFile {
+    dir: PathBuf,
+    file: PathBuf,
+    has_hooks: bool,
+    has_scripts: bool,
+}
+
+impl FoundFile {
+    fn load(&self) -> Result<MarkdownSkill, Skipped> {
+        let skipped = |line, reason| Skipped { path: self.file.clone(), line, reason };
+        let bytes = std::fs::read(&self.file).map_err(|error| skipped(None, format!("cannot read: {error}")))?;
+        let location = Location {
+            path: self.file.clone(),
+            dir: Some(self.dir.clone()),
+            dir_name: self.dir.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default(),
+            has_hooks: self.has_hooks,
+            has_scripts: self.has_scripts,
+        };
+        parse_bytes(&bytes, location).map_err(|error| skipped(Some(error.line), error.reason))
+    }
+}
+
 struct Walker<'a> {
     /// Canonical folders already walked: a symlink loop ends here.
     visited: HashSet<PathBuf>,
-    candidates: &'a mut Vec<(MarkdownSkill, Origin)>,
+    found: Vec<FoundFile>,
     skipped: &'a mut Vec<Skipped>,
 }
 
 impl Walker<'_> {
     fn root(&mut self, dir: &Path, explicit: bool) {
-        if dir.is_dir() {
-            self.walk(dir, 0);
-        } else if explicit {
-            let reason = if dir.exists() { "not a folder" } else { "no such folder" };
-            self.skipped.push(Skipped { path: dir.to_owned(), line: None, reason: reason.to_owned() });
+        match dir.canonicalize() {
+            Ok(canonical) if canonical.is_dir() => self.walk(dir, canonical, 0),
+            _ if explicit => {
+                let reason = if dir.exists() { "not a folder" } else { "no such folder" };
+                self.skipped.push(Skipped { path: dir.to_owned(), line: None, reason: reason.to_owned() });
+            }
+            _ => {}
         }
     }
 
-    fn walk(&mut self, dir: &Path, depth: usize) {
-        let Ok(canonical) = dir.canonicalize() else { return };
-        if !self.visited.insert(canonical) {
-            return;
-        }
-        if let Some(file) = ["SKILL.md", "skill.md"].iter().map(|name| dir.join(name)).find(|file| file.is_file()) {
-            self.load(dir, &file);
-            return;
-        }
-        if depth == MAX_DEPTH {
+    /// Walks `dir` (whose symlink-free path is `canonical`) with one listing: it tells
+    /// whether the folder is a skill, and which sub-folders to walk otherwise. Only
+    /// symlinks cost extra system calls.
+    fn walk(&mut self, dir: &Path, canonical: PathBuf, depth: usize) {
+        if !self.visited.insert(canonical.clone()) {
             return;
         }
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -169,46 +219,55 @@ impl Walker<'_> {
             });
             return;
         };
-        let mut children: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .filter(|entry| {
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                !name.starts_with('.') && name != "node_modules"
-            })
-            .map(|entry| entry.path())
-            .filter(|path| path.is_dir())
-            .collect();
-        children.sort();
-        for child in children {
-            self.walk(&child, depth + 1);
+        let mut listing = Listing::default();
+        for entry in entries.filter_map(Result::ok) {
+            let Ok(file_type) = entry.file_type() else { continue };
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let path = entry.path();
+            let (is_dir, is_file) = if file_type.is_symlink() {
+                std::fs::metadata(&path).map_or((false, false), |target| (target.is_dir(), target.is_file()))
+            } else {
+                (file_type.is_dir(), file_type.is_file())
+            };
+            match name {
+                "SKILL.md" if is_file => listing.skill_file = Some(path),
+                "skill.md" if is_file => listing.skill_file = listing.skill_file.or(Some(path)),
+                "hooks" => listing.has_hooks = is_dir,
+                "scripts" => listing.has_scripts = is_dir,
+                _ if is_dir && !name.starts_with('.') && name != "node_modules" => {
+                    listing.children.push((path, file_type.is_symlink()));
+                }
+                _ => {}
+            }
+        }
+        if let Some(file) = listing.skill_file {
+            let (has_hooks, has_scripts) = (listing.has_hooks, listing.has_scripts);
+            self.found.push(FoundFile { dir: dir.to_owned(), file, has_hooks, has_scripts });
+            return;
+        }
+        if depth == MAX_DEPTH {
+            return;
+        }
+        listing.children.sort();
+        for (child, is_symlink) in listing.children {
+            let child_canonical = if is_symlink {
+                let Ok(target) = child.canonicalize() else { continue };
+                target
+            } else {
+                canonical.join(child.file_name().expect("a listed entry has a name"))
+            };
+            self.walk(&child, child_canonical, depth + 1);
         }
     }
+}
 
-    fn load(&mut self, dir: &Path, file: &Path) {
-        let bytes = match std::fs::read(file) {
-            Ok(bytes) => bytes,
-            Err(error) => {
-                self.skipped.push(Skipped {
-                    path: file.to_owned(),
-                    line: None,
-                    reason: format!("cannot read: {error}"),
-                });
-                return;
-            }
-        };
-        let location = Location {
-            path: file.to_owned(),
-            dir: Some(dir.to_owned()),
-            dir_name: dir.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default(),
-            has_hooks: dir.join("hooks").is_dir(),
-            has_scripts: dir.join("scripts").is_dir(),
-        };
-        match parse_bytes(&bytes, location) {
-            Ok(skill) => self.candidates.push((skill, Origin::Dir)),
-            Err(error) => {
-                self.skipped.push(Skipped { path: file.to_owned(), line: Some(error.line), reason: error.reason })
-            }
-        }
-    }
+/// What one folder holds, as far as discovery cares.
+#[derive(Default)]
+struct Listing {
+    skill_file: Option<PathBuf>,
+    has_hooks: bool,
+    has_scripts: bool,
+    /// Sub-folders to walk, each with whether it is a symlink.
+    children: Vec<(PathBuf, bool)>,
 }
