@@ -36,8 +36,11 @@ fn generate(root: &Path) {
         let dir = root.join(format!("skill-{skill_idx:04}"));
         std::fs::create_dir_all(&dir).expect("a writable temporary folder");
         let body = "Step one. Step two.\n\n```sh\ntool --flag value\n```\n".repeat(20);
-        std::fs::write(dir.join("SKILL.md"), format!("---\n{}---\n# Skill {skill_idx}\n\n{body}", frontmatter(skill_idx)))
-            .expect("a writable temporary folder");
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\n{}---\n# Skill {skill_idx}\n\n{body}", frontmatter(skill_idx)),
+        )
+        .expect("a writable temporary folder");
     }
 }
 
@@ -70,7 +73,8 @@ fn benches(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("skills_1000");
     group.sample_size(20);
-    let files: Vec<PathBuf> = (0..N_SKILLS).map(|skill_idx| dir.path().join(format!("skill-{skill_idx:04}/SKILL.md"))).collect();
+    let files: Vec<PathBuf> =
+        (0..N_SKILLS).map(|skill_idx| dir.path().join(format!("skill-{skill_idx:04}/SKILL.md"))).collect();
     group.bench_function("read_known_paths", |b| b.iter(|| read_known_paths(&files)));
     group.bench_function("find_and_read", |b| b.iter(|| find_and_read(dir.path())));
     group.bench_function("discover_parse_check", |b| {
