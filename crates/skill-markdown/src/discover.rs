@@ -222,17 +222,19 @@ impl Walker<'_> {
         let mut listing = Listing::default();
         for entry in entries.filter_map(Result::ok) {
             let Ok(file_type) = entry.file_type() else { continue };
+            // A name that is not UTF-8 can be no file we look for, but still a folder to walk.
             let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
+            let name = name.to_string_lossy();
             let path = entry.path();
             let (is_dir, is_file) = if file_type.is_symlink() {
                 std::fs::metadata(&path).map_or((false, false), |target| (target.is_dir(), target.is_file()))
             } else {
                 (file_type.is_dir(), file_type.is_file())
             };
-            match name {
+            match name.as_ref() {
                 "SKILL.md" if is_file => listing.skill_file = Some(path),
                 "skill.md" if is_file => listing.skill_file = listing.skill_file.or(Some(path)),
+                "SKILL.md" | "skill.md" => listing.not_a_file = Some(path),
                 "hooks" => listing.has_hooks = is_dir,
                 "scripts" => listing.has_scripts = is_dir,
                 _ if is_dir && !name.starts_with('.') && name != "node_modules" => {
@@ -244,6 +246,12 @@ impl Walker<'_> {
         if let Some(file) = listing.skill_file {
             let (has_hooks, has_scripts) = (listing.has_hooks, listing.has_scripts);
             self.found.push(FoundFile { dir: dir.to_owned(), file, has_hooks, has_scripts });
+            return;
+        }
+        if let Some(path) = listing.not_a_file {
+            // A folder, a broken link or a device named `SKILL.md`: the skill is there but
+            // cannot be read, so it is reported rather than lost without a word.
+            self.skipped.push(Skipped { path, line: None, reason: "not a regular file".to_owned() });
             return;
         }
         if depth == MAX_DEPTH {
@@ -266,6 +274,8 @@ impl Walker<'_> {
 #[derive(Default)]
 struct Listing {
     skill_file: Option<PathBuf>,
+    /// A `SKILL.md` (or `skill.md`) that is not a regular file.
+    not_a_file: Option<PathBuf>,
     has_hooks: bool,
     has_scripts: bool,
     /// Sub-folders to walk, each with whether it is a symlink.

@@ -60,8 +60,9 @@ pub(crate) fn read(frontmatter: &str) -> (Map<String, Value>, Reading) {
 }
 
 /// OpenClaw's fallback: `key: value` lines at the left margin; indented lines continue
-/// the value before them (a multi-line JSON5 `metadata`, a block scalar). Quotes around
-/// a single-line value are removed.
+/// the value before them (a multi-line JSON5 `metadata`, a block scalar). Each entry is
+/// read as YAML on its own when it can be (see [`yaml_entry`]); otherwise its value is
+/// text, with the quotes around a single-line value removed.
 fn read_lines(frontmatter: &str) -> Map<String, Value> {
     let mut map = Map::new();
     let mut current: Option<(String, String, Vec<String>)> = None;
@@ -93,6 +94,10 @@ fn top_level_pair(line: &str) -> Option<(&str, &str)> {
 }
 
 fn insert_line_value(map: &mut Map<String, Value>, (key, value, continuation): (String, String, Vec<String>)) {
+    if let Some(value) = yaml_entry(&key, &value, &continuation) {
+        map.insert(key, value);
+        return;
+    }
     let value = match value.as_str() {
         "|" | "|-" | "|+" | ">" | ">-" | ">+" => block_scalar(value.starts_with('|'), &continuation),
         _ if continuation.iter().all(|line| line.trim().is_empty()) => unquote(&value).to_owned(),
@@ -108,12 +113,31 @@ fn insert_line_value(map: &mut Map<String, Value>, (key, value, continuation): (
     map.insert(key, Value::String(value));
 }
 
+/// One entry read alone as YAML. The frontmatter as a whole is not YAML, but usually
+/// only one entry is to blame (an unquoted `: ` in `description`); the others keep their
+/// nesting and types this way, above all a `metadata` written as an indented YAML block,
+/// which as text would be lost.
+fn yaml_entry(key: &str, value: &str, continuation: &[String]) -> Option<Value> {
+    let entry = format!("{key}: {value}\n{}", continuation.join("\n"));
+    let yaml = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&entry).ok()?;
+    match serde_json::to_value(yaml).ok()? {
+        Value::Object(mut object) if object.len() == 1 => object.remove(key),
+        _ => None,
+    }
+}
+
 /// A `|` (literal) or `>` (folded) block, dedented by its first line's indent.
 fn block_scalar(literal: bool, lines: &[String]) -> String {
     let indent =
         lines.iter().find(|line| !line.trim().is_empty()).map_or(0, |line| line.len() - line.trim_start().len());
-    let dedented: Vec<&str> =
-        lines.iter().map(|line| line.get(indent..).unwrap_or_else(|| line.trim_start())).collect();
+    // A line indented less than the first loses its indent, never its text.
+    let dedented: Vec<&str> = lines
+        .iter()
+        .map(|line| {
+            let line_indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+            &line[line_indent.min(indent)..]
+        })
+        .collect();
     let text = if literal { dedented.join("\n") } else { dedented.join(" ") };
     text.trim().to_owned()
 }
@@ -151,24 +175,34 @@ mod tests {
     #[test]
     fn falls_back_to_lines_when_yaml_fails() {
         let (map, reading) = read(
-            "name: discord\ndescription: Use when you need: messages, polls\nmetadata: {\"moltbot\":{\"emoji\":\"🎮\"}}\n",
+            "name: discord\ndescription: Use when you need: messages, polls\nalways: true\nmetadata: {\"moltbot\":{\"emoji\":\"🎮\"}}\nnested:\n  openclaw:\n    bins:\n      - gh\n",
         );
         assert_eq!(reading, Reading::Lines);
+        // Only the entry YAML rejects is text; the others are read as YAML one by one.
         assert_eq!(
             Value::Object(map),
-            json!({"name": "discord", "description": "Use when you need: messages, polls", "metadata": "{\"moltbot\":{\"emoji\":\"🎮\"}}"})
+            json!({
+                "name": "discord",
+                "description": "Use when you need: messages, polls",
+                "always": true,
+                "metadata": {"moltbot": {"emoji": "🎮"}},
+                "nested": {"openclaw": {"bins": ["gh"]}},
+            })
         );
     }
 
     #[test]
     fn line_reading_keeps_multi_line_values_and_block_scalars() {
         let (map, reading) = read(
-            "description: a: b\nsummary: |-\n  one\n  two\nfolded: >\n  one\n  two\nmetadata:\n  {\n    \"openclaw\": {\"emoji\": \"🛠️\",},\n  }\nquoted: 'x'\n",
+            "description: a: b\nsummary: |-\n  one\n  two\nfolded: >\n  one\n  two\nragged: |\n    one\n  two\nmetadata:\n  {\n    // the manifest\n    \"openclaw\": {\"emoji\": \"🛠️\",},\n  }\nquoted: 'x'\n",
         );
         assert_eq!(reading, Reading::Lines);
         assert_eq!(map["summary"], json!("one\ntwo"));
         assert_eq!(map["folded"], json!("one two"));
-        assert_eq!(map["metadata"], json!("{\n    \"openclaw\": {\"emoji\": \"🛠️\",},\n  }"));
+        // YAML rejects a block whose later lines are indented less than its first.
+        assert_eq!(map["ragged"], json!("one\ntwo"));
+        // JSON5 with comments is not YAML: it stays text, for `metadata`'s JSON5 reading.
+        assert_eq!(map["metadata"], json!("{\n    // the manifest\n    \"openclaw\": {\"emoji\": \"🛠️\",},\n  }"));
         assert_eq!(map["quoted"], json!("x"));
     }
 

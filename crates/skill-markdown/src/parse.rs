@@ -55,7 +55,14 @@ pub fn parse_bytes(bytes: &[u8], location: Location) -> Result<MarkdownSkill, Pa
         });
     }
     let text = std::str::from_utf8(bytes).map_err(|error| {
-        let line = 1 + bytes[..error.valid_up_to()].iter().filter(|byte| **byte == b'\n').count();
+        // Line ends as the frontmatter splitter reads them: LF, CRLF or a lone CR.
+        let valid = &bytes[..error.valid_up_to()];
+        let line_ends = valid
+            .iter()
+            .enumerate()
+            .filter(|(byte_idx, byte)| **byte == b'\n' || (**byte == b'\r' && valid.get(byte_idx + 1) != Some(&b'\n')))
+            .count();
+        let line = 1 + line_ends;
         ParseError { line, reason: "the file is not UTF-8".to_owned() }
     })?;
     parse(text, location)

@@ -1,0 +1,129 @@
+//! Real skills written by no one here: every `SKILL.md` that the `openclaw` npm package
+//! ships loads, with no skip and no warning, and says what its frontmatter states.
+//!
+//! The package is fetched by `cargo xtask test` (or `cargo xtask peers`), which passes its
+//! folder in `OMNIAGENT_OPENCLAW_DIR`. What each file states was read by an independent
+//! oracle, `xtask/openclaw_expected.py` (PyYAML), and committed as
+//! `tests/fixtures/openclaw-<version>.json`; this test runs no Python.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use skill_markdown::{MarkdownSkill, Sources, discover};
+
+const OPENCLAW_VERSION: &str = "2026.9.6";
+
+/// Fewer skills than this means the package or the walk lost some.
+const MIN_SKILLS: usize = 50;
+
+/// `OMNIAGENT_OPENCLAW_DIR`, else where `cargo xtask` puts the package: the peers cache
+/// (`$OMNIAGENT_PEERS`, else `$XDG_CACHE_HOME/omniagent-peers`, else
+/// `~/.cache/omniagent-peers`), as `xtask/src/peers.rs` computes it.
+fn openclaw_package() -> PathBuf {
+    let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    if let Some(dir) = non_empty("OMNIAGENT_OPENCLAW_DIR") {
+        return PathBuf::from(dir);
+    }
+    let peers = non_empty("OMNIAGENT_PEERS").map(PathBuf::from).unwrap_or_else(|| {
+        match non_empty("XDG_CACHE_HOME").map(PathBuf::from).filter(|cache| cache.is_absolute()) {
+            Some(cache) => cache.join("omniagent-peers"),
+            None => PathBuf::from(non_empty("HOME").expect("HOME is set")).join(".cache/omniagent-peers"),
+        }
+    });
+    peers.join(format!("openclaw-{OPENCLAW_VERSION}")).join("package")
+}
+
+/// What the oracle reads from a file, in the oracle's shape.
+fn stated(skill: &MarkdownSkill) -> Value {
+    json!({
+        "name": skill.name,
+        "description": skill.description,
+        "emoji": skill.emoji,
+        "requires": {
+            "bins": skill.requires.bins,
+            "anyBins": skill.requires.any_bins,
+            "env": skill.requires.env,
+            "config": skill.requires.config,
+        },
+        "os": skill.os,
+        "always": skill.always,
+    })
+}
+
+/// Every field where `found` differs from `expected`, as `field: expected …, found …`
+/// (`field` is dotted: `requires.bins`).
+fn differences(field: &str, expected: &Value, found: &Value, out: &mut Vec<String>) {
+    match (expected, found) {
+        (Value::Object(expected), Value::Object(found)) => {
+            let join = |key: &str| if field.is_empty() { key.to_owned() } else { format!("{field}.{key}") };
+            for (key, expected_value) in expected {
+                differences(&join(key), expected_value, found.get(key).unwrap_or(&Value::Null), out);
+            }
+            for key in found.keys().filter(|key| !expected.contains_key(*key)) {
+                out.push(format!("{}: not in the expected data", join(key)));
+            }
+        }
+        _ if expected != found => out.push(format!("{field}: expected {expected}, found {found}")),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_skill_openclaw_ships_loads_as_its_frontmatter_states() {
+    let package = openclaw_package();
+    let skill_dirs = [package.join("skills"), package.join("custodian-skills")];
+    assert!(
+        skill_dirs.iter().all(|dir| dir.is_dir()),
+        "the skills of openclaw@{OPENCLAW_VERSION} are not in {}: run `cargo xtask test` once (or just \
+         `cargo xtask peers`), which fetches them with npm, or set OMNIAGENT_OPENCLAW_DIR to an extracted \
+         package",
+        package.display()
+    );
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/fixtures/openclaw-{OPENCLAW_VERSION}.json"));
+    let expected: BTreeMap<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(&fixture).expect("the expected data is committed"))
+            .expect("the expected data is JSON");
+
+    let discovery = discover(&Sources { dirs: skill_dirs.to_vec(), ..Sources::default() });
+
+    let mut problems: Vec<String> = discovery
+        .skipped
+        .iter()
+        .map(|skipped| {
+            let line = skipped.line.map(|line| format!(" line {line}")).unwrap_or_default();
+            format!("{}:{line} skipped: {}", skipped.path.display(), skipped.reason)
+        })
+        .collect();
+    let mut found: BTreeMap<String, Value> = BTreeMap::new();
+    for skill in discovery.skills.iter().map(|found| &found.skill) {
+        let relative = skill.path.strip_prefix(&package).expect("a skill of the package");
+        let relative = relative.to_string_lossy().replace('\\', "/");
+        for warning in &skill.warnings {
+            problems.push(format!("{relative}: warning: {warning}"));
+        }
+        found.insert(relative, stated(skill));
+    }
+    for (path, expected_skill) in &expected {
+        match found.get(path) {
+            Some(found_skill) => {
+                let mut fields = Vec::new();
+                differences("", expected_skill, found_skill, &mut fields);
+                problems.extend(fields.into_iter().map(|field| format!("{path}: {field}")));
+            }
+            None => problems.push(format!("{path}: not loaded")),
+        }
+    }
+    for path in found.keys().filter(|path| !expected.contains_key(*path)) {
+        problems.push(format!("{path}: loaded, but not in the expected data"));
+    }
+    assert!(
+        problems.is_empty(),
+        "{} differences from tests/fixtures/openclaw-{OPENCLAW_VERSION}.json:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+    assert_eq!(discovery.skills.len(), expected.len());
+    assert!(expected.len() >= MIN_SKILLS, "only {} skills in openclaw@{OPENCLAW_VERSION}", expected.len());
+}
