@@ -80,6 +80,7 @@ fn test(root: &Path) -> anyhow::Result<()> {
 
 fn bench(root: &Path) -> anyhow::Result<()> {
     cargo(root, &["bench", "-p", "skill-core", "--bench", "call_tool"])?;
+    cargo(root, &["bench", "-p", "skill-markdown", "--bench", "discover"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "cold_start"])
 }
 

@@ -1,6 +1,8 @@
 //! Splitting a `SKILL.md` into frontmatter and body, and reading the frontmatter: as
 //! YAML, or line by line when YAML fails, as OpenClaw does.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 /// Why a file has no usable frontmatter, and on which line (1-based).
@@ -21,20 +23,26 @@ pub(crate) struct Split {
 /// may carry trailing spaces).
 pub(crate) fn split(text: &str) -> Result<Split, SplitError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    // Most files have LF line ends already: copy only those that do not.
+    let text: Cow<'_, str> = if text.contains('\r') {
+        Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        Cow::Borrowed(text)
+    };
     let is_delimiter = |line: &str| line.trim_end() == "---";
     let mut lines = text.split_inclusive('\n');
-    match lines.next() {
-        Some(first) if is_delimiter(first) => {}
+    let opening_len = match lines.next() {
+        Some(first) if is_delimiter(first) => first.len(),
         _ => return Err(SplitError { line: 1, reason: "no frontmatter: the file must start with a `---` line" }),
-    }
-    let mut frontmatter = String::new();
-    for line in lines.by_ref() {
+    };
+    let mut offset = opening_len;
+    for line in lines {
         if is_delimiter(line) {
-            let body: String = lines.collect();
-            return Ok(Split { frontmatter, body: body.trim_start_matches('\n').to_owned() });
+            let frontmatter = text[opening_len..offset].to_owned();
+            let body = text[offset + line.len()..].trim_start_matches('\n').to_owned();
+            return Ok(Split { frontmatter, body });
         }
-        frontmatter.push_str(line);
+        offset += line.len();
     }
     Err(SplitError { line: 1, reason: "the frontmatter has no closing `---` line" })
 }
@@ -50,11 +58,8 @@ pub(crate) enum Reading {
 
 /// The frontmatter's top-level keys.
 pub(crate) fn read(frontmatter: &str) -> (Map<String, Value>, Reading) {
-    match serde_yaml_ng::from_str::<serde_yaml_ng::Value>(frontmatter) {
-        Ok(yaml @ serde_yaml_ng::Value::Mapping(_)) => match serde_json::to_value(yaml) {
-            Ok(Value::Object(map)) => (map, Reading::Yaml),
-            _ => (read_lines(frontmatter), Reading::Lines),
-        },
+    match serde_yaml_ng::from_str::<Value>(frontmatter) {
+        Ok(Value::Object(map)) => (map, Reading::Yaml),
         _ => (read_lines(frontmatter), Reading::Lines),
     }
 }
@@ -119,8 +124,7 @@ fn insert_line_value(map: &mut Map<String, Value>, (key, value, continuation): (
 /// which as text would be lost.
 fn yaml_entry(key: &str, value: &str, continuation: &[String]) -> Option<Value> {
     let entry = format!("{key}: {value}\n{}", continuation.join("\n"));
-    let yaml = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&entry).ok()?;
-    match serde_json::to_value(yaml).ok()? {
+    match serde_yaml_ng::from_str::<Value>(&entry).ok()? {
         Value::Object(mut object) if object.len() == 1 => object.remove(key),
         _ => None,
     }
