@@ -94,10 +94,10 @@ pub(crate) fn list(set: &SkillSet, all: bool, json: bool) -> anyhow::Result<()> 
         let emoji = skill.emoji.as_deref().unwrap_or("  ");
         let description = truncate(skill.description.lines().next().unwrap_or_default(), description_width);
         let (source, _) = source_of(loaded);
+        let name = truncate(&skill.name, name_width);
         writeln!(
             out,
-            "{mark} {emoji} {BOLD}{:<name_width$}{BOLD:#}  {description:<description_width$}  {DIM}{source}{DIM:#}",
-            skill.name
+            "{mark} {emoji} {BOLD}{name:<name_width$}{BOLD:#}  {description:<description_width$}  {DIM}{source}{DIM:#}"
         )?;
         if !loaded.available() {
             writeln!(out, "      {YELLOW}{}{YELLOW:#}", truncate(&loaded.missing.reason(), WIDTH - 6))?;
