@@ -11,8 +11,8 @@ use tracing::Instrument;
 
 use crate::naming::{agent_tool_name, close_names};
 use crate::{
-    KvStore, MemoryStore, Secrets, Skill, SkillStore, Tool, ToolCall, ToolContext, ToolError, ToolHook, ToolOutput,
-    ToolSource,
+    KvStore, MemoryStore, Secrets, Skill, SkillStore, SourceKind, Tool, ToolCall, ToolContext, ToolError, ToolHook,
+    ToolOutput, ToolSource,
 };
 
 /// A skill that could not be loaded (or closed), and why.
@@ -283,7 +283,7 @@ impl Agent {
         for (_, mut skill, outcome) in finished {
             let name = skill.name().to_owned();
             let registered = match outcome {
-                Ok(()) => self.register_tools(skill.as_ref()),
+                Ok(()) => self.replace_tools(skill.name(), skill.source_type(), skill.tools()),
                 Err(error) => Err(format!("init failed: {}", error_chain(error.as_ref()))),
             };
             match registered {
@@ -331,15 +331,18 @@ impl Agent {
         Ok(())
     }
 
-    /// Registers all of a skill's tools, or none of them.
-    fn register_tools(&self, skill: &dyn Skill) -> Result<(), String> {
+    /// Replaces the registered tools of the skill `skill` (of kind `kind`) with `tools`, all
+    /// or none: a skill whose tools change while it runs (an MCP server's
+    /// `tools/list_changed`) calls this through its [`AgentHandle`]. On an error (a name
+    /// collision, an invalid schema) the old tools stay.
+    pub fn replace_tools(&self, skill: &str, kind: SourceKind, tools: Vec<Arc<dyn Tool>>) -> Result<(), String> {
+        let mut registry = write(&self.inner.tools);
         let mut new_tools: BTreeMap<String, RegisteredTool> = BTreeMap::new();
-        let registry = read(&self.inner.tools);
-        for tool in skill.tools() {
-            let source =
-                ToolSource { kind: skill.source_type(), skill: skill.name().to_owned(), tool: tool.name().to_owned() };
+        for tool in tools {
+            let source = ToolSource { kind, skill: skill.to_owned(), tool: tool.name().to_owned() };
             let name = agent_tool_name(&source.skill, &source.tool);
-            if let Some(existing) = registry.get(&name).or_else(|| new_tools.get(&name)) {
+            let existing = registry.get(&name).filter(|existing| existing.source().skill != skill);
+            if let Some(existing) = existing.or_else(|| new_tools.get(&name)) {
                 return Err(format!("tool name `{name}` of {source} collides with {}", existing.source()));
             }
             let validator = jsonschema::validator_for(tool.input_schema())
@@ -347,8 +350,8 @@ impl Agent {
             let context = ToolContext::new(name.clone(), source);
             new_tools.insert(name, RegisteredTool { entry: Arc::new(Entry { context, tool, validator }) });
         }
-        drop(registry);
-        write(&self.inner.tools).extend(new_tools);
+        registry.retain(|_, registered| registered.source().skill != skill);
+        registry.extend(new_tools);
         Ok(())
     }
 
