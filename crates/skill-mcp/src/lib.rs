@@ -1,7 +1,55 @@
 //! MCP skills: the tools of an MCP server, offered to an OmniAgent agent.
 //!
-//! This crate will hold the MCP client (on `rmcp`) that runs a server as a subprocess,
-//! or reaches it over streamable HTTP, with a per-agent environment, start-up and
-//! per-call timeouts, crash detection and restart, and clean shutdown of the whole
-//! process group. It is filled by the issue that brings MCP skills; until then it is
-//! empty on purpose.
+//! [`McpSkill`] runs a server as a subprocess (or reaches it over streamable HTTP) with
+//! [`rmcp`]'s client, and offers its tools with source kind `mcp`. What other MCP hosts
+//! get wrong is handled here:
+//!
+//! - **Environment.** Built fresh for each agent: an allowlist of host variables
+//!   ([`INHERITED_VARS`]), then the server's `env`, then that agent's secrets.
+//! - **Processes.** The server leads its own process group; `close`, a restart and a
+//!   drop kill the whole group, so `npx`'s grandchildren do not outlive it.
+//! - **stderr.** Drained all the time into tracing and a small tail kept for error
+//!   messages, so a chatty server never blocks on a full pipe.
+//! - **Timeouts.** Start-up and every call are bounded; a timed-out call is cancelled
+//!   (`notifications/cancelled`) and the server restarted by the next call.
+//! - **Crashes.** A call in flight when the server dies fails at once; the next call
+//!   starts the server again and the failed call is not replayed.
+//! - **Tool list changes.** `notifications/tools/list_changed` re-lists the tools
+//!   (following pagination) and updates the agent.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use skill_core::Agent;
+//! use skill_mcp::{McpSkill, ServerConfig};
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let config: ServerConfig = serde_json::from_value(serde_json::json!({
+//!     "command": "npx",
+//!     "args": ["-y", "@modelcontextprotocol/server-everything"],
+//!     "timeout": "30s"
+//! }))
+//! .unwrap();
+//! let agent = Agent::builder().with_compiled_skill(McpSkill::new("everything", config)).build();
+//! agent.init_compiled_skills().await;
+//! let output = agent.call_tool("everything__echo", serde_json::json!({"message": "hi"})).await.unwrap();
+//! println!("{output:?}");
+//! agent.close().await;
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+
+mod config;
+mod connection;
+mod environment;
+mod error;
+mod skill;
+mod stderr;
+
+pub use crate::config::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, PastedServer, ServerConfig, Timeouts, Transport,
+};
+pub use crate::environment::INHERITED_VARS;
+pub use crate::error::Error;
+pub use crate::skill::{McpSkill, McpTool};

@@ -1,0 +1,293 @@
+//! One MCP server's settings: ours (`mcp.servers.<name>`, strict) and the `mcpServers`
+//! entries users paste from Claude Desktop, Cursor or Claude Code (lenient).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use skill_core::SecretRef;
+
+/// How long start-up may take unless configured.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one call may take unless configured.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// An MCP server: a command run as a subprocess, or a streamable-HTTP URL.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "ServerSettings", into = "ServerSettings")]
+pub struct ServerConfig {
+    /// How the server is reached.
+    pub transport: Transport,
+    /// Names that must have a value in the server's environment (or its secrets).
+    pub required_env: Vec<String>,
+    /// Secrets by name: each reaches the server as an environment variable (stdio) or
+    /// through `${NAME}` in headers and arguments.
+    pub secrets: BTreeMap<String, SecretRef>,
+    /// Bounds on start-up and on each call.
+    pub timeouts: Timeouts,
+}
+
+/// How a server is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A subprocess speaking MCP on stdin/stdout.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments (`${VAR}` and `${env:VAR}` expanded).
+        args: Vec<String>,
+        /// Variables set for it, after the inherited allowlist.
+        env: BTreeMap<String, String>,
+        /// Its working folder.
+        cwd: Option<String>,
+    },
+    /// A streamable-HTTP endpoint.
+    Http {
+        /// The endpoint URL.
+        url: String,
+        /// Headers sent with every request (`${VAR}` and `${env:VAR}` expanded).
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// Start-up and per-call bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Spawn (or connect) to listed tools.
+    pub startup: Duration,
+    /// One `tools/call`.
+    pub call: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self { startup: DEFAULT_STARTUP_TIMEOUT, call: DEFAULT_CALL_TIMEOUT }
+    }
+}
+
+/// `mcp.servers.<name>` as written.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerSettings {
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    args: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    headers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    required_env: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    secrets: BTreeMap<String, SecretRef>,
+    /// `30s` (both bounds), a number of seconds, or `{startup: 10s, call: 2m}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    timeout: Option<serde_json::Value>,
+}
+
+/// A duration as people write it.
+struct DurationDisplay(Duration);
+
+impl fmt::Display for DurationDisplay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let millis = self.0.as_millis();
+        if millis % 60_000 == 0 && millis > 0 {
+            write!(f, "{}m", millis / 60_000)
+        } else if millis % 1000 == 0 {
+            write!(f, "{}s", millis / 1000)
+        } else {
+            write!(f, "{millis}ms")
+        }
+    }
+}
+
+fn timeouts_of(value: &serde_json::Value) -> Result<Timeouts, String> {
+    let duration = |value: &serde_json::Value| -> Result<Duration, String> {
+        let parsed = match value {
+            serde_json::Value::Number(seconds) => seconds.as_f64().filter(|s| *s > 0.0).map(Duration::from_secs_f64),
+            serde_json::Value::String(text) => parse_duration(text),
+            _ => None,
+        };
+        parsed.ok_or_else(|| format!("timeout `{value}` is not a duration (write e.g. 500ms, 30s, 2m)"))
+    };
+    match value {
+        serde_json::Value::Object(fields) => {
+            let mut timeouts = Timeouts::default();
+            for (key, value) in fields {
+                match key.as_str() {
+                    "startup" => timeouts.startup = duration(value)?,
+                    "call" => timeouts.call = duration(value)?,
+                    other => return Err(format!("unknown timeout `{other}` (expected `startup` or `call`)")),
+                }
+            }
+            Ok(timeouts)
+        }
+        both => duration(both).map(|both| Timeouts { startup: both, call: both }),
+    }
+}
+
+fn parse_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.')?;
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let seconds = match unit.trim() {
+        "ms" => number / 1000.0,
+        "s" => number,
+        "m" => number * 60.0,
+        "h" => number * 3600.0,
+        _ => return None,
+    };
+    (seconds.is_finite() && seconds > 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+impl TryFrom<ServerSettings> for ServerConfig {
+    type Error = String;
+
+    fn try_from(settings: ServerSettings) -> Result<Self, String> {
+        let kind = settings.kind.as_deref().map(str::to_ascii_lowercase);
+        let transport = match (kind.as_deref(), settings.command, settings.url) {
+            (Some("http" | "streamable-http" | "streamablehttp" | "sse") | None, None, Some(url)) => {
+                if !settings.args.is_empty() || !settings.env.is_empty() || settings.cwd.is_some() {
+                    return Err("`args`, `env` and `cwd` apply to a `command`, not to a `url`".to_owned());
+                }
+                Transport::Http { url, headers: settings.headers }
+            }
+            (Some("stdio") | None, Some(command), None) => {
+                if !settings.headers.is_empty() {
+                    return Err("`headers` apply to a `url`, not to a `command`".to_owned());
+                }
+                Transport::Stdio { command, args: settings.args, env: settings.env, cwd: settings.cwd }
+            }
+            (_, Some(_), Some(_)) => return Err("give either `command` or `url`, not both".to_owned()),
+            (_, None, None) => return Err("give `command` (a subprocess) or `url` (streamable HTTP)".to_owned()),
+            (Some(other), _, _) => {
+                return Err(format!("`type: {other}` does not fit the entry (expected stdio with `command`, or http with `url`)"));
+            }
+        };
+        let timeouts = settings.timeout.as_ref().map_or(Ok(Timeouts::default()), timeouts_of)?;
+        Ok(Self { transport, required_env: settings.required_env, secrets: settings.secrets, timeouts })
+    }
+}
+
+impl From<ServerConfig> for ServerSettings {
+    fn from(config: ServerConfig) -> Self {
+        let timeout = (config.timeouts != Timeouts::default()).then(|| {
+            serde_json::json!({
+                "startup": DurationDisplay(config.timeouts.startup).to_string(),
+                "call": DurationDisplay(config.timeouts.call).to_string(),
+            })
+        });
+        let mut settings = ServerSettings {
+            required_env: config.required_env,
+            secrets: config.secrets,
+            timeout,
+            ..ServerSettings::default()
+        };
+        match config.transport {
+            Transport::Stdio { command, args, env, cwd } => {
+                settings.command = Some(command);
+                settings.args = args;
+                settings.env = env;
+                settings.cwd = cwd;
+            }
+            Transport::Http { url, headers } => {
+                settings.kind = Some("http".to_owned());
+                settings.url = Some(url);
+                settings.headers = headers;
+            }
+        }
+        settings
+    }
+}
+
+/// An entry of a pasted `mcpServers` map: the keys the MCP clients write, and any other
+/// key kept aside so the caller can warn about it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PastedServer {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    /// Keys this crate does not use (`disabled`, `autoApprove`, …).
+    #[serde(flatten)]
+    pub ignored: BTreeMap<String, serde_json::Value>,
+}
+
+impl TryFrom<PastedServer> for ServerConfig {
+    type Error = String;
+
+    fn try_from(pasted: PastedServer) -> Result<Self, String> {
+        ServerConfig::try_from(ServerSettings {
+            kind: pasted.kind,
+            command: pasted.command,
+            args: pasted.args,
+            env: pasted.env,
+            cwd: pasted.cwd,
+            url: pasted.url,
+            headers: pasted.headers,
+            ..ServerSettings::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: serde_json::Value) -> Result<ServerConfig, String> {
+        serde_json::from_value(json).map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn reads_stdio_and_http_servers() {
+        let config = parse(serde_json::json!({
+            "command": "npx", "args": ["-y", "pkg"], "env": {"A": "1"}, "timeout": "5s",
+            "required_env": ["KEY"], "secrets": {"KEY": "env:HOST_KEY"}
+        }))
+        .unwrap();
+        assert_eq!(config.timeouts, Timeouts { startup: Duration::from_secs(5), call: Duration::from_secs(5) });
+        assert!(matches!(config.transport, Transport::Stdio { ref command, .. } if command == "npx"));
+        let config = parse(serde_json::json!({"url": "http://127.0.0.1:1/mcp", "timeout": {"call": "250ms"}})).unwrap();
+        assert_eq!(config.timeouts, Timeouts { startup: DEFAULT_STARTUP_TIMEOUT, call: Duration::from_millis(250) });
+    }
+
+    #[test]
+    fn refuses_entries_that_do_not_add_up() {
+        let check = |json: serde_json::Value, expect: &str| assert_eq!(parse(json).unwrap_err(), expect);
+        check(serde_json::json!({}), "give `command` (a subprocess) or `url` (streamable HTTP)");
+        check(serde_json::json!({"command": "a", "url": "b"}), "give either `command` or `url`, not both");
+        check(serde_json::json!({"command": "a", "headers": {"A": "b"}}), "`headers` apply to a `url`, not to a `command`");
+        check(serde_json::json!({"command": "a", "timeout": "soon"}), "timeout `\"soon\"` is not a duration (write e.g. 500ms, 30s, 2m)");
+        check(serde_json::json!({"command": "a", "timeout": {"init": "1s"}}), "unknown timeout `init` (expected `startup` or `call`)");
+        check(serde_json::json!({"command": "a", "comand": "b"}), "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`");
+    }
+
+    #[test]
+    fn durations_read_and_print_alike() {
+        for (text, millis) in [("500ms", 500), ("30s", 30_000), ("2m", 120_000), ("1.5s", 1500)] {
+            assert_eq!(parse_duration(text), Some(Duration::from_millis(millis)), "{text}");
+        }
+        assert_eq!(parse_duration("0s"), None);
+        assert_eq!(DurationDisplay(Duration::from_millis(120_000)).to_string(), "2m");
+        assert_eq!(DurationDisplay(Duration::from_millis(1500)).to_string(), "1500ms");
+    }
+}

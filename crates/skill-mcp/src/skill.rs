@@ -1,0 +1,358 @@
+//! [`McpSkill`]: an MCP server as a skill, and [`McpTool`]: one of its tools.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rmcp::ServiceError;
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::service::PeerRequestOptions;
+use serde::Deserialize;
+use serde_json::Value;
+use skill_core::{
+    AgentHandle, BoxError, ExposeSecret, Secrets, Skill, SourceKind, Tool, ToolContext, ToolError, ToolOutput,
+    expand_home,
+};
+use tokio::sync::Notify;
+
+use crate::config::{ServerConfig, Transport};
+use crate::connection::{Connection, Endpoint, Handler};
+use crate::environment::{expand, server_env};
+use crate::error::stderr_suffix;
+use crate::Error;
+
+/// An MCP server as a skill: its tools, offered under `{server}__{tool}` with source
+/// kind `mcp`.
+///
+/// The server is started by `init` with this agent's environment (see
+/// [`crate::INHERITED_VARS`]), restarted by the next call after it crashed or a call timed
+/// out, and ended by `close` (or when the skill is dropped).
+pub struct McpSkill {
+    name: String,
+    config: ServerConfig,
+    host_env: HashMap<String, String>,
+    secrets: Secrets,
+    agent: Option<AgentHandle>,
+    shared: Option<Arc<Shared>>,
+    tools: Vec<Arc<dyn Tool>>,
+    refresher: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl McpSkill {
+    /// The server `name` configured by `config`; it inherits from this process's
+    /// environment only the allowlisted variables.
+    pub fn new(name: impl Into<String>, config: ServerConfig) -> Self {
+        Self::with_host_env(name, config, std::env::vars().collect())
+    }
+
+    /// Like [`McpSkill::new`], with `host_env` standing for this process's environment.
+    pub fn with_host_env(name: impl Into<String>, config: ServerConfig, host_env: HashMap<String, String>) -> Self {
+        Self {
+            name: name.into(),
+            config,
+            host_env,
+            secrets: Secrets::new(),
+            agent: None,
+            shared: None,
+            tools: Vec::new(),
+            refresher: None,
+        }
+    }
+
+    /// The endpoint, with `${VAR}` expanded from the secrets, then the static `env`, then
+    /// the host; and the names of `required_env` that end up without a value.
+    fn endpoint(&self) -> Result<Endpoint, Error> {
+        let lookup = |name: &str| {
+            self.secrets
+                .get(name)
+                .map(|value| value.expose_secret().to_owned())
+                .or_else(|| match &self.config.transport {
+                    Transport::Stdio { env, .. } => env.get(name).cloned(),
+                    Transport::Http { .. } => None,
+                })
+                .or_else(|| self.host_env.get(name).cloned())
+        };
+        let expand_all = |values: &[String]| -> Result<Vec<String>, Error> {
+            values.iter().map(|value| expand(value, lookup).map_err(Error::Expansion)).collect()
+        };
+        match &self.config.transport {
+            Transport::Stdio { command, args, env, cwd } => {
+                let env: BTreeMap<String, String> = env
+                    .iter()
+                    .map(|(name, value)| Ok((name.clone(), expand(value, lookup).map_err(Error::Expansion)?)))
+                    .collect::<Result<_, Error>>()?;
+                let env = server_env(&self.host_env, &env, &self.secrets);
+                let missing: Vec<String> = self
+                    .config
+                    .required_env
+                    .iter()
+                    .filter(|name| env.get(*name).is_none_or(|value| value.is_empty()))
+                    .cloned()
+                    .collect();
+                if !missing.is_empty() {
+                    return Err(Error::MissingEnv { names: missing });
+                }
+                Ok(Endpoint::Stdio {
+                    command: expand(command, lookup).map_err(Error::Expansion)?,
+                    args: expand_all(args)?,
+                    env,
+                    cwd: cwd.as_deref().map(expand_home),
+                })
+            }
+            Transport::Http { url, headers } => {
+                let missing: Vec<String> =
+                    self.config.required_env.iter().filter(|name| lookup(name).is_none()).cloned().collect();
+                if !missing.is_empty() {
+                    return Err(Error::MissingEnv { names: missing });
+                }
+                let mut header_map = reqwest::header::HeaderMap::new();
+                for (name, value) in headers {
+                    let value = expand(value, lookup).map_err(Error::Expansion)?;
+                    let invalid = || Error::Header { name: name.clone() };
+                    let header_name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
+                    let mut header_value = reqwest::header::HeaderValue::from_str(&value).map_err(|_| invalid())?;
+                    header_value.set_sensitive(true);
+                    header_map.insert(header_name, header_value);
+                }
+                Ok(Endpoint::Http { url: expand(url, lookup).map_err(Error::Expansion)?, headers: header_map })
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for McpSkill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpSkill")
+            .field("name", &self.name)
+            .field("secrets", &self.secrets)
+            .field("n_tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl Skill for McpSkill {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        "The tools of an MCP server"
+    }
+
+    fn source_type(&self) -> SourceKind {
+        SourceKind::Mcp
+    }
+
+    fn set_agent(&mut self, agent: AgentHandle) {
+        self.agent = Some(agent);
+    }
+
+    fn set_secrets(&mut self, secrets: Secrets) {
+        self.secrets = secrets;
+    }
+
+    /// The secrets named in `required_env`: without one, the server is not started.
+    fn required_secrets(&self) -> Vec<String> {
+        self.config.required_env.iter().filter(|name| self.config.secrets.contains_key(*name)).cloned().collect()
+    }
+
+    async fn init(&mut self) -> Result<(), BoxError> {
+        let endpoint = self.endpoint()?;
+        let shared = Arc::new(Shared {
+            server: self.name.clone(),
+            endpoint,
+            config: self.config.clone(),
+            tools_changed: Arc::new(Notify::new()),
+            connection: tokio::sync::Mutex::new(None),
+        });
+        let connection = shared.connection().await?;
+        self.tools = shared.list_tools(&connection).await?;
+        self.refresher = Some(tokio::spawn(refresh_on_change(Arc::downgrade(&shared), self.agent.clone())));
+        self.shared = Some(shared);
+        Ok(())
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools.clone()
+    }
+
+    async fn close(&mut self) -> Result<(), BoxError> {
+        if let Some(refresher) = self.refresher.take() {
+            refresher.abort();
+        }
+        if let Some(shared) = self.shared.take() {
+            shared.close().await;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for McpSkill {
+    fn drop(&mut self) {
+        if let Some(refresher) = self.refresher.take() {
+            refresher.abort();
+        }
+    }
+}
+
+/// Re-lists the tools whenever the server says they changed, and hands the new list to
+/// the agent. Ends when the skill is gone.
+async fn refresh_on_change(shared: std::sync::Weak<Shared>, agent: Option<AgentHandle>) {
+    let Some(tools_changed) = shared.upgrade().map(|shared| Arc::clone(&shared.tools_changed)) else { return };
+    loop {
+        tools_changed.notified().await;
+        let Some(shared) = shared.upgrade() else { return };
+        let Some(connection) = shared.current().await else { continue };
+        match shared.list_tools(&connection).await {
+            Ok(tools) => {
+                let Some(agent) = agent.as_ref().and_then(AgentHandle::upgrade) else { continue };
+                if let Err(reason) = agent.replace_tools(&shared.server, SourceKind::Mcp, tools) {
+                    tracing::warn!(server = %shared.server, "the new tool list was not taken: {reason}");
+                }
+            }
+            Err(error) => tracing::warn!(server = %shared.server, "re-listing tools failed: {error}"),
+        }
+    }
+}
+
+/// What the skill's tools share: the endpoint and the current connection.
+struct Shared {
+    server: String,
+    endpoint: Endpoint,
+    config: ServerConfig,
+    tools_changed: Arc<Notify>,
+    connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
+}
+
+impl Shared {
+    /// The live connection, started (again) when there is none or it died.
+    async fn connection(&self) -> Result<Arc<Connection>, Error> {
+        let mut slot = self.connection.lock().await;
+        if let Some(connection) = slot.as_ref().filter(|connection| connection.is_alive()) {
+            return Ok(Arc::clone(connection));
+        }
+        if let Some(dead) = slot.take() {
+            dead.close().await;
+        }
+        let handler = Handler { tools_changed: Arc::clone(&self.tools_changed) };
+        let connection = Arc::new(Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await?);
+        tracing::debug!(server = %self.server, "server started");
+        *slot = Some(Arc::clone(&connection));
+        Ok(connection)
+    }
+
+    async fn current(&self) -> Option<Arc<Connection>> {
+        self.connection.lock().await.clone()
+    }
+
+    /// Drops `connection` if it is still the current one: the next call starts afresh.
+    async fn discard(&self, connection: &Arc<Connection>) {
+        let mut slot = self.connection.lock().await;
+        if slot.as_ref().is_some_and(|current| Arc::ptr_eq(current, connection)) {
+            slot.take();
+        }
+        drop(slot);
+        connection.close().await;
+    }
+
+    async fn close(&self) {
+        if let Some(connection) = self.connection.lock().await.take() {
+            connection.close().await;
+        }
+    }
+
+    /// Every tool the server lists (following pagination), as skill tools.
+    async fn list_tools(self: &Arc<Self>, connection: &Connection) -> Result<Vec<Arc<dyn Tool>>, Error> {
+        let listed = tokio::time::timeout(self.config.timeouts.startup, connection.peer.list_all_tools())
+            .await
+            .map_err(|_| Error::StartupTimeout { after: self.config.timeouts.startup, stderr: connection.stderr() })?
+            .map_err(|error| Error::Startup { reason: format!("tools/list: {error}"), stderr: connection.stderr() })?;
+        Ok(listed
+            .into_iter()
+            .map(|tool| {
+                Arc::new(McpTool {
+                    name: tool.name.to_string(),
+                    description: tool.description.as_deref().unwrap_or_default().to_owned(),
+                    input_schema: Value::Object((*tool.input_schema).clone()),
+                    shared: Arc::clone(self),
+                }) as Arc<dyn Tool>
+            })
+            .collect())
+    }
+}
+
+/// One tool of an MCP server.
+pub struct McpTool {
+    name: String,
+    description: String,
+    input_schema: Value,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTool").field("server", &self.shared.server).field("name", &self.name).finish()
+    }
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// Calls the tool on the server with the call timeout; a timeout sends
+    /// `notifications/cancelled`. After a timeout or a crash the server is restarted by
+    /// the next call; the failed call is never replayed.
+    async fn call(&self, _context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {
+        let server = &self.shared.server;
+        let connection = self
+            .shared
+            .connection()
+            .await
+            .map_err(|error| ToolError::failed(format!("MCP server `{server}` is not available: {error}")))?;
+        let arguments = match arguments {
+            Value::Object(arguments) => arguments,
+            _ => serde_json::Map::new(),
+        };
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new(self.name.clone()).with_arguments(arguments),
+        ));
+        let options = PeerRequestOptions::with_timeout(self.shared.config.timeouts.call);
+        let response = match connection.peer.send_cancellable_request(request, options).await {
+            Ok(handle) => handle.await_response().await,
+            Err(error) => Err(error),
+        };
+        match response {
+            Ok(ServerResult::CallToolResult(result)) => serde_json::to_value(result)
+                .and_then(ToolOutput::deserialize)
+                .map_err(|error| ToolError::failed(format!("MCP server `{server}` sent an unreadable result: {error}"))),
+            Ok(_) => Err(ToolError::failed(format!("MCP server `{server}` answered tools/call with something else"))),
+            Err(ServiceError::Timeout { timeout }) => {
+                self.shared.discard(&connection).await;
+                Err(ToolError::Timeout { after: timeout })
+            }
+            Err(ServiceError::McpError(error)) => {
+                Err(ToolError::failed(format!("MCP server `{server}`: {}", error.message)))
+            }
+            Err(error) if !connection.is_alive() || matches!(error, ServiceError::TransportClosed) => {
+                let stderr = connection.stderr();
+                self.shared.discard(&connection).await;
+                Err(ToolError::failed(format!(
+                    "MCP server `{server}` stopped during the call; it restarts on the next call{}",
+                    stderr_suffix(&stderr)
+                )))
+            }
+            Err(error) => Err(ToolError::failed(format!("MCP server `{server}`: {error}"))),
+        }
+    }
+}
