@@ -109,8 +109,30 @@ impl ConfigFile {
                 config: Config::default(),
             });
         }
+        let mut tree = tree;
         // Deserializing from the text (not from `tree`) keeps line numbers in errors.
-        let config: Config = serde_yaml_ng::from_str(text).map_err(|error| yaml_error(path, &error))?;
+        let config: Config = match serde_yaml_ng::from_str(text) {
+            Ok(config) => config,
+            // A pasted MCP client config (Claude Desktop's, Cursor's, `.mcp.json`) is taken as
+            // is: its other top-level keys are that client's business.
+            Err(error) if tree.get("mcpServers").is_some() => {
+                let Value::Mapping(top) = &mut tree else { return Err(yaml_error(path, &error)) };
+                top.retain(|key, _| {
+                    let known = key.as_str().is_some_and(|key| TOP_LEVEL_KEYS.contains(&key));
+                    if !known {
+                        tracing::warn!(
+                            "{}: ignoring `{}`, which omniagent does not use",
+                            path.display(),
+                            yaml_key(key)
+                        );
+                    }
+                    known
+                });
+                serde_yaml_ng::from_value(tree.clone()).map_err(|error| yaml_error(path, &error))?
+            }
+            Err(error) => return Err(yaml_error(path, &error)),
+        };
+        warn_ignored_mcp_keys(path, &tree);
         let nested = config.agents.keys().find(|name| {
             tree.get("agents")
                 .and_then(|agents| agents.get(name.as_str()))
@@ -164,6 +186,38 @@ impl ConfigFile {
     }
 }
 
+/// The top-level keys a config file may have.
+const TOP_LEVEL_KEYS: [&str; 6] = ["skills", "mcp", "mcpServers", "storage", "compiled", "agents"];
+
+fn yaml_key(key: &Value) -> String {
+    serde_yaml_ng::to_string(key).map(|text| text.trim_end().to_owned()).unwrap_or_default()
+}
+
+/// Warns about keys of pasted `mcpServers` entries that omniagent does not use
+/// (`disabled`, `autoApprove`, …): tolerated, never silently.
+#[cfg(feature = "mcp")]
+fn warn_ignored_mcp_keys(path: &Path, tree: &Value) {
+    let maps = [tree.get("mcpServers"), tree.get("mcp").and_then(|mcp| mcp.get("mcpServers"))];
+    for servers in maps.into_iter().flatten().filter_map(Value::as_mapping) {
+        for (name, entry) in servers {
+            for key in entry.as_mapping().into_iter().flat_map(|entry| entry.keys()) {
+                let known = key.as_str().is_some_and(|key| skill_mcp::PASTED_KEYS.contains(&key));
+                if !known {
+                    tracing::warn!(
+                        "{}: mcpServers.{}: ignoring `{}`, which omniagent does not use",
+                        path.display(),
+                        yaml_key(name),
+                        yaml_key(key)
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "mcp"))]
+fn warn_ignored_mcp_keys(_path: &Path, _tree: &Value) {}
+
 fn merge(base: &mut Value, overrides: Value) {
     match (base, overrides) {
         (Value::Mapping(base), Value::Mapping(overrides)) => {
@@ -199,6 +253,14 @@ pub(crate) struct Config {
     /// Markdown skills.
     #[serde(default)]
     pub(crate) skills: SkillsConfig,
+    /// MCP servers.
+    #[cfg(feature = "mcp")]
+    #[serde(default)]
+    pub(crate) mcp: McpConfig,
+    /// A pasted MCP client config's servers (Claude Desktop, Cursor, Claude Code).
+    #[cfg(feature = "mcp")]
+    #[serde(default, rename = "mcpServers", with = "pasted", skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) mcp_servers: BTreeMap<String, skill_mcp::ServerConfig>,
     /// Where skills keep state.
     #[serde(default)]
     pub(crate) storage: StorageConfig,
@@ -208,6 +270,57 @@ pub(crate) struct Config {
     /// Per-agent overrides of the sections above, selected with `--agent NAME`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) agents: BTreeMap<String, Config>,
+}
+
+/// The `mcp:` section.
+#[cfg(feature = "mcp")]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct McpConfig {
+    /// Our own server entries, by name.
+    #[serde(default)]
+    pub(crate) servers: BTreeMap<String, skill_mcp::ServerConfig>,
+    /// A pasted MCP client `mcpServers` map.
+    #[serde(default, rename = "mcpServers", with = "pasted", skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) mcp_servers: BTreeMap<String, skill_mcp::ServerConfig>,
+}
+
+#[cfg(feature = "mcp")]
+impl Config {
+    /// Every configured MCP server by name: `mcp.servers`, then the pasted maps.
+    pub(crate) fn mcp_servers(&self) -> impl Iterator<Item = (&String, &skill_mcp::ServerConfig)> {
+        self.mcp.servers.iter().chain(&self.mcp.mcp_servers).chain(&self.mcp_servers)
+    }
+}
+
+/// Reads a pasted `mcpServers` map leniently (unknown keys are warned about elsewhere)
+/// and writes it back as our own entries.
+#[cfg(feature = "mcp")]
+mod pasted {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use skill_mcp::{PastedServer, ServerConfig};
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<BTreeMap<String, ServerConfig>, D::Error> {
+        BTreeMap::<String, PastedServer>::deserialize(deserializer)?
+            .into_iter()
+            .map(|(name, pasted)| {
+                let config = ServerConfig::try_from(pasted)
+                    .map_err(|error| serde::de::Error::custom(format!("mcpServers.{name}: {error}")))?;
+                Ok((name, config))
+            })
+            .collect()
+    }
+
+    pub(super) fn serialize<S: Serializer>(
+        servers: &BTreeMap<String, ServerConfig>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        servers.serialize(serializer)
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -295,7 +408,7 @@ mod tests {
         );
         check(
             "skils: {}\n",
-            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `storage`, `compiled`, `agents`",
+            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `storage`, `compiled`, `agents`",
         );
         check("storage: [\n", "config.yaml:2:1: did not find expected node content, while parsing a flow node");
         check(

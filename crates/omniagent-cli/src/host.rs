@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use skill_core::{Agent, KvStore, MemoryStore, SecretRef, SecretResolver, Secrets, expand_home};
+use skill_core::{Agent, KvStore, MemoryStore, SecretRef, SecretResolver, Secrets, Skill, expand_home};
 use skill_markdown::{Environment, SkillSet, Sources};
 
 use crate::UsageError;
@@ -23,6 +23,9 @@ pub(crate) enum Wanted<'a> {
     Only(&'a str),
 }
 
+/// A tool-giving skill of the config: its name, its secret references, and how to make it.
+type Candidate<'a> = (&'a str, &'a BTreeMap<String, SecretRef>, Box<dyn FnOnce() -> Box<dyn Skill> + 'a>);
+
 /// The agent `agent_name` with the skills `wanted` loaded; those that could not load are
 /// in its `skipped()`.
 pub(crate) async fn start_agent(
@@ -31,21 +34,28 @@ pub(crate) async fn start_agent(
     home: &Home,
     wanted: Wanted<'_>,
 ) -> Result<Agent, UsageError> {
+    let mut candidates: Vec<Candidate<'_>> = Vec::new();
+    for skill in config.compiled.skills().into_iter().filter(|skill| skill.settings.enabled) {
+        candidates.push((skill.name, &skill.settings.secrets, Box::new(skill.build)));
+    }
+    #[cfg(feature = "mcp")]
+    for (name, server) in config.mcp_servers() {
+        let make = move || Box::new(skill_mcp::McpSkill::new(name.clone(), server.clone())) as Box<dyn Skill>;
+        candidates.push((name.as_str(), &server.secrets, Box::new(make)));
+    }
+    let wanted_name = match wanted {
+        Wanted::Only(name) if candidates.iter().any(|(candidate, _, _)| *candidate == name) => Some(name),
+        _ => None,
+    };
     let mut builder = Agent::builder().name(agent_name).storage(store(config, home)?);
     let resolver = SecretResolver::default();
     let mut skills = Vec::new();
-    let known = config.compiled.skills();
-    let wanted_name = match wanted {
-        Wanted::Only(name) if known.iter().any(|skill| skill.name == name) => Some(name),
-        _ => None,
-    };
-    for skill in known {
-        if !skill.settings.enabled || wanted_name.is_some_and(|name| name != skill.name) {
+    for (name, secrets, make) in candidates {
+        if wanted_name.is_some_and(|wanted| wanted != name) {
             continue;
         }
-        builder =
-            builder.skill_secrets(skill.name, resolve_secrets(&resolver, skill.name, &skill.settings.secrets).await);
-        skills.push((skill.build)());
+        builder = builder.skill_secrets(name, resolve_secrets(&resolver, name, secrets).await);
+        skills.push(make());
     }
     let agent = builder.build();
     for skill in skills {

@@ -170,7 +170,9 @@ impl TryFrom<ServerSettings> for ServerConfig {
             (_, Some(_), Some(_)) => return Err("give either `command` or `url`, not both".to_owned()),
             (_, None, None) => return Err("give `command` (a subprocess) or `url` (streamable HTTP)".to_owned()),
             (Some(other), _, _) => {
-                return Err(format!("`type: {other}` does not fit the entry (expected stdio with `command`, or http with `url`)"));
+                return Err(format!(
+                    "`type: {other}` does not fit the entry (expected stdio with `command`, or http with `url`)"
+                ));
             }
         };
         let timeouts = settings.timeout.as_ref().map_or(Ok(Timeouts::default()), timeouts_of)?;
@@ -208,6 +210,9 @@ impl From<ServerConfig> for ServerSettings {
         settings
     }
 }
+
+/// The keys of a pasted `mcpServers` entry that omniagent uses.
+pub const PASTED_KEYS: [&str; 7] = ["type", "command", "args", "env", "cwd", "url", "headers"];
 
 /// An entry of a pasted `mcpServers` map: the keys the MCP clients write, and any other
 /// key kept aside so the caller can warn about it.
@@ -275,10 +280,22 @@ mod tests {
         let check = |json: serde_json::Value, expect: &str| assert_eq!(parse(json).unwrap_err(), expect);
         check(serde_json::json!({}), "give `command` (a subprocess) or `url` (streamable HTTP)");
         check(serde_json::json!({"command": "a", "url": "b"}), "give either `command` or `url`, not both");
-        check(serde_json::json!({"command": "a", "headers": {"A": "b"}}), "`headers` apply to a `url`, not to a `command`");
-        check(serde_json::json!({"command": "a", "timeout": "soon"}), "timeout `\"soon\"` is not a duration (write e.g. 500ms, 30s, 2m)");
-        check(serde_json::json!({"command": "a", "timeout": {"init": "1s"}}), "unknown timeout `init` (expected `startup` or `call`)");
-        check(serde_json::json!({"command": "a", "comand": "b"}), "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`");
+        check(
+            serde_json::json!({"command": "a", "headers": {"A": "b"}}),
+            "`headers` apply to a `url`, not to a `command`",
+        );
+        check(
+            serde_json::json!({"command": "a", "timeout": "soon"}),
+            "timeout `\"soon\"` is not a duration (write e.g. 500ms, 30s, 2m)",
+        );
+        check(
+            serde_json::json!({"command": "a", "timeout": {"init": "1s"}}),
+            "unknown timeout `init` (expected `startup` or `call`)",
+        );
+        check(
+            serde_json::json!({"command": "a", "comand": "b"}),
+            "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`",
+        );
     }
 
     #[test]

@@ -90,9 +90,10 @@ impl Connection {
                     .stderr(Stdio::piped())
                     .spawn()
                     .map_err(|source| Error::Spawn { command: command.clone(), source })?;
-                let group = transport.id().and_then(|pid| i32::try_from(pid).ok()).map(|pid| ProcessGroupGuard {
-                    pgid: nix::unistd::Pid::from_raw(pid),
-                });
+                let group = transport
+                    .id()
+                    .and_then(|pid| i32::try_from(pid).ok())
+                    .map(|pid| ProcessGroupGuard { pgid: nix::unistd::Pid::from_raw(pid) });
                 let (stderr, drained) = match stderr {
                     Some(stderr) => {
                         let (tail, drained) = stderr::drain(server.to_owned(), stderr);
@@ -100,7 +101,8 @@ impl Connection {
                     }
                     None => (None, None),
                 };
-                let stderr_text = |tail: &Option<Arc<StderrTail>>| tail.as_ref().map(|tail| tail.text()).unwrap_or_default();
+                let stderr_text =
+                    |tail: &Option<Arc<StderrTail>>| tail.as_ref().map(|tail| tail.text()).unwrap_or_default();
                 match tokio::time::timeout(startup, handler.serve(transport)).await {
                     Ok(Ok(service)) => Ok(Self::new(service, stderr, group)),
                     Err(_elapsed) => Err(Error::StartupTimeout { after: startup, stderr: stderr_text(&stderr) }),

@@ -26,10 +26,8 @@ pub(crate) fn server_env(
     env: &BTreeMap<String, String>,
     secrets: &Secrets,
 ) -> BTreeMap<String, String> {
-    let mut vars: BTreeMap<String, String> = INHERITED_VARS
-        .iter()
-        .filter_map(|name| Some(((*name).to_owned(), host.get(*name)?.clone())))
-        .collect();
+    let mut vars: BTreeMap<String, String> =
+        INHERITED_VARS.iter().filter_map(|name| Some(((*name).to_owned(), host.get(*name)?.clone()))).collect();
     vars.extend(env.iter().map(|(name, value)| (name.clone(), value.clone())));
     vars.extend(secrets.iter().map(|(name, value)| (name.to_owned(), value.expose_secret().to_owned())));
     vars

@@ -48,7 +48,7 @@ mod skill;
 mod stderr;
 
 pub use crate::config::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, PastedServer, ServerConfig, Timeouts, Transport,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, PASTED_KEYS, PastedServer, ServerConfig, Timeouts, Transport,
 };
 pub use crate::environment::INHERITED_VARS;
 pub use crate::error::Error;

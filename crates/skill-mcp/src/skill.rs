@@ -15,11 +15,11 @@ use skill_core::{
 };
 use tokio::sync::Notify;
 
+use crate::Error;
 use crate::config::{ServerConfig, Transport};
 use crate::connection::{Connection, Endpoint, Handler};
 use crate::environment::{expand, server_env};
 use crate::error::stderr_suffix;
-use crate::Error;
 
 /// An MCP server as a skill: its tools, offered under `{server}__{tool}` with source
 /// kind `mcp`.
@@ -109,7 +109,8 @@ impl McpSkill {
                 for (name, value) in headers {
                     let value = expand(value, lookup).map_err(Error::Expansion)?;
                     let invalid = || Error::Header { name: name.clone() };
-                    let header_name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
+                    let header_name =
+                        reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
                     let mut header_value = reqwest::header::HeaderValue::from_str(&value).map_err(|_| invalid())?;
                     header_value.set_sensitive(true);
                     header_map.insert(header_name, header_value);
@@ -236,7 +237,8 @@ impl Shared {
             dead.close().await;
         }
         let handler = Handler { tools_changed: Arc::clone(&self.tools_changed) };
-        let connection = Arc::new(Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await?);
+        let connection =
+            Arc::new(Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await?);
         tracing::debug!(server = %self.server, "server started");
         *slot = Some(Arc::clone(&connection));
         Ok(connection)
@@ -333,9 +335,11 @@ impl Tool for McpTool {
             Err(error) => Err(error),
         };
         match response {
-            Ok(ServerResult::CallToolResult(result)) => serde_json::to_value(result)
-                .and_then(ToolOutput::deserialize)
-                .map_err(|error| ToolError::failed(format!("MCP server `{server}` sent an unreadable result: {error}"))),
+            Ok(ServerResult::CallToolResult(result)) => {
+                serde_json::to_value(result).and_then(ToolOutput::deserialize).map_err(|error| {
+                    ToolError::failed(format!("MCP server `{server}` sent an unreadable result: {error}"))
+                })
+            }
             Ok(_) => Err(ToolError::failed(format!("MCP server `{server}` answered tools/call with something else"))),
             Err(ServiceError::Timeout { timeout }) => {
                 self.shared.discard(&connection).await;
