@@ -1,0 +1,93 @@
+//! Command-line flags, parsed by hand: the server has four flags and no other arguments.
+
+use std::fmt;
+
+/// What the command line asks for.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Config {
+    /// Serve `tools/list` in pages of this many tools, with a numeric `nextCursor`.
+    pub(crate) page_size: Option<usize>,
+    /// Megabytes of text written to stderr before serving.
+    pub(crate) stderr_at_start_megabytes: u64,
+    /// Write `fatal: sample failure` to stderr and exit with code 7 before serving.
+    pub(crate) exit_at_start: bool,
+    /// Read stdin and never answer, not even `initialize`.
+    pub(crate) silent: bool,
+}
+
+/// A command line that [`parse`] refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ArgsError(String);
+
+impl fmt::Display for ArgsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ArgsError {}
+
+pub(crate) const USAGE: &str =
+    "usage: mcp-sample-server [--page-size N] [--stderr-at-start MB] [--exit-at-start] [--silent]";
+
+/// Parses the arguments that follow the program name.
+pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, ArgsError> {
+    let mut config = Config::default();
+    let mut args = args.into_iter();
+    while let Some(flag) = args.next() {
+        match flag.as_str() {
+            "--page-size" => {
+                let page_size = number_after(&flag, args.next())?;
+                if page_size == 0 {
+                    return Err(ArgsError("--page-size must be at least 1".to_owned()));
+                }
+                config.page_size = Some(
+                    usize::try_from(page_size)
+                        .map_err(|_| ArgsError(format!("--page-size {page_size} is too large")))?,
+                );
+            }
+            "--stderr-at-start" => {
+                config.stderr_at_start_megabytes = number_after(&flag, args.next())?;
+            }
+            "--exit-at-start" => config.exit_at_start = true,
+            "--silent" => config.silent = true,
+            _ => return Err(ArgsError(format!("unknown argument `{flag}`\n{USAGE}"))),
+        }
+    }
+    Ok(config)
+}
+
+fn number_after(flag: &str, value: Option<String>) -> Result<u64, ArgsError> {
+    let value = value.ok_or_else(|| ArgsError(format!("{flag} needs a number")))?;
+    value.parse().map_err(|_| ArgsError(format!("{flag} needs a number, not `{value}`")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(args: &str, expected: Result<Config, &str>) {
+        let parsed = parse(args.split_whitespace().map(str::to_owned));
+        let expected = expected.map_err(|message| ArgsError(message.to_owned()));
+        assert_eq!(parsed, expected, "arguments: {args:?}");
+    }
+
+    #[test]
+    fn flags() {
+        check("", Ok(Config::default()));
+        check("--page-size 2", Ok(Config { page_size: Some(2), ..Config::default() }));
+        check(
+            "--stderr-at-start 3 --exit-at-start",
+            Ok(Config { stderr_at_start_megabytes: 3, exit_at_start: true, ..Config::default() }),
+        );
+        check("--silent", Ok(Config { silent: true, ..Config::default() }));
+    }
+
+    #[test]
+    fn refused() {
+        check("--page-size", Err("--page-size needs a number"));
+        check("--page-size 0", Err("--page-size must be at least 1"));
+        check("--stderr-at-start -1", Err("--stderr-at-start needs a number, not `-1`"));
+        check("--verbose", Err(&format!("unknown argument `--verbose`\n{USAGE}")));
+    }
+}
