@@ -1,0 +1,166 @@
+//! MCP servers through the CLI: configured in `mcp.servers`, pasted from an MCP client's
+//! `mcpServers`, listed and called with `tools list` / `tools call`.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::{Home, json, run, sample_server, server_everything};
+
+fn sample_config(extra_servers: &str) -> String {
+    format!(
+        "compiled: {{memory: {{enabled: false}}}}\nmcp:\n  servers:\n    sample:\n      command: {}\n      args: [--page-size, \"3\"]\n{extra_servers}",
+        sample_server().display()
+    )
+}
+
+#[test]
+fn mcp_tools_are_listed_with_their_source_and_called() {
+    let home = Home::new().with_config(&sample_config(""));
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    let tools = listing["tools"].as_array().unwrap();
+    let echo = tools.iter().find(|tool| tool["name"] == "sample__echo").expect("sample__echo is listed");
+    assert_eq!(echo["source"], json!({"kind": "mcp", "skill": "sample", "tool": "echo"}));
+    assert_eq!(echo["input_schema"]["required"], json!(["text"]));
+    assert_eq!(tools.len(), 10, "every page of the server's tool list: {tools:?}");
+
+    let (code, stdout, _) =
+        run(home.omniagent(&["--json", "tools", "call", "sample__add", "--args", r#"{"a":2,"b":3}"#]));
+    assert_eq!(code, 0);
+    assert_eq!(
+        json(&stdout),
+        json!({"content": [{"type": "text", "text": "5"}], "structuredContent": {"sum": 5}, "isError": false})
+    );
+
+    let (code, _, stderr) =
+        run(home.omniagent(&["tools", "call", "sample__env", "--args", r#"{"name":"OMNIAGENT_UNSET_VAR"}"#]));
+    assert_eq!((code, stderr.as_str()), (1, "tool error: OMNIAGENT_UNSET_VAR is not set\n"));
+}
+
+#[test]
+fn a_crash_is_an_error_of_that_call_only() {
+    let home = Home::new().with_config(&sample_config(""));
+    let started = Instant::now();
+    let (code, _, stderr) = run(home.omniagent(&["tools", "call", "sample__crash"]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.starts_with("error: MCP server `sample` stopped during the call"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn tools_call_starts_only_the_named_server() {
+    let broken = format!("    broken:\n      command: {}\n      args: [--exit-at-start]\n", sample_server().display());
+    let home = Home::new().with_config(&sample_config(&broken));
+    let (code, stdout, stderr) =
+        run(home.omniagent(&["tools", "call", "sample__echo", "--args", r#"{"text":"only me"}"#]));
+    assert_eq!((code, stdout.as_str(), stderr.as_str()), (0, "only me\n", ""), "the broken server is never started");
+
+    let (code, stdout, _) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0);
+    let skipped = &json(&stdout)["skipped"];
+    assert_eq!(skipped[0]["skill"], json!("broken"));
+    let reason = skipped[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("init failed: start-up failed: ") && reason.ends_with("stderr: fatal: sample failure"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_pasted_claude_desktop_config_works_as_is() {
+    let home = Home::new();
+    let config = home.write(
+        "claude_desktop_config.json",
+        &serde_json::to_string_pretty(&json!({
+            "globalShortcut": "Ctrl+Space",
+            "mcpServers": {
+                "sample": {"command": sample_server(), "args": [], "env": {"GREETING": "hello"}, "disabled": false}
+            }
+        }))
+        .unwrap(),
+    );
+    let config = config.to_str().unwrap();
+    let (code, stdout, stderr) =
+        run(home.omniagent(&["-c", config, "tools", "call", "sample__env", "--args", r#"{"name":"GREETING"}"#]));
+    assert_eq!((code, stdout.as_str()), (0, "hello\n"), "{stderr}");
+    assert!(stderr.contains("ignoring `globalShortcut`, which omniagent does not use"), "{stderr}");
+    assert!(stderr.contains("mcpServers.sample: ignoring `disabled`, which omniagent does not use"), "{stderr}");
+}
+
+#[test]
+fn server_everything_over_stdio() {
+    let home = Home::new()
+        .with_config(&format!("mcp:\n  servers:\n    everything:\n      command: {}\n", server_everything().display()));
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    let echo = listing["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == "everything__echo").cloned();
+    assert_eq!(
+        echo.expect("everything__echo is listed")["source"],
+        json!({"kind": "mcp", "skill": "everything", "tool": "echo"})
+    );
+
+    let (code, stdout, _) =
+        run(home.omniagent(&["tools", "call", "everything__echo", "--args", r#"{"message":"hi"}"#]));
+    assert_eq!((code, stdout.as_str()), (0, "Echo: hi\n"));
+}
+
+/// server-everything's HTTP transport, on a free loopback port, ended when dropped.
+struct HttpServer {
+    child: Child,
+    port: u16,
+}
+
+impl HttpServer {
+    fn start() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(server_everything())
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("server-everything starts");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "server-everything did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self { child, port }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn server_everything_over_streamable_http() {
+    let server = HttpServer::start();
+    let home = Home::new().with_config(&format!(
+        "mcpServers:\n  remote:\n    type: http\n    url: http://127.0.0.1:{}/mcp\n    headers: {{X-Agent: \"${{env:OMNIAGENT_TEST_AGENT}}\"}}\n",
+        server.port
+    ));
+    let mut command = home.omniagent(&["--json", "tools", "list"]);
+    command.env("OMNIAGENT_TEST_AGENT", "tester");
+    let (code, stdout, stderr) = run(command);
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    let echo = listing["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == "remote__echo").cloned();
+    assert_eq!(
+        echo.expect("remote__echo is listed")["source"],
+        json!({"kind": "mcp", "skill": "remote", "tool": "echo"})
+    );
+
+    let mut command = home.omniagent(&["tools", "call", "remote__echo", "--args", r#"{"message":"over http"}"#]);
+    command.env("OMNIAGENT_TEST_AGENT", "tester");
+    let (code, stdout, stderr) = run(command);
+    assert_eq!((code, stdout.as_str()), (0, "Echo: over http\n"), "{stderr}");
+}
