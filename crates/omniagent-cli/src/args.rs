@@ -40,9 +40,11 @@ pub(crate) struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// List, inspect and check markdown skills (SKILL.md)
+    #[cfg(feature = "markdown")]
     #[command(subcommand)]
     Skills(SkillsCommand),
     /// Print the system prompt the agent would get, with its skills
+    #[cfg(feature = "markdown")]
     Prompt {
         /// The system prompt the skills are appended to
         #[arg(long, value_name = "TEXT", default_value = "")]
@@ -63,6 +65,7 @@ pub(crate) enum Command {
     },
 }
 
+#[cfg(feature = "markdown")]
 #[derive(Debug, Subcommand)]
 pub(crate) enum SkillsCommand {
     /// List the available skills (`--all`: also the unavailable ones, with why)
@@ -88,6 +91,7 @@ pub(crate) enum SkillsCommand {
 }
 
 /// Where to look for skills besides the configured places.
+#[cfg(feature = "markdown")]
 #[derive(Debug, Clone, Args)]
 pub(crate) struct SkillPaths {
     /// An extra skill folder (repeatable): a skill, or a folder of skills

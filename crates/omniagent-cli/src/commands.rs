@@ -1,6 +1,7 @@
 //! The work behind each subcommand.
 
 mod config;
+#[cfg(feature = "markdown")]
 mod skills;
 mod tools;
 
@@ -35,7 +36,9 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
     let location = ConfigLocation::find(cli.global.config, config_from_env, &home);
     let session = Session { home, location, json: cli.global.json, agent: cli.global.agent };
     match cli.command {
+        #[cfg(feature = "markdown")]
         Command::Skills(command) => skills::run(&session, command).await,
+        #[cfg(feature = "markdown")]
         Command::Prompt { base, paths } => skills::prompt(&session, &base, &paths).await,
         Command::Tools(command) => tools::run(&session, command).await,
         Command::Config(command) => config::run(&session, command).await,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_yaml_ng::{Mapping, Value};
 use skill_core::{MemorySkill, SecretRef, Skill};
+#[cfg(feature = "markdown")]
 use skill_markdown::SkillsConfig;
 
 use crate::UsageError;
@@ -29,6 +30,7 @@ impl Home {
     }
 
     /// The folder of skills every agent of this home gets.
+    #[cfg(feature = "markdown")]
     pub(crate) fn skills_dir(&self) -> PathBuf {
         self.root.join("skills")
     }
@@ -251,6 +253,7 @@ fn yaml_error(path: &Path, error: &serde_yaml_ng::Error) -> UsageError {
 #[serde(deny_unknown_fields)]
 pub(crate) struct Config {
     /// Markdown skills.
+    #[cfg(feature = "markdown")]
     #[serde(default)]
     pub(crate) skills: SkillsConfig,
     /// MCP servers.

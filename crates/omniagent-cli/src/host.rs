@@ -4,12 +4,13 @@
 use std::sync::Arc;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
-use skill_core::{Agent, KvStore, MemoryStore, SecretRef, SecretResolver, Secrets, Skill, expand_home};
+use skill_core::{Agent, KvStore, MemoryStore, SecretRef, SecretResolver, Secrets, Skill};
+#[cfg(feature = "markdown")]
 use skill_markdown::{Environment, SkillSet, Sources};
 
 use crate::UsageError;
+#[cfg(feature = "markdown")]
 use crate::args::SkillPaths;
 use crate::config::{Config, Home, StorageBackend};
 
@@ -97,6 +98,7 @@ async fn resolve_secrets(resolver: &SecretResolver, skill: &str, references: &BT
 /// The markdown skills of the effective config: packs, the default folders (unless
 /// `--no-default-paths`), `skills.paths`, then `--path`; filtered, checked, and with the
 /// secrets this agent binds for each.
+#[cfg(feature = "markdown")]
 pub(crate) async fn load_markdown_skills(config: &Config, home: &Home, paths: &SkillPaths) -> SkillSet {
     let skills = &config.skills;
     if !skills.enabled {
@@ -107,8 +109,8 @@ pub(crate) async fn load_markdown_skills(config: &Config, home: &Home, paths: &S
     }
     let mut dirs = Vec::new();
     if !paths.no_default_paths {
-        dirs.extend([home.skills_dir(), PathBuf::from("skills"), PathBuf::from(".skills")]);
-        dirs.extend(skills.paths.iter().map(|path| expand_home(path)));
+        dirs.extend([home.skills_dir(), "skills".into(), ".skills".into()]);
+        dirs.extend(skills.paths.iter().map(|path| skill_core::expand_home(path)));
     }
     let sources = Sources { packs: skills.packs.clone(), dirs, explicit_dirs: paths.paths.clone() };
     let resolver = SecretResolver::default();

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use skill_core::{Content, RegisteredTool, ResourceContents, SkillFailure, ToolError, ToolOutput, ToolSource};
 
+#[cfg(feature = "markdown")]
 pub(crate) mod skills;
 
 use crate::args::Cli;

@@ -3,7 +3,9 @@
 use std::process::ExitCode;
 
 use serde::Serialize;
-use skill_core::SecretResolver;
+use std::collections::BTreeMap;
+
+use skill_core::{SecretRef, SecretResolver};
 
 use super::Session;
 use crate::args::ConfigCommand;
@@ -77,13 +79,22 @@ async fn check(file: &ConfigFile, session: &Session) -> anyhow::Result<CheckRepo
     })
 }
 
-fn secret_references(config: &Config) -> impl Iterator<Item = (String, &skill_core::SecretRef)> {
-    config.compiled.skills().into_iter().flat_map(|skill| {
-        let skill_name = skill.name;
-        skill
-            .settings
-            .secrets
-            .iter()
-            .map(move |(name, reference)| (format!("compiled.{skill_name}.secrets.{name}"), reference))
-    })
+fn secret_references(config: &Config) -> Vec<(String, &SecretRef)> {
+    let mut sections: Vec<(String, &BTreeMap<String, SecretRef>)> = Vec::new();
+    #[cfg(feature = "markdown")]
+    sections.extend(
+        config.skills.config.iter().map(|(skill, settings)| (format!("skills.config.{skill}"), &settings.secrets)),
+    );
+    sections.extend(
+        config.compiled.skills().into_iter().map(|skill| (format!("compiled.{}", skill.name), &skill.settings.secrets)),
+    );
+    #[cfg(feature = "mcp")]
+    sections
+        .extend(config.mcp_servers().map(|(server, settings)| (format!("mcp.servers.{server}"), &settings.secrets)));
+    sections
+        .into_iter()
+        .flat_map(|(prefix, secrets)| {
+            secrets.iter().map(move |(name, reference)| (format!("{prefix}.secrets.{name}"), reference))
+        })
+        .collect()
 }
