@@ -3,8 +3,9 @@
 //! - `cargo xtask test`: everything CI checks: formatting, clippy (`-D warnings`), the
 //!   build without default features, every test (nextest when installed, plus doctests),
 //!   the benchmarks compiled (not run), and `cargo deny`. The tests run against real
-//!   peers, fetched first (see [`peers`]); their location is passed to the tests in
-//!   `OMNIAGENT_OPENCLAW_DIR`.
+//!   peers, fetched first (see [`peers`]), and against `mcp-sample-server`, built first;
+//!   their locations are passed to the tests in `OMNIAGENT_OPENCLAW_DIR`,
+//!   `OMNIAGENT_SERVER_EVERYTHING` and `OMNIAGENT_MCP_SAMPLE_SERVER`.
 //! - `cargo xtask bench`: runs the benchmarks and prints their figures.
 //! - `cargo xtask peers`: only fetches the real peers (once; later runs reuse them) and
 //!   prints where they are.
@@ -30,8 +31,11 @@ fn main() -> anyhow::Result<()> {
         Some("test") => test(&root),
         Some("bench") => bench(&root),
         Some("peers") => {
-            let openclaw_package = peers::ensure_openclaw(&peers::peers_dir()?)?;
+            let peers_dir = peers::peers_dir()?;
+            let openclaw_package = peers::ensure_openclaw(&peers_dir)?;
+            let server_everything = peers::ensure_server_everything(&peers_dir)?;
             println!("{}={}", peers::OPENCLAW_DIR_VAR, openclaw_package.display());
+            println!("{}={}", peers::SERVER_EVERYTHING_VAR, server_everything.display());
             Ok(())
         }
         _ => {
@@ -40,9 +44,11 @@ fn main() -> anyhow::Result<()> {
 
   test   run every check CI runs
   bench  run the benchmarks
-  peers  fetch the real peers the tests use (openclaw@{version}'s skills, with npm pack)
+  peers  fetch the real peers the tests use (openclaw@{openclaw}'s skills, with npm pack;
+         @modelcontextprotocol/server-everything@{everything}, with npm install)
          into $OMNIAGENT_PEERS, else $XDG_CACHE_HOME/omniagent-peers or ~/.cache/omniagent-peers",
-                version = peers::OPENCLAW_VERSION
+                openclaw = peers::OPENCLAW_VERSION,
+                everything = peers::SERVER_EVERYTHING_VERSION,
             );
             bail!("unknown or missing task")
         }
@@ -56,8 +62,15 @@ fn workspace_root() -> PathBuf {
 fn test(root: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
     // Fetched first: a missing npm should fail in seconds, not after clippy.
-    let openclaw_package = peers::ensure_openclaw(&peers::peers_dir()?)?;
-    let test_env = [(peers::OPENCLAW_DIR_VAR, openclaw_package.as_os_str())];
+    let peers_dir = peers::peers_dir()?;
+    let openclaw_package = peers::ensure_openclaw(&peers_dir)?;
+    let server_everything = peers::ensure_server_everything(&peers_dir)?;
+    let sample_server = build_sample_server(root)?;
+    let test_env = [
+        (peers::OPENCLAW_DIR_VAR, openclaw_package.as_os_str()),
+        (peers::SERVER_EVERYTHING_VAR, server_everything.as_os_str()),
+        (SAMPLE_SERVER_VAR, sample_server.as_os_str()),
+    ];
     cargo(root, &["fmt", "--all", "--check"])?;
     cargo(root, &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"])?;
     cargo(root, &["clippy", "-p", "omniagent-cli", "--no-default-features", "--", "-D", "warnings"])?;
@@ -76,6 +89,58 @@ fn test(root: &Path) -> anyhow::Result<()> {
     cargo(root, &["deny", "--all-features", "check", "licenses", "bans", "sources"])?;
     eprintln!("xtask: all checks passed in {:.0?}", started.elapsed());
     Ok(())
+}
+
+/// The environment variable that tells the `skill-mcp` tests where `mcp-sample-server` is.
+const SAMPLE_SERVER_VAR: &str = "OMNIAGENT_MCP_SAMPLE_SERVER";
+
+/// Builds `mcp-sample-server` (the `skill-mcp` tests' MCP peer) and returns its path, as
+/// cargo reports it, so a `CARGO_TARGET_DIR` or a configured target folder is honoured.
+fn build_sample_server(root: &Path) -> anyhow::Result<PathBuf> {
+    let args = ["build", "-p", "mcp-sample-server", "--message-format=json-render-diagnostics"];
+    eprintln!("xtask: cargo {}", args.join(" "));
+    let output = Command::new(cargo_program())
+        .args(args)
+        .current_dir(root)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("cannot run cargo build -p mcp-sample-server")?;
+    if !output.status.success() {
+        bail!("cargo build -p mcp-sample-server failed ({})", output.status);
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let executable = stdout
+        .lines()
+        .filter(|line| {
+            line.contains(r#""reason":"compiler-artifact""#) && line.contains(r#""name":"mcp-sample-server""#)
+        })
+        .find_map(|line| json_string_field(line, "executable"))
+        .map(PathBuf::from)
+        .filter(|path| path.is_file());
+    executable.context("cargo build -p mcp-sample-server reported no executable")
+}
+
+/// The string value of the first `"field":"…"` in one line of JSON, unescaped. Cargo's
+/// messages are compact JSON, and a path needs only the simple escapes.
+fn json_string_field(line: &str, field: &str) -> Option<String> {
+    let start = line.find(&format!(r#""{field}":""#))? + field.len() + 4;
+    let mut value = String::new();
+    let mut chars = line[start..].chars();
+    loop {
+        match chars.next()? {
+            '"' => return Some(value),
+            '\\' => match chars.next()? {
+                'n' => value.push('\n'),
+                't' => value.push('\t'),
+                'u' => {
+                    let code: String = chars.by_ref().take(4).collect();
+                    value.push(char::from_u32(u32::from_str_radix(&code, 16).ok()?)?);
+                }
+                escaped => value.push(escaped),
+            },
+            other => value.push(other),
+        }
+    }
 }
 
 fn bench(root: &Path) -> anyhow::Result<()> {
@@ -120,4 +185,18 @@ fn cargo_with_env(root: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> anyhow:
         bail!("cargo {} failed ({status})", args.join(" "));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_string_field;
+
+    #[test]
+    fn reads_string_fields_of_cargo_messages() {
+        let line = r#"{"reason":"compiler-artifact","target":{"name":"mcp-sample-server"},"executable":"C:\\t\"a\u00e9\\bin","fresh":true}"#;
+        assert_eq!(json_string_field(line, "executable").as_deref(), Some(r#"C:\t"aé\bin"#));
+        assert_eq!(json_string_field(line, "reason").as_deref(), Some("compiler-artifact"));
+        assert_eq!(json_string_field(line, "missing"), None);
+        assert_eq!(json_string_field(r#"{"executable":null}"#, "executable"), None);
+    }
 }

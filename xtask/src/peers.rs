@@ -1,9 +1,11 @@
 //! The real peers the integration tests run against, fetched once into a cache folder and
-//! reused: today the skills of the `openclaw` npm package.
+//! reused: the skills of the `openclaw` npm package, and the MCP reference server
+//! `@modelcontextprotocol/server-everything`.
 //!
 //! The folder is `$OMNIAGENT_PEERS`, else `$XDG_CACHE_HOME/omniagent-peers`, else
-//! `~/.cache/omniagent-peers`. `crates/skill-markdown/tests/openclaw.rs` looks in the same
-//! place when `OMNIAGENT_OPENCLAW_DIR` is not set.
+//! `~/.cache/omniagent-peers`. `crates/skill-markdown/tests/openclaw.rs` and
+//! `crates/skill-mcp/tests/it/peers.rs` look in the same place when `OMNIAGENT_OPENCLAW_DIR`
+//! and `OMNIAGENT_SERVER_EVERYTHING` are not set.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -21,6 +23,15 @@ const OPENCLAW_SKILL_DIRS: [&str; 2] = ["package/skills", "package/custodian-ski
 
 /// The environment variable that tells the tests where the extracted package is.
 pub(crate) const OPENCLAW_DIR_VAR: &str = "OMNIAGENT_OPENCLAW_DIR";
+
+/// The release of the MCP reference server the `skill-mcp` tests run.
+pub(crate) const SERVER_EVERYTHING_VERSION: &str = "2026.8.31";
+
+/// The npm package of the MCP reference server.
+const SERVER_EVERYTHING_PACKAGE: &str = "@modelcontextprotocol/server-everything";
+
+/// The environment variable that tells the tests where the reference server's program is.
+pub(crate) const SERVER_EVERYTHING_VAR: &str = "OMNIAGENT_SERVER_EVERYTHING";
 
 /// The peers cache folder, from the environment.
 pub(crate) fn peers_dir() -> anyhow::Result<PathBuf> {
@@ -73,6 +84,54 @@ pub(crate) fn ensure_openclaw(peers: &Path) -> anyhow::Result<PathBuf> {
     Ok(package)
 }
 
+/// Makes sure `@modelcontextprotocol/server-everything@<version>` is installed in
+/// `<peers>/server-everything-<version>` and returns its program,
+/// `<peers>/server-everything-<version>/node_modules/.bin/mcp-server-everything`.
+///
+/// `npm install` runs without install scripts into a staging folder that is renamed into
+/// place at the end, as for openclaw. npm's `.bin` links are relative, so the rename keeps
+/// them working.
+pub(crate) fn ensure_server_everything(peers: &Path) -> anyhow::Result<PathBuf> {
+    let installed = peers.join(format!("server-everything-{SERVER_EVERYTHING_VERSION}"));
+    let program = server_everything_program(&installed);
+    if program.is_file() {
+        return Ok(program);
+    }
+    let started = Instant::now();
+    let spec = format!("{SERVER_EVERYTHING_PACKAGE}@{SERVER_EVERYTHING_VERSION}");
+    eprintln!("xtask: installing {spec} into {}", installed.display());
+    std::fs::create_dir_all(peers).with_context(|| format!("cannot create {}", peers.display()))?;
+    let staging = peers.join(format!(".server-everything-{SERVER_EVERYTHING_VERSION}.partial-{}", std::process::id()));
+    remove_dir_if_present(&staging)?;
+    std::fs::create_dir(&staging).with_context(|| format!("cannot create {}", staging.display()))?;
+    if let Err(error) = npm_install(&spec, &staging) {
+        // Best effort: the error that matters is the one returned.
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(error);
+    }
+    if !server_everything_program(&staging).is_file() {
+        let _ = std::fs::remove_dir_all(&staging);
+        bail!("npm installed {spec} without a `mcp-server-everything` program");
+    }
+
+    // What is there is incomplete (its program is missing): it goes.
+    remove_dir_if_present(&installed)?;
+    if let Err(error) = std::fs::rename(&staging, &installed) {
+        // Another run may have finished first; its copy is as good as ours.
+        if !program.is_file() {
+            return Err(error).with_context(|| format!("cannot move {} to {}", staging.display(), installed.display()));
+        }
+        remove_dir_if_present(&staging)?;
+    }
+    eprintln!("xtask: {spec} ready in {:.1?}", started.elapsed());
+    Ok(program)
+}
+
+fn server_everything_program(installed: &Path) -> PathBuf {
+    let name = if cfg!(windows) { "mcp-server-everything.cmd" } else { "mcp-server-everything" };
+    installed.join("node_modules").join(".bin").join(name)
+}
+
 /// Fetches the package into `staging` (a new folder) and extracts its skill folders.
 fn fetch_openclaw_into(staging: &Path) -> anyhow::Result<()> {
     std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
@@ -89,24 +148,33 @@ fn is_complete(installed: &Path) -> bool {
     OPENCLAW_SKILL_DIRS.iter().all(|dir| installed.join(dir).is_dir())
 }
 
+/// Runs `npm install <spec>` with `destination` (an empty folder) as its prefix.
+fn npm_install(spec: &str, destination: &Path) -> anyhow::Result<()> {
+    let mut command = npm_command();
+    command
+        .arg("install")
+        .arg("--prefix")
+        .arg(destination)
+        .args(["--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=warn", spec])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    let output = run_npm(&mut command, spec, destination)?;
+    if !output.status.success() {
+        bail!("npm install {spec} failed ({})", output.status);
+    }
+    Ok(())
+}
+
 /// Runs `npm pack <spec>` into `destination` and returns the tarball's path.
 fn npm_pack(spec: &str, destination: &Path) -> anyhow::Result<PathBuf> {
-    let npm = if cfg!(windows) { "npm.cmd" } else { "npm" };
-    let mut command = Command::new(npm);
+    let mut command = npm_command();
     command
         .args(["pack", spec, "--ignore-scripts", "--loglevel=warn", "--pack-destination"])
         .arg(destination)
         .stdin(Stdio::null())
         .stderr(Stdio::inherit());
-    let output = match command.output() {
-        Ok(output) => output,
-        Err(error) if error.kind() == ErrorKind::NotFound => bail!(
-            "npm is not installed: the integration tests need it once to fetch {spec} into {} \
-             (install Node.js and npm, or point OMNIAGENT_PEERS at a folder that already has it)",
-            destination.parent().unwrap_or(destination).display()
-        ),
-        Err(error) => return Err(error).context("cannot run npm"),
-    };
+    let output = run_npm(&mut command, spec, destination)?;
     if !output.status.success() {
         bail!("npm pack {spec} failed ({})", output.status);
     }
@@ -115,6 +183,23 @@ fn npm_pack(spec: &str, destination: &Path) -> anyhow::Result<PathBuf> {
     let file_name = stdout.lines().map(str::trim).rfind(|line| line.ends_with(".tgz"));
     let tarball = file_name.map(|name| destination.join(name)).filter(|path| path.is_file());
     tarball.with_context(|| format!("npm pack {spec} printed no tarball name: {stdout:?}"))
+}
+
+fn npm_command() -> Command {
+    Command::new(if cfg!(windows) { "npm.cmd" } else { "npm" })
+}
+
+/// Runs an npm `command` that fetches `spec` into `destination`, explaining a missing npm.
+fn run_npm(command: &mut Command, spec: &str, destination: &Path) -> anyhow::Result<std::process::Output> {
+    match command.output() {
+        Ok(output) => Ok(output),
+        Err(error) if error.kind() == ErrorKind::NotFound => bail!(
+            "npm is not installed: the integration tests need it once to fetch {spec} into {} \
+             (install Node.js and npm, or point OMNIAGENT_PEERS at a folder that already has it)",
+            destination.parent().unwrap_or(destination).display()
+        ),
+        Err(error) => Err(error).context("cannot run npm"),
+    }
 }
 
 fn run(command: &mut Command, what: &str) -> anyhow::Result<()> {

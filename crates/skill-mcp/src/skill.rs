@@ -166,6 +166,7 @@ impl Skill for McpSkill {
             config: self.config.clone(),
             tools_changed: Arc::new(Notify::new()),
             connection: tokio::sync::Mutex::new(None),
+            closing: std::sync::Mutex::new(Vec::new()),
         });
         let connection = shared.connection().await?;
         self.tools = shared.list_tools(&connection).await?;
@@ -224,6 +225,8 @@ struct Shared {
     config: ServerConfig,
     tools_changed: Arc<Notify>,
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    /// Discarded connections still shutting down; `close` waits for them.
+    closing: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl Shared {
@@ -249,18 +252,32 @@ impl Shared {
     }
 
     /// Drops `connection` if it is still the current one: the next call starts afresh.
+    ///
+    /// The connection shuts down in the background: a hung server can take seconds to
+    /// stop (stdin EOF, then SIGTERM, then SIGKILL), which must not stretch the call
+    /// timeout of the call that gave up on it. `close` waits for it.
     async fn discard(&self, connection: &Arc<Connection>) {
         let mut slot = self.connection.lock().await;
         if slot.as_ref().is_some_and(|current| Arc::ptr_eq(current, connection)) {
             slot.take();
         }
         drop(slot);
-        connection.close().await;
+        let connection = Arc::clone(connection);
+        let shutdown = tokio::spawn(async move { connection.close().await });
+        let mut closing = self.closing.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        closing.retain(|shutdown| !shutdown.is_finished());
+        closing.push(shutdown);
     }
 
     async fn close(&self) {
         if let Some(connection) = self.connection.lock().await.take() {
             connection.close().await;
+        }
+        let closing = std::mem::take(&mut *self.closing.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        for shutdown in closing {
+            // A shutdown task only fails by panicking; the connection's drop still kills
+            // its process group then.
+            let _ = shutdown.await;
         }
     }
 

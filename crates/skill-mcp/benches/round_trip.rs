@@ -1,0 +1,228 @@
+//! What the agent adds to an MCP tool call and to a server's start-up, measured against
+//! rmcp's bare client on the same server: the in-repo `mcp-sample-server`, over stdio.
+//!
+//! - `call_sequential`: one caller, one `echo` call after another, on a server started
+//!   once and kept alive. `agent` calls `Agent::call_tool("sample__echo", {"text": "x"})`
+//!   (name lookup, schema check, span, `McpSkill`'s liveness check, the call timeout and
+//!   the result conversion); `bare_rmcp` calls `Peer::call_tool` on a client from
+//!   `().serve(TokioChildProcess::new(..))`.
+//! - `call_concurrent_16`: the same, with 16 callers at once on one connection. Each
+//!   iteration is one call of each caller; the time reported is the wall time divided by
+//!   16, so it is the time per call (its inverse is the throughput).
+//! - `startup`: spawn + `initialize` + `tools/list`. `agent` is `Agent::init_compiled_skills`
+//!   with one `McpSkill` (fresh environment, process group, stderr drain, the handshake
+//!   and the listing turned into tools and registered); `bare_rmcp` is `serve` then
+//!   `list_all_tools`. The `_with_close` variants add the shutdown (stdin EOF; the server
+//!   exits at once); in the other two it runs after each iteration, outside the timing.
+//!
+//! Targets: the agent path at most 10% slower than `bare_rmcp`; at least 10,000 calls/s
+//! sequential; spawn to listed tools under 10 ms.
+//!
+//! The callers run as tasks on a multi-thread tokio runtime with 2 workers, as an agent's
+//! own tasks would; each `iter_custom` batch is one `block_on`. The server binary is
+//! `$OMNIAGENT_MCP_SAMPLE_SERVER`, or `mcp-sample-server` of this target folder (release,
+//! then debug): build it first with `cargo build --release -p mcp-sample-server`.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{Peer, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use skill_core::{Agent, ToolOutput};
+use skill_mcp::{McpSkill, ServerConfig};
+use tokio::runtime::Runtime;
+
+/// The skill's (and so the tool prefix's) name.
+const SKILL: &str = "sample";
+/// The tool as the agent names it.
+const AGENT_TOOL: &str = "sample__echo";
+/// Concurrent callers in `call_concurrent_16`.
+const CALLERS: u32 = 16;
+
+/// The sample server: `$OMNIAGENT_MCP_SAMPLE_SERVER`, else the one built in this target
+/// folder (this executable is `<target>/<profile>/deps/round_trip-<hash>`).
+fn sample_server() -> PathBuf {
+    if let Some(path) = std::env::var_os("OMNIAGENT_MCP_SAMPLE_SERVER") {
+        let path = PathBuf::from(path);
+        assert!(path.is_file(), "OMNIAGENT_MCP_SAMPLE_SERVER={} is not a file", path.display());
+        return path;
+    }
+    let exe = std::env::current_exe().expect("the bench executable's path");
+    let target = exe.ancestors().nth(3).expect("the bench runs from <target>/<profile>/deps/");
+    let binary = format!("mcp-sample-server{}", std::env::consts::EXE_SUFFIX);
+    ["release", "debug"]
+        .iter()
+        .map(|profile| target.join(profile).join(&binary))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "no mcp-sample-server in {}/{{release,debug}}: build it with \
+                 `cargo build --release -p mcp-sample-server`, or set OMNIAGENT_MCP_SAMPLE_SERVER",
+                target.display()
+            )
+        })
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a tokio runtime")
+}
+
+/// An agent with the sample server as the skill `sample`, its tools listed.
+async fn start_agent(server: &Path) -> Agent {
+    let config: ServerConfig =
+        serde_json::from_value(json!({"command": server})).expect("a server config with only a command");
+    let agent = Agent::builder().with_compiled_skill(McpSkill::new(SKILL, config)).build();
+    let report = agent.init_compiled_skills().await;
+    assert_eq!(report.loaded, [SKILL], "the sample server did not load: {:?}", report.skipped);
+    agent
+}
+
+/// rmcp's client on the sample server, initialized.
+async fn start_bare(server: &Path) -> RunningService<RoleClient, ()> {
+    let transport = TokioChildProcess::new(tokio::process::Command::new(server)).expect("the sample server starts");
+    ().serve(transport).await.expect("the sample server initializes")
+}
+
+fn echo_arguments() -> Value {
+    json!({"text": "x"})
+}
+
+fn echo_params() -> CallToolRequestParams {
+    let Value::Object(arguments) = echo_arguments() else { unreachable!("echo's arguments are an object") };
+    CallToolRequestParams::new("echo").with_arguments(arguments)
+}
+
+/// `calls` echo calls through the agent, one after the other.
+async fn agent_calls(agent: Agent, arguments: Value, calls: u64) {
+    for _ in 0..calls {
+        black_box(agent.call_tool(AGENT_TOOL, arguments.clone()).await.expect("echo answers through the agent"));
+    }
+}
+
+/// `calls` echo calls through rmcp's bare client, one after the other.
+async fn bare_calls(peer: Peer<RoleClient>, params: CallToolRequestParams, calls: u64) {
+    for _ in 0..calls {
+        black_box(peer.call_tool(params.clone()).await.expect("echo answers through rmcp"));
+    }
+}
+
+/// Runs `callers` tasks made by `caller` at once, and returns the wall time until the
+/// last one ends.
+fn batch<Fut>(runtime: &Runtime, callers: u32, mut caller: impl FnMut() -> Fut) -> Duration
+where
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    runtime.block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        let started = Instant::now();
+        for _ in 0..callers {
+            tasks.spawn(caller());
+        }
+        while let Some(joined) = tasks.join_next().await {
+            joined.expect("a caller task");
+        }
+        started.elapsed()
+    })
+}
+
+fn calls(c: &mut Criterion) {
+    let server = sample_server();
+    let runtime = runtime();
+    let agent = runtime.block_on(start_agent(&server));
+    let bare = runtime.block_on(start_bare(&server));
+    let peer = bare.peer().clone();
+
+    // Measuring an error path by mistake would flatter either side: check both answers.
+    let arguments = echo_arguments();
+    let params = echo_params();
+    let answer = runtime.block_on(agent.call_tool(AGENT_TOOL, arguments.clone())).expect("echo answers");
+    assert_eq!(answer, ToolOutput::text("x"));
+    let answer = runtime.block_on(peer.call_tool(params.clone())).expect("echo answers");
+    assert_eq!(answer.content.first().and_then(|content| content.as_text()).map(|text| text.text.as_str()), Some("x"));
+    let on_agent = |calls| {
+        let (agent, arguments) = (agent.clone(), arguments.clone());
+        move || agent_calls(agent.clone(), arguments.clone(), calls)
+    };
+    let on_peer = |calls| {
+        let (peer, params) = (peer.clone(), params.clone());
+        move || bare_calls(peer.clone(), params.clone(), calls)
+    };
+
+    let mut group = c.benchmark_group("call_sequential");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("agent", |b| b.iter_custom(|iters| batch(&runtime, 1, on_agent(iters))));
+    group.bench_function("bare_rmcp", |b| b.iter_custom(|iters| batch(&runtime, 1, on_peer(iters))));
+    group.finish();
+
+    let mut group = c.benchmark_group("call_concurrent_16");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("agent", |b| b.iter_custom(|iters| batch(&runtime, CALLERS, on_agent(iters)) / CALLERS));
+    group.bench_function("bare_rmcp", |b| b.iter_custom(|iters| batch(&runtime, CALLERS, on_peer(iters)) / CALLERS));
+    group.finish();
+
+    runtime.block_on(async {
+        agent.close().await;
+        bare.cancel().await.expect("the rmcp client closes");
+    });
+}
+
+fn startup(c: &mut Criterion) {
+    let server = sample_server();
+    let runtime = runtime();
+    let mut group = c.benchmark_group("startup");
+    // The time to listed tools; the close after each iteration is left out.
+    group.bench_function("agent", |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(async {
+                let mut listed = Duration::ZERO;
+                for _ in 0..iters {
+                    let started = Instant::now();
+                    let agent = start_agent(&server).await;
+                    listed += started.elapsed();
+                    agent.close().await;
+                }
+                listed
+            })
+        })
+    });
+    group.bench_function("bare_rmcp", |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(async {
+                let mut listed = Duration::ZERO;
+                for _ in 0..iters {
+                    let started = Instant::now();
+                    let bare = start_bare(&server).await;
+                    black_box(bare.peer().list_all_tools().await.expect("the sample server lists its tools"));
+                    listed += started.elapsed();
+                    bare.cancel().await.expect("the rmcp client closes");
+                }
+                listed
+            })
+        })
+    });
+    group.bench_function("agent_with_close", |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                start_agent(&server).await.close().await;
+            })
+        })
+    });
+    group.bench_function("bare_rmcp_with_close", |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                let bare = start_bare(&server).await;
+                black_box(bare.peer().list_all_tools().await.expect("the sample server lists its tools"));
+                bare.cancel().await.expect("the rmcp client closes");
+            })
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, calls, startup);
+criterion_main!(benches);

@@ -1,0 +1,102 @@
+//! Tools: listed with their MCP source, called with results passed through unchanged,
+//! listed across pages, and updated when the server says its list changed.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use skill_core::{Agent, SourceKind, ToolOutput, ToolSource};
+
+use crate::{SAMPLE, call_text, sample_agent};
+
+/// Every tool `mcp-sample-server` starts with, in name order.
+const SAMPLE_TOOLS: [&str; 10] =
+    ["add", "add_tool", "crash", "echo", "env", "hang", "pid", "sleep", "spawn_child", "stderr"];
+
+/// How long a `tools/list_changed` may take to reach the agent's tools.
+const LIST_CHANGED_BOUND: Duration = Duration::from_secs(5);
+
+/// The agent's tools as `(agent-level name, source)`.
+fn tools_of(agent: &Agent) -> Vec<(String, ToolSource)> {
+    agent.tools().iter().map(|tool| (tool.name().to_owned(), tool.source().clone())).collect()
+}
+
+/// What the agent should list for the sample server's `tools`.
+fn expected_tools(tools: &[&str]) -> Vec<(String, ToolSource)> {
+    tools
+        .iter()
+        .map(|tool| {
+            let source = ToolSource { kind: SourceKind::Mcp, skill: SAMPLE.to_owned(), tool: (*tool).to_owned() };
+            (format!("{SAMPLE}__{tool}"), source)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_are_listed_with_their_mcp_source() {
+    let agent = sample_agent(&[], json!({})).await;
+    assert_eq!(tools_of(&agent), expected_tools(&SAMPLE_TOOLS));
+    let echo = agent.find_tool("sample__echo").expect("echo is registered");
+    assert_eq!(serde_json::to_value(echo.source()).unwrap(), json!({"kind": "mcp", "skill": "sample", "tool": "echo"}));
+    assert_eq!(echo.description(), "Answer with `text` unchanged");
+    assert_eq!(echo.input_schema()["required"], json!(["text"]));
+    agent.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_pass_through_unchanged() {
+    let agent = sample_agent(&[], json!({})).await;
+    let check = async |tool: &str, arguments: Value, expected: Value| {
+        let output = agent.call_tool(&format!("{SAMPLE}__{tool}"), arguments).await.expect("the call succeeds");
+        assert_eq!(serde_json::to_value(&output).unwrap(), expected, "{tool}");
+    };
+    check(
+        "echo",
+        json!({"text": "héllo\nworld"}),
+        json!({"content": [{"type": "text", "text": "héllo\nworld"}], "isError": false}),
+    )
+    .await;
+    check(
+        "add",
+        json!({"a": 2, "b": 40}),
+        json!({"content": [{"type": "text", "text": "42"}], "structuredContent": {"sum": 42}, "isError": false}),
+    )
+    .await;
+    // A tool-level error is a result with `isError`, not a failed call.
+    check(
+        "env",
+        json!({"name": "OMNIAGENT_SURELY_UNSET"}),
+        json!({"content": [{"type": "text", "text": "OMNIAGENT_SURELY_UNSET is not set"}], "isError": true}),
+    )
+    .await;
+    agent.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_of_the_tool_list_is_read() {
+    let agent = sample_agent(&["--page-size", "2"], json!({})).await;
+    assert_eq!(tools_of(&agent), expected_tools(&SAMPLE_TOOLS));
+    assert_eq!(call_text(&agent, "echo", json!({"text": "paged"})).await, "paged");
+    agent.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_the_server_adds_reaches_the_agent() {
+    let agent = sample_agent(&[], json!({})).await;
+    assert_eq!(call_text(&agent, "add_tool", json!({"name": "extra"})).await, "added");
+    let started = Instant::now();
+    while agent.find_tool("sample__extra").is_err() {
+        assert!(
+            started.elapsed() < LIST_CHANGED_BOUND,
+            "sample__extra did not appear within {LIST_CHANGED_BOUND:?}; tools: {:?}",
+            tools_of(&agent)
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut with_extra = SAMPLE_TOOLS.to_vec();
+    with_extra.push("extra");
+    with_extra.sort_unstable();
+    assert_eq!(tools_of(&agent), expected_tools(&with_extra));
+    let output = agent.call_tool("sample__extra", json!({"x": 1})).await.expect("the new tool answers");
+    assert_eq!(output, ToolOutput::text(r#"{"x":1}"#));
+    agent.close().await;
+}
