@@ -73,7 +73,13 @@ fn test(root: &Path) -> anyhow::Result<()> {
     ];
     cargo(root, &["fmt", "--all", "--check"])?;
     cargo(root, &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"])?;
-    cargo(root, &["clippy", "-p", "omniagent-cli", "--no-default-features", "--", "-D", "warnings"])?;
+    // Each skill kind alone must build: no features, then each feature on its own.
+    for features in [&[][..], &["--features", "markdown"], &["--features", "mcp"]] {
+        let mut args = vec!["clippy", "-p", "omniagent-cli", "--no-default-features"];
+        args.extend_from_slice(features);
+        args.extend(["--", "-D", "warnings"]);
+        cargo(root, &args)?;
+    }
     cargo(root, &["build", "-p", "omniagent-cli", "--no-default-features"])?;
     if has_nextest(root) {
         cargo_with_env(root, &["nextest", "run", "--workspace", "--all-features", "--no-fail-fast"], &test_env)?;
@@ -146,6 +152,8 @@ fn json_string_field(line: &str, field: &str) -> Option<String> {
 fn bench(root: &Path) -> anyhow::Result<()> {
     cargo(root, &["bench", "-p", "skill-core", "--bench", "call_tool"])?;
     cargo(root, &["bench", "-p", "skill-markdown", "--bench", "discover"])?;
+    cargo(root, &["build", "--release", "-p", "mcp-sample-server"])?;
+    cargo(root, &["bench", "-p", "skill-mcp", "--bench", "round_trip"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "cold_start"])
 }
 
