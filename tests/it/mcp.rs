@@ -164,3 +164,38 @@ fn server_everything_over_streamable_http() {
     let (code, stdout, stderr) = run(command);
     assert_eq!((code, stdout.as_str()), (0, "Echo: over http\n"), "{stderr}");
 }
+
+/// A server's secret reaches its process environment, and nothing else: not the output
+/// of other commands, not trace-level logs, not `config show`.
+#[test]
+fn a_server_secret_reaches_only_the_server() {
+    const CANARY: &str = "canary-mcp-41d2";
+    let home = Home::new().with_config(&format!(
+        "mcp:\n  servers:\n    sample:\n      command: {}\n      required_env: [TOKEN]\n      secrets: {{TOKEN: env:OMNIAGENT_TEST_TOKEN}}\n",
+        sample_server().display()
+    ));
+    let commands: &[&[&str]] = &[
+        &["-vvv", "tools", "list"],
+        &["-vvv", "--json", "tools", "list"],
+        &["-vvv", "tools", "call", "sample__echo", "--args", r#"{"text":"hello"}"#],
+        &["-vvv", "tools", "call", "sample__crash"],
+        &["-vvv", "config", "show"],
+        &["-vvv", "config", "check"],
+    ];
+    for args in commands {
+        let mut command = home.omniagent(args);
+        command.env("OMNIAGENT_TEST_TOKEN", CANARY);
+        let (_, stdout, stderr) = run(command);
+        assert!(!stdout.contains(CANARY), "{args:?} printed the secret:\n{stdout}");
+        assert!(!stderr.contains(CANARY), "{args:?} logged the secret:\n{stderr}");
+    }
+    let mut command = home.omniagent(&["tools", "call", "sample__env", "--args", r#"{"name":"TOKEN"}"#]);
+    command.env("OMNIAGENT_TEST_TOKEN", CANARY);
+    assert_eq!(run(command).1, format!("{CANARY}\n"), "the server sees its secret as TOKEN");
+
+    let mut command = home.omniagent(&["--json", "tools", "list"]);
+    command.env_remove("OMNIAGENT_TEST_TOKEN");
+    let (code, stdout, _) = run(command);
+    assert_eq!(code, 0);
+    assert_eq!(json(&stdout)["skipped"], json!([{"skill": "sample", "reason": "missing secret TOKEN"}]));
+}
