@@ -69,36 +69,3 @@ fn run(mut command: Command) -> (i32, String, String) {
 fn json(stdout: &str) -> serde_json::Value {
     serde_json::from_str(stdout).unwrap_or_else(|error| panic!("stdout is not JSON ({error}):\n{stdout}"))
 }
-
-/// The in-repo MCP test server: `$OMNIAGENT_MCP_SAMPLE_SERVER`, else the binary beside
-/// this test's own build (`cargo test` at the workspace root builds it).
-fn sample_server() -> PathBuf {
-    if let Some(path) = std::env::var_os("OMNIAGENT_MCP_SAMPLE_SERVER").filter(|path| !path.is_empty()) {
-        return PathBuf::from(path);
-    }
-    let exe = std::env::current_exe().expect("the test's own path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
-    let path = profile_dir.join("mcp-sample-server");
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo build -p mcp-sample-server` (cargo xtask test does)",
-        path.display()
-    );
-    path
-}
-
-/// `mcp-server-everything` from the npm package that `cargo xtask peers` installs:
-/// `$OMNIAGENT_SERVER_EVERYTHING`, else its place in the peers cache.
-fn server_everything() -> PathBuf {
-    let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from);
-    if let Some(path) = non_empty("OMNIAGENT_SERVER_EVERYTHING") {
-        return path;
-    }
-    let peers = non_empty("OMNIAGENT_PEERS").unwrap_or_else(|| {
-        let cache = non_empty("XDG_CACHE_HOME").filter(|cache| cache.is_absolute());
-        cache.unwrap_or_else(|| non_empty("HOME").expect("HOME is set").join(".cache")).join("omniagent-peers")
-    });
-    let path = peers.join("server-everything-2026.8.31/node_modules/.bin/mcp-server-everything");
-    assert!(path.is_file(), "{} is missing: run `cargo xtask peers` once (cargo xtask test does)", path.display());
-    path
-}

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::{Home, json, run, sample_server, server_everything};
+use test_peers::{sample_server_or_panic as sample_server, server_everything_or_panic as server_everything};
+
+use crate::{Home, json, run};
 
 fn sample_config(extra_servers: &str) -> String {
     format!(

@@ -69,7 +69,7 @@ fn test(root: &Path) -> anyhow::Result<()> {
     let test_env = [
         (peers::OPENCLAW_DIR_VAR, openclaw_package.as_os_str()),
         (peers::SERVER_EVERYTHING_VAR, server_everything.as_os_str()),
-        (SAMPLE_SERVER_VAR, sample_server.as_os_str()),
+        (test_peers::SAMPLE_SERVER_VAR, sample_server.as_os_str()),
     ];
     cargo(root, &["fmt", "--all", "--check"])?;
     cargo(root, &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"])?;
@@ -96,9 +96,6 @@ fn test(root: &Path) -> anyhow::Result<()> {
     eprintln!("xtask: all checks passed in {:.0?}", started.elapsed());
     Ok(())
 }
-
-/// The environment variable that tells the `skill-mcp` tests where `mcp-sample-server` is.
-const SAMPLE_SERVER_VAR: &str = "OMNIAGENT_MCP_SAMPLE_SERVER";
 
 /// Builds `mcp-sample-server` (the `skill-mcp` tests' MCP peer) and returns its path, as
 /// cargo reports it, so a `CARGO_TARGET_DIR` or a configured target folder is honoured.

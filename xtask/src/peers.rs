@@ -2,10 +2,9 @@
 //! reused: the skills of the `openclaw` npm package, and the MCP reference server
 //! `@modelcontextprotocol/server-everything`.
 //!
-//! The folder is `$OMNIAGENT_PEERS`, else `$XDG_CACHE_HOME/omniagent-peers`, else
-//! `~/.cache/omniagent-peers`. `crates/skill-markdown/tests/openclaw.rs` and
-//! `crates/skill-mcp/tests/it/peers.rs` look in the same place when `OMNIAGENT_OPENCLAW_DIR`
-//! and `OMNIAGENT_SERVER_EVERYTHING` are not set.
+//! Where they go is the `test-peers` crate's business (`$OMNIAGENT_PEERS`, else
+//! `$XDG_CACHE_HOME/omniagent-peers`, else `~/.cache/omniagent-peers`): the tests look
+//! there through the same crate. This module only installs.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -14,38 +13,18 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
-/// The OpenClaw release whose skills the tests load; `tests/fixtures/openclaw-<version>.json`
-/// holds what they state.
-pub(crate) const OPENCLAW_VERSION: &str = "2026.9.6";
+pub(crate) use test_peers::{OPENCLAW_DIR_VAR, OPENCLAW_VERSION, SERVER_EVERYTHING_VAR, SERVER_EVERYTHING_VERSION};
+use test_peers::{openclaw_package_in, server_everything_install_in, server_everything_program};
 
 /// The folders of the package the tests read; the rest of its 12,000 files are not extracted.
 const OPENCLAW_SKILL_DIRS: [&str; 2] = ["package/skills", "package/custodian-skills"];
 
-/// The environment variable that tells the tests where the extracted package is.
-pub(crate) const OPENCLAW_DIR_VAR: &str = "OMNIAGENT_OPENCLAW_DIR";
-
-/// The release of the MCP reference server the `skill-mcp` tests run.
-pub(crate) const SERVER_EVERYTHING_VERSION: &str = "2026.8.31";
-
 /// The npm package of the MCP reference server.
 const SERVER_EVERYTHING_PACKAGE: &str = "@modelcontextprotocol/server-everything";
 
-/// The environment variable that tells the tests where the reference server's program is.
-pub(crate) const SERVER_EVERYTHING_VAR: &str = "OMNIAGENT_SERVER_EVERYTHING";
-
 /// The peers cache folder, from the environment.
 pub(crate) fn peers_dir() -> anyhow::Result<PathBuf> {
-    let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
-    if let Some(dir) = non_empty("OMNIAGENT_PEERS") {
-        return Ok(PathBuf::from(dir));
-    }
-    // The XDG spec says a relative value is to be ignored.
-    if let Some(cache) = non_empty("XDG_CACHE_HOME").map(PathBuf::from).filter(|cache| cache.is_absolute()) {
-        return Ok(cache.join("omniagent-peers"));
-    }
-    let home =
-        non_empty("HOME").context("cannot find the peers folder: set OMNIAGENT_PEERS, XDG_CACHE_HOME or HOME")?;
-    Ok(PathBuf::from(home).join(".cache").join("omniagent-peers"))
+    test_peers::peers_dir().context("cannot find the peers folder: set OMNIAGENT_PEERS, XDG_CACHE_HOME or HOME")
 }
 
 /// Makes sure `<peers>/openclaw-<version>/package/{skills,custodian-skills}` exist and
@@ -55,8 +34,8 @@ pub(crate) fn peers_dir() -> anyhow::Result<PathBuf> {
 /// and only the skill folders are extracted. The work happens in a staging folder that is
 /// renamed into place at the end, so an interrupted install is never taken for a done one.
 pub(crate) fn ensure_openclaw(peers: &Path) -> anyhow::Result<PathBuf> {
-    let installed = peers.join(format!("openclaw-{OPENCLAW_VERSION}"));
-    let package = installed.join("package");
+    let package = openclaw_package_in(peers);
+    let installed = package.parent().expect("the package sits in its install folder").to_owned();
     if is_complete(&installed) {
         return Ok(package);
     }
@@ -92,7 +71,7 @@ pub(crate) fn ensure_openclaw(peers: &Path) -> anyhow::Result<PathBuf> {
 /// place at the end, as for openclaw. npm's `.bin` links are relative, so the rename keeps
 /// them working.
 pub(crate) fn ensure_server_everything(peers: &Path) -> anyhow::Result<PathBuf> {
-    let installed = peers.join(format!("server-everything-{SERVER_EVERYTHING_VERSION}"));
+    let installed = server_everything_install_in(peers);
     let program = server_everything_program(&installed);
     if program.is_file() {
         return Ok(program);
@@ -125,11 +104,6 @@ pub(crate) fn ensure_server_everything(peers: &Path) -> anyhow::Result<PathBuf> 
     }
     eprintln!("xtask: {spec} ready in {:.1?}", started.elapsed());
     Ok(program)
-}
-
-fn server_everything_program(installed: &Path) -> PathBuf {
-    let name = if cfg!(windows) { "mcp-server-everything.cmd" } else { "mcp-server-everything" };
-    installed.join("node_modules").join(".bin").join(name)
 }
 
 /// Fetches the package into `staging` (a new folder) and extracts its skill folders.

@@ -7,32 +7,15 @@
 //! `tests/fixtures/openclaw-<version>.json`; this test runs no Python.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 use skill_markdown::{MarkdownSkill, Sources, discover};
 
-const OPENCLAW_VERSION: &str = "2026.9.6";
+use test_peers::OPENCLAW_VERSION;
 
 /// Fewer skills than this means the package or the walk lost some.
 const MIN_SKILLS: usize = 50;
-
-/// `OMNIAGENT_OPENCLAW_DIR`, else where `cargo xtask` puts the package: the peers cache
-/// (`$OMNIAGENT_PEERS`, else `$XDG_CACHE_HOME/omniagent-peers`, else
-/// `~/.cache/omniagent-peers`), as `xtask/src/peers.rs` computes it.
-fn openclaw_package() -> PathBuf {
-    let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
-    if let Some(dir) = non_empty("OMNIAGENT_OPENCLAW_DIR") {
-        return PathBuf::from(dir);
-    }
-    let peers = non_empty("OMNIAGENT_PEERS").map(PathBuf::from).unwrap_or_else(|| {
-        match non_empty("XDG_CACHE_HOME").map(PathBuf::from).filter(|cache| cache.is_absolute()) {
-            Some(cache) => cache.join("omniagent-peers"),
-            None => PathBuf::from(non_empty("HOME").expect("HOME is set")).join(".cache/omniagent-peers"),
-        }
-    });
-    peers.join(format!("openclaw-{OPENCLAW_VERSION}")).join("package")
-}
 
 /// What the oracle reads from a file, in the oracle's shape.
 fn stated(skill: &MarkdownSkill) -> Value {
@@ -71,7 +54,7 @@ fn differences(field: &str, expected: &Value, found: &Value, out: &mut Vec<Strin
 
 #[test]
 fn every_skill_openclaw_ships_loads_as_its_frontmatter_states() {
-    let package = openclaw_package();
+    let package = test_peers::openclaw_package_or_panic();
     let skill_dirs = [package.join("skills"), package.join("custodian-skills")];
     assert!(
         skill_dirs.iter().all(|dir| dir.is_dir()),

@@ -24,7 +24,7 @@
 //! then debug): build it first with `cargo build --release -p mcp-sample-server`.
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -43,30 +43,6 @@ const SKILL: &str = "sample";
 const AGENT_TOOL: &str = "sample__echo";
 /// Concurrent callers in `call_concurrent_16`.
 const CALLERS: u32 = 16;
-
-/// The sample server: `$OMNIAGENT_MCP_SAMPLE_SERVER`, else the one built in this target
-/// folder (this executable is `<target>/<profile>/deps/round_trip-<hash>`).
-fn sample_server() -> PathBuf {
-    if let Some(path) = std::env::var_os("OMNIAGENT_MCP_SAMPLE_SERVER") {
-        let path = PathBuf::from(path);
-        assert!(path.is_file(), "OMNIAGENT_MCP_SAMPLE_SERVER={} is not a file", path.display());
-        return path;
-    }
-    let exe = std::env::current_exe().expect("the bench executable's path");
-    let target = exe.ancestors().nth(3).expect("the bench runs from <target>/<profile>/deps/");
-    let binary = format!("mcp-sample-server{}", std::env::consts::EXE_SUFFIX);
-    ["release", "debug"]
-        .iter()
-        .map(|profile| target.join(profile).join(&binary))
-        .find(|path| path.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "no mcp-sample-server in {}/{{release,debug}}: build it with \
-                 `cargo build --release -p mcp-sample-server`, or set OMNIAGENT_MCP_SAMPLE_SERVER",
-                target.display()
-            )
-        })
-}
 
 fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a tokio runtime")
@@ -131,7 +107,7 @@ where
 }
 
 fn calls(c: &mut Criterion) {
-    let server = sample_server();
+    let server = test_peers::sample_server_or_panic();
     let runtime = runtime();
     let agent = runtime.block_on(start_agent(&server));
     let bare = runtime.block_on(start_bare(&server));
@@ -172,7 +148,7 @@ fn calls(c: &mut Criterion) {
 }
 
 fn startup(c: &mut Criterion) {
-    let server = sample_server();
+    let server = test_peers::sample_server_or_panic();
     let runtime = runtime();
     let mut group = c.benchmark_group("startup");
     // The time to listed tools; the close after each iteration is left out.

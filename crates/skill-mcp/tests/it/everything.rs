@@ -10,7 +10,7 @@ use serde_json::json;
 use skill_core::{Agent, SourceKind, ToolOutput, ToolSource};
 use skill_mcp::McpSkill;
 
-use crate::{assert_loaded, peers, server_config};
+use crate::{assert_loaded, server_config};
 
 /// How long the Node server may take to listen on its port.
 const LISTEN_BOUND: Duration = Duration::from_secs(15);
@@ -32,7 +32,7 @@ async fn lists_tools_and_echoes(agent: &Agent) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_everything_over_stdio() {
-    let config = server_config(json!({"command": peers::server_everything()}));
+    let config = server_config(json!({"command": test_peers::server_everything_or_panic()}));
     let agent = Agent::builder().with_compiled_skill(McpSkill::new("everything", config)).build();
     assert_loaded(&agent.init_compiled_skills().await, "everything");
     lists_tools_and_echoes(&agent).await;
@@ -54,7 +54,7 @@ impl HttpServer {
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
             .port();
-        let child = Command::new(peers::server_everything())
+        let child = Command::new(test_peers::server_everything_or_panic())
             .arg("streamableHttp")
             .env("PORT", port.to_string())
             .stdin(Stdio::null())

@@ -6,12 +6,11 @@
 //! crashes, hangs, stderr floods and tool list changes) and the MCP reference server
 //! `@modelcontextprotocol/server-everything`, over stdio and streamable HTTP. `cargo xtask
 //! test` builds and fetches both and passes their paths in `OMNIAGENT_MCP_SAMPLE_SERVER`
-//! and `OMNIAGENT_SERVER_EVERYTHING`; see [`peers`] for where the tests look otherwise.
+//! and `OMNIAGENT_SERVER_EVERYTHING`; see the `test-peers` crate for where the tests look otherwise.
 
 mod everything;
 mod faults;
 mod isolation;
-mod peers;
 mod process_table;
 mod processes;
 mod tools;
@@ -41,7 +40,7 @@ fn config_with(mut base: Value, extra: Value) -> ServerConfig {
 
 /// `mcp-sample-server` with `args`, and any other settings in `extra`.
 fn sample_config(args: &[&str], extra: Value) -> ServerConfig {
-    config_with(json!({"command": peers::sample_server(), "args": args}), extra)
+    config_with(json!({"command": test_peers::sample_server_or_panic(), "args": args}), extra)
 }
 
 /// The sample server started through `sh`, which appends its pid to `pid_log` and then
@@ -49,7 +48,7 @@ fn sample_config(args: &[&str], extra: Value) -> ServerConfig {
 /// one that never answers.
 fn logged_sample_config(pid_log: &Path, args: &[&str], extra: Value) -> ServerConfig {
     let mut shell_args = vec![json!("-c"), json!(r#"echo $$ >> "$PID_LOG" && exec "$0" "$@""#)];
-    shell_args.push(json!(peers::sample_server()));
+    shell_args.push(json!(test_peers::sample_server_or_panic()));
     shell_args.extend(args.iter().map(|arg| json!(arg)));
     config_with(json!({"command": "/bin/sh", "args": shell_args, "env": {"PID_LOG": pid_log}}), extra)
 }

@@ -1,0 +1,107 @@
+//! Where the real peers of the tests and benchmarks are: the in-repo MCP sample server,
+//! and the npm packages `cargo xtask peers` installs into one cache folder. One place for
+//! these paths, so that xtask (which installs), the tests and the benchmarks (which use)
+//! never disagree.
+//!
+//! Each lookup takes the environment variable `cargo xtask test` sets first, then the
+//! default place. The `*_or_panic` functions are for tests: a missing peer fails the test
+//! with what to run, never passes it silently.
+//!
+//! ```
+//! let peers = std::path::Path::new("/cache/omniagent-peers");
+//! assert_eq!(
+//!     test_peers::openclaw_package_in(peers),
+//!     std::path::Path::new("/cache/omniagent-peers/openclaw-2026.9.6/package"),
+//! );
+//! ```
+
+#![deny(missing_docs)]
+
+use std::path::{Path, PathBuf};
+
+/// The variable naming the peers cache folder.
+pub const PEERS_VAR: &str = "OMNIAGENT_PEERS";
+/// The OpenClaw release whose skills the tests load.
+pub const OPENCLAW_VERSION: &str = "2026.9.6";
+/// The variable naming the extracted `openclaw` package folder.
+pub const OPENCLAW_DIR_VAR: &str = "OMNIAGENT_OPENCLAW_DIR";
+/// The release of `@modelcontextprotocol/server-everything` the tests run.
+pub const SERVER_EVERYTHING_VERSION: &str = "2026.8.31";
+/// The variable naming the `mcp-server-everything` program.
+pub const SERVER_EVERYTHING_VAR: &str = "OMNIAGENT_SERVER_EVERYTHING";
+/// The variable naming the `mcp-sample-server` program.
+pub const SAMPLE_SERVER_VAR: &str = "OMNIAGENT_MCP_SAMPLE_SERVER";
+
+fn non_empty_var(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from)
+}
+
+/// The peers cache: `$OMNIAGENT_PEERS`, else `$XDG_CACHE_HOME/omniagent-peers` (an
+/// absolute one; the XDG spec says to ignore a relative one), else
+/// `~/.cache/omniagent-peers`. `None` when none of these variables is set.
+pub fn peers_dir() -> Option<PathBuf> {
+    if let Some(dir) = non_empty_var(PEERS_VAR) {
+        return Some(dir);
+    }
+    if let Some(cache) = non_empty_var("XDG_CACHE_HOME").filter(|cache| cache.is_absolute()) {
+        return Some(cache.join("omniagent-peers"));
+    }
+    non_empty_var("HOME").map(|home| home.join(".cache").join("omniagent-peers"))
+}
+
+/// The extracted `openclaw` package in the cache folder `peers`.
+pub fn openclaw_package_in(peers: &Path) -> PathBuf {
+    peers.join(format!("openclaw-{OPENCLAW_VERSION}")).join("package")
+}
+
+/// The server-everything install folder in the cache folder `peers`.
+pub fn server_everything_install_in(peers: &Path) -> PathBuf {
+    peers.join(format!("server-everything-{SERVER_EVERYTHING_VERSION}"))
+}
+
+/// The `mcp-server-everything` program of an install folder.
+pub fn server_everything_program(install: &Path) -> PathBuf {
+    let name = if cfg!(windows) { "mcp-server-everything.cmd" } else { "mcp-server-everything" };
+    install.join("node_modules").join(".bin").join(name)
+}
+
+/// `$OMNIAGENT_OPENCLAW_DIR`, else the package in the peers cache; panics when absent.
+pub fn openclaw_package_or_panic() -> PathBuf {
+    let path = non_empty_var(OPENCLAW_DIR_VAR).or_else(|| peers_dir().map(|peers| openclaw_package_in(&peers)));
+    existing(path, "openclaw's skills", OPENCLAW_DIR_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_SERVER_EVERYTHING`, else the program in the peers cache; panics when absent.
+pub fn server_everything_or_panic() -> PathBuf {
+    let path = non_empty_var(SERVER_EVERYTHING_VAR)
+        .or_else(|| peers_dir().map(|peers| server_everything_program(&server_everything_install_in(&peers))));
+    existing(path, "mcp-server-everything", SERVER_EVERYTHING_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_MCP_SAMPLE_SERVER`, else `mcp-sample-server` in the target folder of the
+/// running test or benchmark (`<target>/<profile>/deps/<name>`): its own profile first,
+/// then release, then debug. Panics when absent.
+pub fn sample_server_or_panic() -> PathBuf {
+    let path = non_empty_var(SAMPLE_SERVER_VAR).or_else(|| {
+        let exe = std::env::current_exe().ok()?;
+        let profile_dir = exe.parent()?.parent()?;
+        let target = profile_dir.parent()?;
+        let binary = format!("mcp-sample-server{}", std::env::consts::EXE_SUFFIX);
+        [profile_dir.to_owned(), target.join("release"), target.join("debug")]
+            .into_iter()
+            .map(|dir| dir.join(&binary))
+            .find(|path| path.is_file())
+    });
+    existing(path, "mcp-sample-server", SAMPLE_SERVER_VAR, "cargo build -p mcp-sample-server")
+}
+
+fn existing(path: Option<PathBuf>, what: &str, variable: &str, remedy: &str) -> PathBuf {
+    match path {
+        Some(path) if path.exists() => path,
+        Some(path) => panic!(
+            "{what} is not at {}: run `{remedy}` (`cargo xtask test` does it), or set {variable}",
+            path.display()
+        ),
+        None => panic!("cannot find {what}: run `{remedy}` (`cargo xtask test` does it), or set {variable}"),
+    }
+}
