@@ -114,36 +114,11 @@ fn build_sample_server(root: &Path) -> anyhow::Result<PathBuf> {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let executable = stdout
         .lines()
-        .filter(|line| {
-            line.contains(r#""reason":"compiler-artifact""#) && line.contains(r#""name":"mcp-sample-server""#)
-        })
-        .find_map(|line| json_string_field(line, "executable"))
-        .map(PathBuf::from)
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| message["reason"] == "compiler-artifact" && message["target"]["name"] == "mcp-sample-server")
+        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
         .filter(|path| path.is_file());
     executable.context("cargo build -p mcp-sample-server reported no executable")
-}
-
-/// The string value of the first `"field":"…"` in one line of JSON, unescaped. Cargo's
-/// messages are compact JSON, and a path needs only the simple escapes.
-fn json_string_field(line: &str, field: &str) -> Option<String> {
-    let start = line.find(&format!(r#""{field}":""#))? + field.len() + 4;
-    let mut value = String::new();
-    let mut chars = line[start..].chars();
-    loop {
-        match chars.next()? {
-            '"' => return Some(value),
-            '\\' => match chars.next()? {
-                'n' => value.push('\n'),
-                't' => value.push('\t'),
-                'u' => {
-                    let code: String = chars.by_ref().take(4).collect();
-                    value.push(char::from_u32(u32::from_str_radix(&code, 16).ok()?)?);
-                }
-                escaped => value.push(escaped),
-            },
-            other => value.push(other),
-        }
-    }
 }
 
 fn bench(root: &Path) -> anyhow::Result<()> {
@@ -190,18 +165,4 @@ fn cargo_with_env(root: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> anyhow:
         bail!("cargo {} failed ({status})", args.join(" "));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::json_string_field;
-
-    #[test]
-    fn reads_string_fields_of_cargo_messages() {
-        let line = r#"{"reason":"compiler-artifact","target":{"name":"mcp-sample-server"},"executable":"C:\\t\"a\u00e9\\bin","fresh":true}"#;
-        assert_eq!(json_string_field(line, "executable").as_deref(), Some(r#"C:\t"aé\bin"#));
-        assert_eq!(json_string_field(line, "reason").as_deref(), Some("compiler-artifact"));
-        assert_eq!(json_string_field(line, "missing"), None);
-        assert_eq!(json_string_field(r#"{"executable":null}"#, "executable"), None);
-    }
 }
