@@ -71,11 +71,9 @@ fn sibling_crates_depend_on_skill_core_only() {
 
 #[test]
 fn no_ignored_tests_stubs_or_debug_leftovers() {
-    let banned = ["#[ignore", "todo!(", "unimplemented!(", "dbg!("];
+    // Spelled in pieces so that this file does not match its own patterns.
+    let banned = [concat!("#[", "ignore"), concat!("todo", "!("), concat!("unimplemented", "!("), concat!("dbg", "!(")];
     for path in all_rust_files() {
-        if path.ends_with("xtask/src/tidy.rs") {
-            continue;
-        }
         let text = std::fs::read_to_string(&path).expect("a readable file");
         for (line_idx, line) in text.lines().enumerate() {
             for pattern in banned {
