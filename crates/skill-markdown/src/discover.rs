@@ -235,8 +235,15 @@ impl Walker<'_> {
                 "SKILL.md" if is_file => listing.skill_file = Some(path),
                 "skill.md" if is_file => listing.skill_file = listing.skill_file.or(Some(path)),
                 "SKILL.md" | "skill.md" => listing.not_a_file = Some(path),
-                "hooks" => listing.has_hooks = is_dir,
-                "scripts" => listing.has_scripts = is_dir,
+                // Walked too: in a folder of skills, `hooks` or `scripts` may be a skill.
+                "hooks" | "scripts" if is_dir => {
+                    if name == "hooks" {
+                        listing.has_hooks = true;
+                    } else {
+                        listing.has_scripts = true;
+                    }
+                    listing.children.push((path, file_type.is_symlink()));
+                }
                 _ if is_dir && !name.starts_with('.') && name != "node_modules" => {
                     listing.children.push((path, file_type.is_symlink()));
                 }

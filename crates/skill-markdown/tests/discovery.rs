@@ -559,3 +559,18 @@ fn without_skills_to_offer_the_prompt_is_unchanged() {
     assert_eq!(inject_into_prompt("System.\n", &unavailable, &PromptConfig::default()), "System.\n");
     assert_eq!(inject_into_prompt("System.\n", &[], &PromptConfig { max_injected: 0 }), "System.\n");
 }
+
+/// A skill may be called `hooks` or `scripts`: in a folder of skills those are skills,
+/// not a skill's own folders.
+#[test]
+fn skills_named_like_a_skills_own_folders_are_found() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["hooks", "scripts"] {
+        std::fs::create_dir(dir.path().join(name)).unwrap();
+        std::fs::write(dir.path().join(name).join("SKILL.md"), format!("---\ndescription: {name}\n---\n")).unwrap();
+    }
+    let sources = skill_markdown::Sources { dirs: vec![dir.path().to_owned()], ..skill_markdown::Sources::default() };
+    let names: Vec<String> =
+        skill_markdown::discover(&sources).skills.into_iter().map(|found| found.skill.name).collect();
+    assert_eq!(names, ["hooks", "scripts"]);
+}
