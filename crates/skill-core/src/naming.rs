@@ -13,8 +13,18 @@ pub const MAX_TOOL_NAME_LEN: usize = 64;
 /// name: stable across runs and versions, and different for names that share a prefix.
 pub fn agent_tool_name(skill: &str, tool: &str) -> String {
     let full = format!("{skill}__{tool}");
-    let sanitized: String =
-        full.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    shorten_tool_name(&full, sanitize_tool_name(&full))
+}
+
+/// `text` with every character outside `[A-Za-z0-9_-]` replaced by `_`.
+pub fn sanitize_tool_name(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+}
+
+/// `sanitized` (ASCII, made from `full`) if it fits in 64 characters, else its first 55,
+/// `-`, and 8 hex digits of the SHA-256 of `full`: the one shortening rule for every tool
+/// name, so that long names stay stable and distinct wherever they are made.
+pub fn shorten_tool_name(full: &str, sanitized: String) -> String {
     if sanitized.len() <= MAX_TOOL_NAME_LEN {
         return sanitized;
     }

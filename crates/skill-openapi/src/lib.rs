@@ -2,6 +2,25 @@
 //!
 //! # What is here now
 //!
+//! Loading ([`Document::from_file`]): a file, JSON or YAML, read leniently into a
+//! `serde_json::Value` with its version checked (3.0.x and 3.1.x; Swagger 2.0 and others
+//! refused with a typed [`Error`] naming the file). Nothing else is checked up front: the
+//! parts a tool needs are read when tools are built, so a document that is sloppy where no
+//! tool looks still loads.
+//!
+//! Operations to tools ([`Document::tools`]): one [`OperationTool`] per operation that an
+//! [`OperationFilter`] keeps, named from its `operationId` (else method and path) within
+//! `[A-Za-z0-9_-]` and 64 characters ([`operation_tool_name`]), duplicates numbered;
+//! path-item and operation parameters merged by (name, in), a name used in two locations
+//! disambiguated as `name__query`; the request body's media type chosen (JSON, then form,
+//! multipart, text, binary); and an input schema with one property per parameter plus
+//! `body`. `$ref`s are followed into the document and into files under the spec's folder
+//! (never out of it); schemas keep their refs, rewritten to `#/$defs/...` with the schemas
+//! they reach carried along, so recursive schemas stay finite. OpenAPI 3.0 schemas are
+//! converted where JSON Schema 2020-12 reads them differently (`nullable`, boolean
+//! `exclusiveMinimum`). An operation that cannot be read is skipped with its reason; the
+//! others still become tools.
+//!
 //! Request serialization, exactly per the style tables of OpenAPI 3.1.1 (module
 //! [`serialize`]): a [`ParameterSpec`] (a Parameter Object's `name`, `in`, `style`,
 //! `explode` and `allowReserved`) serializes a JSON value into what goes on the wire for
@@ -12,14 +31,48 @@
 //!
 //! # Still to come
 //!
-//! The document loader (files and http(s) URLs, `$ref` resolution with the fetch rules of
-//! `DESIGN.md`), the operation-to-tool mapping, parameters given by `content`, the other
+//! Loading from http(s) URLs and following `$ref`s to URLs (with the fetch rules of
+//! `DESIGN.md`: the skill's own client, no redirects, 10 MiB per document, and fetched
+//! documents referencing http(s) only), server URLs and their variables, serializing
+//! parameters given by `content`, the other
 //! body media types (`application/json`, `multipart/form-data`, `text/plain`,
 //! `application/octet-stream`), responses, authentication, and the HTTP call through any
 //! `reqwest_middleware::ClientWithMiddleware`, so that an AAuth signing client can be
 //! plugged in.
 //!
-//! # Example
+//! # Examples
+//!
+//! A document's operations as tools:
+//!
+//! ```
+//! use serde_json::json;
+//! use skill_openapi::{Document, Location, OperationFilter};
+//!
+//! let document = Document::from_value(
+//!     "/specs/items.json",
+//!     json!({
+//!         "openapi": "3.1.0",
+//!         "paths": {"/items/{id}": {
+//!             "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}],
+//!             "get": {
+//!                 "operationId": "items/get",
+//!                 "summary": "One item",
+//!                 "parameters": [{"name": "id", "in": "query", "schema": {"type": "string"}}]
+//!             }
+//!         }}
+//!     }),
+//! )?;
+//! let tools = document.tools(&OperationFilter::default())?.tools;
+//! assert_eq!((tools[0].name.as_str(), tools[0].description.as_str()), ("items_get", "One item"));
+//! // `id` is in the path and in the query: each gets its location added.
+//! let arguments: Vec<(&str, Location)> =
+//!     tools[0].parameters.iter().map(|parameter| (parameter.argument.as_str(), parameter.spec.location)).collect();
+//! assert_eq!(arguments, [("id__path", Location::Path), ("id__query", Location::Query)]);
+//! assert_eq!(tools[0].input_schema["required"], json!(["id__path"]));
+//! # Ok::<(), skill_openapi::Error>(())
+//! ```
+//!
+//! Serializing parameters and form bodies:
 //!
 //! ```
 //! use std::collections::BTreeMap;
@@ -61,10 +114,20 @@
 
 #![deny(missing_docs)]
 
+mod document;
 mod error;
+mod filter;
+mod input_schema;
+mod naming;
+mod operation;
+mod reference;
 pub mod serialize;
 
+pub use document::{Document, SpecVersion};
 pub use error::Error;
+pub use filter::{OperationFilter, OperationInfo, OperationMatcher};
+pub use naming::{MAX_TOOL_NAME_LEN, operation_tool_name};
+pub use operation::{BodyKind, Method, OperationParameter, OperationTool, RequestBody, SkippedOperation, ToolSet};
 pub use serialize::{
     Location, ParameterSpec, PropertyEncoding, SerializedParameter, Style, ValueKind, encode_form_urlencoded,
 };

