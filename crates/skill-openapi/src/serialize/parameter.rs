@@ -74,7 +74,8 @@ pub enum Style {
 }
 
 impl Style {
-    const ALL: [Style; 7] = [
+    /// Every style, in the spec's order.
+    pub(crate) const ALL: [Style; 7] = [
         Style::Simple,
         Style::Label,
         Style::Matrix,

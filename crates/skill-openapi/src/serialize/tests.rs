@@ -380,15 +380,7 @@ fn styles_are_checked_against_the_location() {
         (Location::Header, &[Style::Simple]),
         (Location::Cookie, &[Style::Form]),
     ];
-    let all = [
-        Style::Simple,
-        Style::Label,
-        Style::Matrix,
-        Style::Form,
-        Style::SpaceDelimited,
-        Style::PipeDelimited,
-        Style::DeepObject,
-    ];
+    let all = Style::ALL;
     for (location, styles) in allowed {
         for style in all {
             let spec = ParameterSpec { style: Some(style), ..ParameterSpec::new("color", location) };
