@@ -62,6 +62,7 @@
 #![deny(missing_docs)]
 
 mod agent;
+pub mod duration;
 mod error;
 mod hook;
 mod memory;

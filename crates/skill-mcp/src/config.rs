@@ -2,7 +2,6 @@
 //! entries users paste from Claude Desktop, Cursor or Claude Code (lenient).
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -93,31 +92,8 @@ struct ServerSettings {
     timeout: Option<serde_json::Value>,
 }
 
-/// A duration as people write it.
-struct DurationDisplay(Duration);
-
-impl fmt::Display for DurationDisplay {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let millis = self.0.as_millis();
-        if millis.is_multiple_of(60_000) && millis > 0 {
-            write!(f, "{}m", millis / 60_000)
-        } else if millis.is_multiple_of(1000) {
-            write!(f, "{}s", millis / 1000)
-        } else {
-            write!(f, "{millis}ms")
-        }
-    }
-}
-
 fn timeouts_of(value: &serde_json::Value) -> Result<Timeouts, String> {
-    let duration = |value: &serde_json::Value| -> Result<Duration, String> {
-        let parsed = match value {
-            serde_json::Value::Number(seconds) => seconds.as_f64().filter(|s| *s > 0.0).map(Duration::from_secs_f64),
-            serde_json::Value::String(text) => parse_duration(text),
-            _ => None,
-        };
-        parsed.ok_or_else(|| format!("timeout `{value}` is not a duration (write e.g. 500ms, 30s, 2m)"))
-    };
+    let duration = skill_core::duration::from_json;
     match value {
         serde_json::Value::Object(fields) => {
             let mut timeouts = Timeouts::default();
@@ -132,21 +108,6 @@ fn timeouts_of(value: &serde_json::Value) -> Result<Timeouts, String> {
         }
         both => duration(both).map(|both| Timeouts { startup: both, call: both }),
     }
-}
-
-fn parse_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.')?;
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number.parse().ok()?;
-    let seconds = match unit.trim() {
-        "ms" => number / 1000.0,
-        "s" => number,
-        "m" => number * 60.0,
-        "h" => number * 3600.0,
-        _ => return None,
-    };
-    (seconds.is_finite() && seconds > 0.0).then(|| Duration::from_secs_f64(seconds))
 }
 
 impl TryFrom<ServerSettings> for ServerConfig {
@@ -184,8 +145,8 @@ impl From<ServerConfig> for ServerSettings {
     fn from(config: ServerConfig) -> Self {
         let timeout = (config.timeouts != Timeouts::default()).then(|| {
             serde_json::json!({
-                "startup": DurationDisplay(config.timeouts.startup).to_string(),
-                "call": DurationDisplay(config.timeouts.call).to_string(),
+                "startup": skill_core::duration::Display(config.timeouts.startup).to_string(),
+                "call": skill_core::duration::Display(config.timeouts.call).to_string(),
             })
         });
         let mut settings = ServerSettings {
@@ -296,15 +257,5 @@ mod tests {
             serde_json::json!({"command": "a", "comand": "b"}),
             "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`",
         );
-    }
-
-    #[test]
-    fn durations_read_and_print_alike() {
-        for (text, millis) in [("500ms", 500), ("30s", 30_000), ("2m", 120_000), ("1.5s", 1500)] {
-            assert_eq!(parse_duration(text), Some(Duration::from_millis(millis)), "{text}");
-        }
-        assert_eq!(parse_duration("0s"), None);
-        assert_eq!(DurationDisplay(Duration::from_millis(120_000)).to_string(), "2m");
-        assert_eq!(DurationDisplay(Duration::from_millis(1500)).to_string(), "1500ms");
     }
 }

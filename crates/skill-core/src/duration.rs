@@ -1,0 +1,99 @@
+//! Durations as people write them in config files: `500ms`, `30s`, `2m`, `1h`, or a
+//! number of seconds.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serializer};
+
+/// Reads `500ms`, `30s`, `1.5s`, `2m` or `1h`; `None` for anything else, zero included.
+pub fn parse(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.')?;
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let seconds = match unit.trim() {
+        "ms" => number / 1000.0,
+        "s" => number,
+        "m" => number * 60.0,
+        "h" => number * 3600.0,
+        _ => return None,
+    };
+    positive_seconds(seconds)
+}
+
+/// A config value as a duration: a string [`parse`] reads, or a positive number of
+/// seconds. The error says how to write one.
+pub fn from_json(value: &serde_json::Value) -> Result<Duration, String> {
+    let parsed = match value {
+        serde_json::Value::Number(seconds) => seconds.as_f64().and_then(positive_seconds),
+        serde_json::Value::String(text) => parse(text),
+        _ => None,
+    };
+    parsed.ok_or_else(|| format!("timeout `{value}` is not a duration (write e.g. 500ms, 30s, 2m)"))
+}
+
+fn positive_seconds(seconds: f64) -> Option<Duration> {
+    (seconds.is_finite() && seconds > 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+/// A duration shown the way [`parse`] reads it: whole minutes as `2m`, whole seconds as
+/// `30s`, else milliseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Display(pub Duration);
+
+impl fmt::Display for Display {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let millis = self.0.as_millis();
+        if millis.is_multiple_of(60_000) && millis > 0 {
+            write!(f, "{}m", millis / 60_000)
+        } else if millis.is_multiple_of(1000) {
+            write!(f, "{}s", millis / 1000)
+        } else {
+            write!(f, "{millis}ms")
+        }
+    }
+}
+
+/// `#[serde(with = "skill_core::duration::option")]` for an `Option<Duration>` field
+/// written as `30s` (or a number of seconds).
+pub mod option {
+    use super::*;
+
+    /// Writes the duration as [`Display`](super::Display) shows it.
+    pub fn serialize<S: Serializer>(duration: &Option<Duration>, serializer: S) -> Result<S::Ok, S::Error> {
+        match duration {
+            Some(duration) => serializer.collect_str(&Display(*duration)),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    /// Reads a duration string or a number of seconds.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Duration>, D::Error> {
+        let value = Option::<serde_json::Value>::deserialize(deserializer)?;
+        value.map(|value| from_json(&value)).transpose().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_and_print_alike() {
+        for (text, millis) in [("500ms", 500), ("30s", 30_000), ("2m", 120_000), ("1.5s", 1500), ("1h", 3_600_000)] {
+            assert_eq!(parse(text), Some(Duration::from_millis(millis)), "{text}");
+            assert_eq!(parse(&Display(Duration::from_millis(millis)).to_string()), Some(Duration::from_millis(millis)));
+        }
+        for bad in ["0s", "30", "s", "3 weeks", "-1s"] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+        assert_eq!(Display(Duration::from_millis(120_000)).to_string(), "2m");
+        assert_eq!(Display(Duration::from_millis(1500)).to_string(), "1500ms");
+        assert_eq!(from_json(&serde_json::json!(2.5)), Ok(Duration::from_millis(2500)));
+        assert_eq!(
+            from_json(&serde_json::json!(true)),
+            Err("timeout `true` is not a duration (write e.g. 500ms, 30s, 2m)".to_owned())
+        );
+    }
+}
