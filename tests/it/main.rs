@@ -1,8 +1,10 @@
 //! Behaviour tests of the `omniagent` binary: each runs the real binary against a fresh
 //! `OMNIAGENT_HOME` in a temporary folder.
 
+mod aauth;
 mod config;
 mod mcp;
+mod openapi;
 mod secrets;
 mod skills;
 mod state;

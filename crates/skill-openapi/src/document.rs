@@ -1,13 +1,16 @@
-//! Loading an OpenAPI document: one file, JSON or YAML, read leniently into a
-//! `serde_json::Value`, with its version checked.
+//! Loading an OpenAPI document, JSON or YAML, from a file or an http(s) URL, read
+//! leniently into a `serde_json::Value`, with its version checked.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
+use url::Url;
 
 use crate::Error;
+use crate::fetch::{self, Fetcher};
+use crate::reference::FetchedDocument;
 
 /// The OpenAPI version line of a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,19 +32,121 @@ impl fmt::Display for SpecVersion {
     }
 }
 
-/// An OpenAPI 3.0 or 3.1 document, as read from its file.
+/// Where a document (the spec, or one its `$ref`s reach) came from: errors name it by this.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum DocumentOrigin {
+    /// Read from this file.
+    File(PathBuf),
+    /// Fetched from this URL (without its fragment). Boxed: a URL is several times the size
+    /// of a path, and every error that names a document carries one.
+    Url(Box<Url>),
+}
+
+impl From<PathBuf> for DocumentOrigin {
+    fn from(path: PathBuf) -> Self {
+        DocumentOrigin::File(path)
+    }
+}
+
+impl From<Url> for DocumentOrigin {
+    fn from(url: Url) -> Self {
+        DocumentOrigin::Url(Box::new(url))
+    }
+}
+
+impl DocumentOrigin {
+    /// The file, for a document read from one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            DocumentOrigin::File(path) => Some(path),
+            DocumentOrigin::Url(_) => None,
+        }
+    }
+
+    /// The URL, for a fetched document.
+    pub fn url(&self) -> Option<&Url> {
+        match self {
+            DocumentOrigin::File(_) => None,
+            DocumentOrigin::Url(url) => Some(url),
+        }
+    }
+}
+
+/// The file's path as the user gave it, or the URL.
+impl fmt::Display for DocumentOrigin {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DocumentOrigin::File(path) => path.display().fmt(formatter),
+            DocumentOrigin::Url(url) => formatter.write_str(url.as_str()),
+        }
+    }
+}
+
+/// An OpenAPI 3.0 or 3.1 document, as read from its file or fetched from its URL.
 ///
 /// Nothing beyond the version is checked when loading: the parts a tool needs are read
 /// when tools are built ([`Document::tools`](crate::Document::tools)), so a document that
 /// is sloppy where no tool looks still loads.
 #[derive(Debug, Clone)]
 pub struct Document {
-    pub(crate) path: PathBuf,
+    pub(crate) origin: DocumentOrigin,
     pub(crate) version: SpecVersion,
     pub(crate) root: Arc<Value>,
+    /// For a fetched spec, every other document its `$ref`s reach, fetched when it was
+    /// loaded; empty for a file, whose referenced files are read as refs are resolved.
+    pub(crate) referenced: Arc<[FetchedDocument]>,
 }
 
 impl Document {
+    /// Loads the spec `source` names: an `http://` or `https://` URL is fetched with
+    /// `fetcher` ([`Document::from_url`]); anything else is a file path
+    /// ([`Document::from_file`]).
+    ///
+    /// ```no_run
+    /// use skill_openapi::{Document, Error, Fetcher, OperationFilter};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Error> {
+    /// let fetcher = Fetcher::new();
+    /// let document = Document::load("https://api.example.com/openapi.yaml", &fetcher).await?;
+    /// assert_eq!(document.url().map(|url| url.as_str()), Some("https://api.example.com/openapi.yaml"));
+    /// let tools = document.tools(&OperationFilter::default())?.tools;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn load(source: &str, fetcher: &Fetcher) -> Result<Self, Error> {
+        if is_http_url(source) {
+            let url = Url::parse(source)
+                .map_err(|error| Error::InvalidUrl { url: source.to_owned(), reason: error.to_string() })?;
+            Self::from_url(&url, fetcher).await
+        } else {
+            Self::from_file(source)
+        }
+    }
+
+    /// Fetches the spec at `url` (its fragment left out), then every document its `$ref`s
+    /// reach, breadth-first, each once, so that tools can be built without further I/O.
+    ///
+    /// The body is parsed as its `Content-Type` says (JSON, or YAML), else as its URL's
+    /// extension says, else as JSON then YAML. Refs are resolved against the URL of the
+    /// document they are in and may name http(s) URLs only: a `file:` URL, an absolute path
+    /// or another scheme is refused ([`Error::RefNotHttp`]), and a relative ref that climbs
+    /// out of the spec's URL folder is refused before anything is requested
+    /// ([`Error::RefOutsideSpecFolder`]). A referenced document that is refused or cannot
+    /// be fetched fails the whole load, as do more than
+    /// [`Fetcher::max_documents`] documents. Every fetch follows the [`Fetcher`]'s rules.
+    pub async fn from_url(url: &Url, fetcher: &Fetcher) -> Result<Self, Error> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(Error::InvalidUrl { url: url.to_string(), reason: "only http and https are fetched".into() });
+        }
+        let mut url = url.clone();
+        url.set_fragment(None);
+        let root = fetcher.get(&url).await?.parse(&url)?;
+        let mut document = Self::with_origin(url.into(), root)?;
+        document.referenced = fetch::fetch_referenced(&document, fetcher).await?.into();
+        Ok(document)
+    }
+
     /// Reads the document at `path`: JSON for `.json`, YAML for `.yaml` and `.yml`, else
     /// JSON then YAML. Refuses Swagger 2.0 and versions other than 3.0.x and 3.1.x.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, Error> {
@@ -53,14 +158,28 @@ impl Document {
     /// A document already parsed, as if read from `path`: its refs to other files are
     /// resolved against `path`'s folder.
     pub fn from_value(path: impl Into<PathBuf>, root: Value) -> Result<Self, Error> {
-        let path = path.into();
-        let version = detect_version(&path, &root)?;
-        Ok(Document { path, version, root: Arc::new(root) })
+        Self::with_origin(DocumentOrigin::File(path.into()), root)
     }
 
-    /// The file the document was read from.
-    pub fn path(&self) -> &Path {
-        &self.path
+    fn with_origin(origin: DocumentOrigin, root: Value) -> Result<Self, Error> {
+        let version = detect_version(&origin, &root)?;
+        Ok(Document { origin, version, root: Arc::new(root), referenced: Arc::from([]) })
+    }
+
+    /// Where the document came from.
+    pub fn origin(&self) -> &DocumentOrigin {
+        &self.origin
+    }
+
+    /// The file the document was read from; `None` for a fetched document.
+    pub fn path(&self) -> Option<&Path> {
+        self.origin.path()
+    }
+
+    /// The URL the document was fetched from, against which its relative server URLs
+    /// and refs resolve; `None` for a document read from a file.
+    pub fn url(&self) -> Option<&Url> {
+        self.origin.url()
     }
 
     /// The document's OpenAPI version line.
@@ -74,39 +193,74 @@ impl Document {
     }
 }
 
+/// Whether `source` is an http(s) URL rather than a file path (scheme case-insensitive).
+pub(crate) fn is_http_url(source: &str) -> bool {
+    ["http://", "https://"]
+        .iter()
+        .any(|prefix| source.get(..prefix.len()).is_some_and(|start| start.eq_ignore_ascii_case(prefix)))
+}
+
 /// What `openapi` (or `swagger`) says, checked: 3.0.x and 3.1.x pass. A YAML document may
 /// carry the version as a number (`openapi: 3.0`), which is accepted too.
-fn detect_version(path: &Path, root: &Value) -> Result<SpecVersion, Error> {
+fn detect_version(origin: &DocumentOrigin, root: &Value) -> Result<SpecVersion, Error> {
     let Some(object) = root.as_object() else {
-        return Err(Error::InvalidDocument { path: path.to_owned(), reason: "the document is not an object".into() });
+        return Err(Error::InvalidDocument {
+            document: origin.clone(),
+            reason: "the document is not an object".into(),
+        });
     };
     if object.contains_key("swagger") {
-        return Err(Error::Swagger2 { path: path.to_owned() });
+        return Err(Error::Swagger2 { document: origin.clone() });
     }
     let found = match object.get("openapi") {
         Some(Value::String(text)) => text.trim().to_owned(),
         Some(Value::Number(number)) => number.to_string(),
         Some(other) => other.to_string(),
-        None => return Err(Error::UnsupportedVersion { path: path.to_owned(), found: None }),
+        None => return Err(Error::UnsupportedVersion { document: origin.clone(), found: None }),
     };
     let mut parts = found.split('.');
     match (parts.next(), parts.next()) {
         (Some("3"), Some("0")) => Ok(SpecVersion::V3_0),
         (Some("3"), Some("1")) => Ok(SpecVersion::V3_1),
-        _ => Err(Error::UnsupportedVersion { path: path.to_owned(), found: Some(found) }),
+        _ => Err(Error::UnsupportedVersion { document: origin.clone(), found: Some(found) }),
+    }
+}
+
+/// How a document's bytes are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Json,
+    Yaml,
+}
+
+impl Format {
+    /// The format a file name's (or URL path's) extension says, if it says one.
+    pub(crate) fn from_extension(name: &str) -> Option<Format> {
+        let (_, extension) = name.rsplit_once('.')?;
+        match extension.to_ascii_lowercase().as_str() {
+            "json" => Some(Format::Json),
+            "yaml" | "yml" => Some(Format::Yaml),
+            _ => None,
+        }
     }
 }
 
 /// Reads a JSON or YAML file into a value, choosing the parser by extension.
 pub(crate) fn read_value(path: &Path) -> Result<Value, Error> {
     let bytes = std::fs::read(path).map_err(|source| Error::Read { path: path.to_owned(), source })?;
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-    let extension = path.extension().and_then(|extension| extension.to_str()).map(str::to_ascii_lowercase);
-    let parse_error = |format, message: String| Error::Parse { path: path.to_owned(), format, message };
-    match extension.as_deref() {
-        Some("json") => parse_json(bytes).map_err(|message| parse_error("JSON", message)),
-        Some("yaml" | "yml") => parse_yaml(bytes).map_err(|message| parse_error("YAML", message)),
-        _ => parse_json(bytes).or_else(|json_message| {
+    let format = path.file_name().and_then(|name| name.to_str()).and_then(Format::from_extension);
+    parse_value(&bytes, &DocumentOrigin::File(path.to_owned()), format)
+}
+
+/// Parses a document's bytes (a leading BOM skipped) as `format`, or when that is not
+/// known, as JSON then YAML.
+pub(crate) fn parse_value(bytes: &[u8], origin: &DocumentOrigin, format: Option<Format>) -> Result<Value, Error> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let parse_error = |format, message: String| Error::Parse { document: origin.clone(), format, message };
+    match format {
+        Some(Format::Json) => parse_json(bytes).map_err(|message| parse_error("JSON", message)),
+        Some(Format::Yaml) => parse_yaml(bytes).map_err(|message| parse_error("YAML", message)),
+        None => parse_json(bytes).or_else(|json_message| {
             parse_yaml(bytes).map_err(|yaml_message| {
                 parse_error("JSON or YAML", format!("as JSON: {json_message}; as YAML: {yaml_message}"))
             })
@@ -205,7 +359,10 @@ mod tests {
     #[test]
     fn swagger_2_and_other_versions_are_refused_naming_the_file() {
         let error = load("petstore.json", r#"{"swagger": "2.0", "paths": {}}"#).unwrap_err();
-        assert!(matches!(&error, Error::Swagger2 { path } if path.ends_with("petstore.json")), "{error:?}");
+        assert!(
+            matches!(&error, Error::Swagger2 { document } if document.path().is_some_and(|path| path.ends_with("petstore.json"))),
+            "{error:?}"
+        );
         assert!(error.to_string().contains("petstore.json is Swagger 2.0"), "{error}");
 
         let error = load("next.yaml", "openapi: 3.2.0\n").unwrap_err();

@@ -1,14 +1,18 @@
 //! The crate's error type.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use url::Url;
+
+use crate::document::DocumentOrigin;
 use crate::serialize::{Location, Style, ValueKind};
 
 /// Why a document could not be loaded, an operation could not become a tool, or a
 /// parameter or a request body could not be serialized.
 ///
-/// Every variant that concerns one file names it, every variant that concerns a `$ref`
-/// names the ref, and every variant that concerns one parameter (or one form-body
+/// Every variant that concerns one file or URL names it, every variant that concerns a
+/// `$ref` names the ref, and every variant that concerns one parameter (or one form-body
 /// property) names it, so the message can go back to the user or the model unchanged.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -76,71 +80,149 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
-    /// A document is neither JSON nor YAML (or not the one its extension says).
-    #[error("{} is not valid {format}: {message}", path.display())]
+    /// A document is neither JSON nor YAML (or not the one its extension or its
+    /// `Content-Type` says).
+    #[error("{document} is not valid {format}: {message}")]
     Parse {
-        /// The file.
-        path: PathBuf,
-        /// `JSON`, `YAML`, or `JSON or YAML` when the extension did not tell.
+        /// The file or URL.
+        document: DocumentOrigin,
+        /// `JSON`, `YAML`, or `JSON or YAML` when neither the extension nor the
+        /// `Content-Type` told.
         format: &'static str,
         /// The parser's message, with line and column.
         message: String,
     },
     /// A Swagger 2.0 document: only OpenAPI 3.0 and 3.1 are supported.
-    #[error("{} is Swagger 2.0, which is not supported: convert it to OpenAPI 3 first", path.display())]
+    #[error("{document} is Swagger 2.0, which is not supported: convert it to OpenAPI 3 first")]
     Swagger2 {
-        /// The file.
-        path: PathBuf,
+        /// The file or URL.
+        document: DocumentOrigin,
     },
     /// A document whose `openapi` field is missing or not 3.0.x or 3.1.x.
-    #[error("{} is not an OpenAPI 3.0 or 3.1 document ({})", path.display(), found.as_deref().map_or_else(|| "no `openapi` field".to_owned(), |found| format!("`openapi: {found}`")))]
+    #[error("{document} is not an OpenAPI 3.0 or 3.1 document ({})", found.as_deref().map_or_else(|| "no `openapi` field".to_owned(), |found| format!("`openapi: {found}`")))]
     UnsupportedVersion {
-        /// The file.
-        path: PathBuf,
+        /// The file or URL.
+        document: DocumentOrigin,
         /// The `openapi` field as written, if there is one.
         found: Option<String>,
     },
     /// A document (or a part of one that a tool needs) does not have the shape the spec
     /// gives it, such as a parameter without `name`.
-    #[error("{}: {reason}", path.display())]
+    #[error("{document}: {reason}")]
     InvalidDocument {
-        /// The file.
-        path: PathBuf,
+        /// The file or URL.
+        document: DocumentOrigin,
         /// What is wrong, and where.
         reason: String,
     },
-    /// A `$ref` to a file outside the spec's folder: an absolute path, a `file:` URL, or a
-    /// relative path that climbs out with `..` (or through a symbolic link).
-    #[error("$ref `{reference}` in {} points outside the spec's folder", document.display())]
+    /// A `$ref` out of the spec's folder. In a file: an absolute path, a `file:` URL, or a
+    /// relative path that climbs out with `..` (or through a symbolic link). In a fetched
+    /// document: a relative ref that climbs out of the folder of the spec's URL (or of the
+    /// document an absolute URL ref reached); it is never requested.
+    #[error("$ref `{reference}` in {document} points outside the spec's folder")]
     RefOutsideSpecFolder {
         /// The ref as written.
         reference: String,
         /// The document it is in.
-        document: PathBuf,
+        document: DocumentOrigin,
     },
-    /// A `$ref` to an http(s) URL: fetching referenced documents is not supported yet.
-    #[error("$ref `{reference}` in {} is a URL, and fetching referenced documents is not supported yet", document.display())]
+    /// A `$ref` to an http(s) URL in a spec read from a file, which may reference files
+    /// under its folder only.
+    #[error("$ref `{reference}` in {document} is a URL, and a spec read from a file may reference only files")]
     RemoteRefNotSupported {
         /// The ref as written.
         reference: String,
         /// The document it is in.
-        document: PathBuf,
+        document: DocumentOrigin,
+    },
+    /// A `$ref` in a fetched document that is not an http(s) URL or a path relative to the
+    /// document: a `file:` URL, an absolute local path, or another scheme.
+    #[error("$ref `{reference}` in {document} is refused: a fetched document may reference only http(s) URLs")]
+    RefNotHttp {
+        /// The ref as written.
+        reference: String,
+        /// The document it is in.
+        document: DocumentOrigin,
     },
     /// A `$ref` whose target does not exist (or whose fragment is not a JSON Pointer).
-    #[error("$ref `{reference}` in {} points to nothing", document.display())]
+    #[error("$ref `{reference}` in {document} points to nothing")]
     RefNotFound {
         /// The ref as written.
         reference: String,
         /// The document it is in.
-        document: PathBuf,
+        document: DocumentOrigin,
     },
     /// A chain of `$ref`s (outside schemas) that comes back to where it started.
-    #[error("$ref `{reference}` in {} is part of a cycle of refs", document.display())]
+    #[error("$ref `{reference}` in {document} is part of a cycle of refs")]
     RefCycle {
         /// The ref as written.
         reference: String,
         /// The document it is in.
-        document: PathBuf,
+        document: DocumentOrigin,
+    },
+    /// A spec source that looks like a URL but does not parse as one, or a URL that is
+    /// not http(s).
+    #[error("`{url}` is not a URL that can be fetched: {reason}")]
+    InvalidUrl {
+        /// The source as given.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// A document could not be fetched: the connection failed or broke, or the HTTP
+    /// client could not be built.
+    #[error("cannot fetch {url}: {reason}")]
+    Fetch {
+        /// The document's URL.
+        url: Url,
+        /// Why, down to the innermost cause (such as `Connection refused`).
+        reason: String,
+    },
+    /// Fetching a document (connecting, the answer and the whole body) took longer than
+    /// the fetcher allows.
+    #[error("fetching {url} took longer than {} s", after.as_secs_f64())]
+    FetchTimeout {
+        /// The document's URL.
+        url: Url,
+        /// The time allowed.
+        after: Duration,
+    },
+    /// A document's URL answered with a redirect (3xx), which is never followed.
+    #[error("{url} answered {} {}, and redirects are not followed", crate::fetch::status_text(*status), location.as_deref().map_or_else(|| "without a Location".to_owned(), |location| format!("to {location}")))]
+    Redirect {
+        /// The document's URL.
+        url: Url,
+        /// The HTTP status.
+        status: u16,
+        /// The `Location` header, if there is one.
+        location: Option<String>,
+    },
+    /// A document's URL answered with a status other than 2xx and 3xx.
+    #[error("{url} answered {}", crate::fetch::status_text(*status))]
+    HttpStatus {
+        /// The document's URL.
+        url: Url,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// A document larger than the fetcher allows: refused as soon as its `Content-Length`
+    /// says so, else as soon as the bytes received pass the limit.
+    #[error("{url} is larger than the limit of {limit} bytes per document{}", declared.map_or_else(String::new, |declared| format!(" (Content-Length: {declared})")))]
+    TooLarge {
+        /// The document's URL.
+        url: Url,
+        /// The limit, in bytes.
+        limit: u64,
+        /// The `Content-Length`, when it was over the limit.
+        declared: Option<u64>,
+    },
+    /// A fetched spec whose refs reach more documents than the fetcher allows.
+    #[error("{url} references more than {limit} documents (the spec included)")]
+    TooManyDocuments {
+        /// The spec's URL.
+        url: Url,
+        /// The limit.
+        limit: usize,
     },
     /// A parameter's `style` is not one the spec defines.
     #[error("parameter `{parameter}`: unknown style `{style}`")]
@@ -149,5 +231,81 @@ pub enum Error {
         parameter: String,
         /// The style as written.
         style: String,
+    },
+    /// No server URL to call: the document has no `servers`, was read from a file (so
+    /// the spec's default `/` has nothing to resolve against), and no base URL was given.
+    #[error("{document} has no `servers`: set a base URL for its calls")]
+    NoServer {
+        /// The document.
+        document: DocumentOrigin,
+    },
+    /// A server URL (the document's `servers[0]`, an operation's, or the base URL given)
+    /// that cannot be called.
+    #[error("server URL `{url}` of {document} cannot be used: {reason}")]
+    InvalidServerUrl {
+        /// The document.
+        document: DocumentOrigin,
+        /// The URL as written (variables not yet substituted).
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A relative server URL in a document read from a file: there is no URL to resolve
+    /// it against.
+    #[error(
+        "server URL `{url}` in {document} is relative, and a document read from a file has no URL to resolve it against: set a base URL"
+    )]
+    RelativeServerUrl {
+        /// The document.
+        document: DocumentOrigin,
+        /// The URL as written.
+        url: String,
+    },
+    /// A server variable that cannot be substituted: undeclared, without a `default`, or
+    /// with a `default` that its `enum` does not list.
+    #[error("server URL `{url}` of {document}: variable `{variable}` {problem}")]
+    ServerVariable {
+        /// The document.
+        document: DocumentOrigin,
+        /// The server URL as written.
+        url: String,
+        /// The variable's name.
+        variable: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// An API key without a name or a location, which the document's security schemes
+    /// do not settle.
+    #[error("the API key for {document} needs its name and location set: {reason}")]
+    ApiKeyPlacement {
+        /// The document.
+        document: DocumentOrigin,
+        /// Why the document does not settle them: no schemes, or several that fit.
+        reason: String,
+    },
+    /// A credential that matches none of the document's security schemes, so it would
+    /// never be sent.
+    #[error(
+        "the {credential} matches no security scheme of {document} (it defines {}), so it would never be sent",
+        schemes.join(", ")
+    )]
+    CredentialMatchesNoScheme {
+        /// The document.
+        document: DocumentOrigin,
+        /// What the credential is: `API key`, `bearer token` or `basic credential`.
+        credential: &'static str,
+        /// The document's schemes, each as `name (type)`.
+        schemes: Vec<String>,
+    },
+    /// A credential that cannot go into a request, such as a token with a line break or
+    /// an API key name that is no header name. The message never holds the secret.
+    #[error("the {credential} for {document} cannot be sent: {reason}")]
+    InvalidCredential {
+        /// The document.
+        document: DocumentOrigin,
+        /// What the credential is: `API key`, `bearer token` or `basic credential`.
+        credential: &'static str,
+        /// Why.
+        reason: String,
     },
 }

@@ -1,5 +1,9 @@
 //! Which operations become tools: `include` and `exclude` by operationId, tag or path glob.
 
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 /// One way to pick operations.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -47,6 +51,42 @@ impl OperationMatcher {
                 segments_match(&pattern, &path)
             }
         }
+    }
+}
+
+impl OperationMatcher {
+    /// Reads a matcher as the config writes it: a path glob starts with `/` (or is `**`),
+    /// `tag:NAME` is a tag, and anything else is an `operationId`.
+    pub fn parse(text: &str) -> Self {
+        if text.starts_with('/') || text == "**" {
+            OperationMatcher::Path(text.to_owned())
+        } else if let Some(tag) = text.strip_prefix("tag:") {
+            OperationMatcher::Tag(tag.to_owned())
+        } else {
+            OperationMatcher::OperationId(text.to_owned())
+        }
+    }
+}
+
+impl fmt::Display for OperationMatcher {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OperationMatcher::OperationId(id) => formatter.write_str(id),
+            OperationMatcher::Tag(tag) => write!(formatter, "tag:{tag}"),
+            OperationMatcher::Path(glob) => formatter.write_str(glob),
+        }
+    }
+}
+
+impl Serialize for OperationMatcher {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for OperationMatcher {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(|text| OperationMatcher::parse(&text))
     }
 }
 
@@ -101,6 +141,19 @@ mod tests {
         check("/repos/*/*/issues*", "/repos/{owner}/{repo}/issues-events", true);
         check("/repos/{owner}/*", "/repos/{owner}/{repo}", true);
         check("**", "/anything/at/all", true);
+    }
+
+    #[test]
+    fn matchers_read_from_their_config_text_and_back() {
+        for (text, matcher) in [
+            ("/repos/**", OperationMatcher::Path("/repos/**".into())),
+            ("**", OperationMatcher::Path("**".into())),
+            ("tag:issues", OperationMatcher::Tag("issues".into())),
+            ("issues/list-for-repo", OperationMatcher::OperationId("issues/list-for-repo".into())),
+        ] {
+            assert_eq!(OperationMatcher::parse(text), matcher);
+            assert_eq!(matcher.to_string(), text);
+        }
     }
 
     #[test]

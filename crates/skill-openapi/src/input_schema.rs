@@ -135,9 +135,11 @@ impl SchemaCatalog {
             }
             if !self.definitions.contains_key(&key) {
                 let (target, from, reference) = self.targets[&key].clone();
-                let schema = resolver.lookup(from, &reference, &target)?;
+                // The target is read in place: `rewrite` makes the only copy.
+                let document = resolver.document(target.doc);
+                let schema = document.pointer(&target.pointer).ok_or_else(|| resolver.not_found(from, &reference))?;
                 let mut inner = Vec::new();
-                let rewritten = self.rewrite(resolver, target.doc, &schema, &mut inner)?;
+                let rewritten = self.rewrite(resolver, target.doc, schema, &mut inner)?;
                 self.definitions.insert(key.clone(), (rewritten, inner));
             }
             let (schema, inner) = &self.definitions[&key];

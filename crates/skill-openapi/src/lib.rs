@@ -2,11 +2,22 @@
 //!
 //! # What is here now
 //!
-//! Loading ([`Document::from_file`]): a file, JSON or YAML, read leniently into a
-//! `serde_json::Value` with its version checked (3.0.x and 3.1.x; Swagger 2.0 and others
-//! refused with a typed [`Error`] naming the file). Nothing else is checked up front: the
-//! parts a tool needs are read when tools are built, so a document that is sloppy where no
-//! tool looks still loads.
+//! Loading ([`Document::load`]): a file ([`Document::from_file`]) or an http(s) URL
+//! ([`Document::from_url`]), JSON or YAML, read leniently into a `serde_json::Value` with
+//! its version checked (3.0.x and 3.1.x; Swagger 2.0 and others refused with a typed
+//! [`Error`] naming the file or URL, a [`DocumentOrigin`]). Nothing else is checked up
+//! front: the parts a tool needs are read when tools are built, so a document that is
+//! sloppy where no tool looks still loads. URLs are fetched by a [`Fetcher`], the skill's
+//! own client, under the fetch rules of `DESIGN.md`: redirects are refused (naming the
+//! `Location`), never followed; a non-2xx status is an error; a document has at most
+//! 10 MiB, counted while the body streams in, so neither a chunked body nor a wrong
+//! `Content-Length` gets past the limit; connecting may take 10 s and a whole fetch 30 s.
+//! A fetched spec's `$ref`s are resolved against the URL of the document they are in and
+//! may name http(s) URLs only (never `file:` URLs or local paths); relative ones must stay
+//! under the spec's URL folder (in a document that an absolute URL reached outside it,
+//! under that document's folder), and every document they reach (at most 200) is fetched,
+//! once, when the spec is loaded, so that building tools does no I/O. A document that
+//! cannot be fetched, or a ref that breaks these rules, fails the whole load.
 //!
 //! Operations to tools ([`Document::tools`]): one [`OperationTool`] per operation that an
 //! [`OperationFilter`] keeps, named from its `operationId` (else method and path) within
@@ -14,9 +25,10 @@
 //! path-item and operation parameters merged by (name, in), a name used in two locations
 //! disambiguated as `name__query`; the request body's media type chosen (JSON, then form,
 //! multipart, text, binary); and an input schema with one property per parameter plus
-//! `body`. `$ref`s are followed into the document and into files under the spec's folder
-//! (never out of it); schemas keep their refs, rewritten to `#/$defs/...` with the schemas
-//! they reach carried along, so recursive schemas stay finite. OpenAPI 3.0 schemas are
+//! `body`. `$ref`s are followed into the document, into files under the spec's folder
+//! (never out of it), and for a fetched spec into the documents fetched with it; schemas
+//! keep their refs, rewritten to `#/$defs/...` with the schemas they reach carried along,
+//! so recursive schemas stay finite. OpenAPI 3.0 schemas are
 //! converted where JSON Schema 2020-12 reads them differently (`nullable`, boolean
 //! `exclusiveMinimum`). An operation that cannot be read is skipped with its reason; the
 //! others still become tools.
@@ -29,16 +41,19 @@
 //! [`encode_form_urlencoded`] encodes an `application/x-www-form-urlencoded` body with the
 //! Encoding Object's per-property `style`, `explode`, `allowReserved` and `contentType`.
 //!
-//! # Still to come
-//!
-//! Loading from http(s) URLs and following `$ref`s to URLs (with the fetch rules of
-//! `DESIGN.md`: the skill's own client, no redirects, 10 MiB per document, and fetched
-//! documents referencing http(s) only), server URLs and their variables, serializing
-//! parameters given by `content`, the other
-//! body media types (`application/json`, `multipart/form-data`, `text/plain`,
-//! `application/octet-stream`), responses, authentication, and the HTTP call through any
-//! `reqwest_middleware::ClientWithMiddleware`, so that an AAuth signing client can be
-//! plugged in.
+//! Calls ([`Endpoint::call`]): a tool and its JSON arguments become the request the
+//! document describes, sent through any `reqwest_middleware::ClientWithMiddleware` (so an
+//! AAuth signing client plugs in; [`default_client`] follows no redirects). An
+//! [`Endpoint`] settles, once per document, the server URL (a base URL, else `servers[0]`
+//! with its variables' defaults checked against `enum`, relative URLs resolved against
+//! the document's URL) and the [`Credential`]s (API key in a header, query or cookie,
+//! bearer, basic), matched to `securitySchemes` and sent as each operation's `security`
+//! asks. Parameters are serialized per the style tables, or by their media type when
+//! given by `content`; bodies go as JSON, form-urlencoded and multipart with the Encoding
+//! Object, text, or bytes (binary fields as base64, or `file:` and a path in the upload
+//! folder: [`BINARY_ARGUMENT_HELP`]). The response is a `ToolOutput`: status line,
+//! content type and body as text, JSON also as structured content, binary as an embedded
+//! resource, cut with a note past 1 MiB (configurable), `is_error` for non-2xx.
 //!
 //! # Examples
 //!
@@ -114,20 +129,31 @@
 
 #![deny(missing_docs)]
 
+mod call;
+mod config;
 mod document;
 mod error;
+mod fetch;
 mod filter;
 mod input_schema;
 mod naming;
 mod operation;
 mod reference;
 pub mod serialize;
+mod skill;
 
-pub use document::{Document, SpecVersion};
+pub use call::{
+    ApiKeyLocation, BINARY_ARGUMENT_HELP, Credential, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, Endpoint,
+    default_client,
+};
+pub use config::{ApiKeyAuth, AuthConfig, BasicAuth, BearerAuth, OpenApiConfig, SecretSetting};
+pub use document::{Document, DocumentOrigin, SpecVersion};
 pub use error::Error;
+pub use fetch::Fetcher;
 pub use filter::{OperationFilter, OperationInfo, OperationMatcher};
 pub use naming::{MAX_TOOL_NAME_LEN, operation_tool_name};
 pub use operation::{BodyKind, Method, OperationParameter, OperationTool, RequestBody, SkippedOperation, ToolSet};
 pub use serialize::{
     Location, ParameterSpec, PropertyEncoding, SerializedParameter, Style, ValueKind, encode_form_urlencoded,
 };
+pub use skill::OpenApiSkill;

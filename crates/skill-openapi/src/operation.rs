@@ -197,7 +197,7 @@ impl Document {
             Some(Value::Object(paths)) => paths,
             Some(_) => {
                 return Err(Error::InvalidDocument {
-                    path: self.path.clone(),
+                    document: self.origin.clone(),
                     reason: "`paths` is not an object".into(),
                 });
             }
@@ -265,7 +265,7 @@ impl ToolBuilder {
     }
 
     fn invalid(&self, doc: DocId, reason: String) -> Error {
-        Error::InvalidDocument { path: self.resolver.path(doc).to_owned(), reason }
+        Error::InvalidDocument { document: self.resolver.origin(doc).clone(), reason }
     }
 
     fn build(
@@ -440,23 +440,24 @@ impl ToolBuilder {
             ..ParameterSpec::new(name, location)
         };
         let mut content_type = None;
+        let any = json!({});
         let raw_schema = match (parameter.get("schema"), parameter.get("content").and_then(Value::as_object)) {
             (Some(schema), _) => {
                 if let Err(error) = spec.validate() {
                     warnings.push(error);
                 }
-                schema.clone()
+                schema
             }
             (None, Some(content)) => match content.iter().next() {
                 Some((media_type, media)) => {
                     content_type = Some(media_type.clone());
-                    media.get("schema").cloned().unwrap_or_else(|| json!({}))
+                    media.get("schema").unwrap_or(&any)
                 }
-                None => json!({}),
+                None => &any,
             },
-            (None, None) => json!({}),
+            (None, None) => &any,
         };
-        let schema = self.catalog.rewrite(&mut self.resolver, doc, &raw_schema, referenced)?;
+        let schema = self.catalog.rewrite(&mut self.resolver, doc, raw_schema, referenced)?;
         Ok(Some(ReadParameter {
             spec,
             required: location == Location::Path || parameter.get("required") == Some(&Value::Bool(true)),
@@ -481,9 +482,10 @@ impl ToolBuilder {
             .iter()
             .min_by_key(|(media_type, _)| media_type_rank(media_type))
             .map(|(media_type, media)| (media_type.clone(), media));
+        let no_media = json!({});
         let (media_type, media) = match chosen {
-            Some((media_type, media)) => (media_type, media.clone()),
-            None => ("application/octet-stream".to_owned(), json!({})),
+            Some((media_type, media)) => (media_type, media),
+            None => ("application/octet-stream".to_owned(), &no_media),
         };
         let kind = body_kind(&media_type);
         let mut encodings = BTreeMap::new();
@@ -501,11 +503,12 @@ impl ToolBuilder {
                 );
             }
         }
-        let raw_schema = media.get("schema").cloned().unwrap_or_else(|| match kind {
+        let default_schema = match kind {
             BodyKind::Text | BodyKind::Binary => json!({"type": "string"}),
             _ => json!({}),
-        });
-        let mut schema = self.catalog.rewrite(&mut self.resolver, doc, &raw_schema, referenced)?;
+        };
+        let raw_schema = media.get("schema").unwrap_or(&default_schema);
+        let mut schema = self.catalog.rewrite(&mut self.resolver, doc, raw_schema, referenced)?;
         if let (Some(description), Value::Object(object)) =
             (body.get("description").and_then(Value::as_str), &mut schema)
             && !object.contains_key("description")

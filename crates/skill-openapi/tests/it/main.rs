@@ -1,3 +1,6 @@
 //! Behaviour tests of `skill-openapi`, on real documents written by no one here.
 
+mod calls;
+mod fetch;
 mod real_documents;
+mod wire;

@@ -1,0 +1,936 @@
+//! [`AAuthClient`]: the agent's tokens, and the middleware that signs every request and
+//! satisfies what resources ask for.
+//!
+//! A request goes out signed with the best token the client holds for its resource: the
+//! auth token, else the person token, else the agent token. When the resource answers
+//! with an `AAuth-Requirement`, the middleware gets what it asks for and sends the
+//! request again (its body is kept in memory for that), at most
+//! [`max_requirement_rounds`](AAuthClientBuilder::max_requirement_rounds) times:
+//!
+//! - `401 agent-token`: present the agent token;
+//! - `401 person-token`: get a person token from the person server (the agent token's
+//!   `ps`, or the configured one) at its `person_token_endpoint`;
+//! - `401`/`402 auth-token`: check the resource token, exchange it at the person server's
+//!   `auth_token_endpoint`, present the auth token;
+//! - `202 auth-token` (deferred): the same exchange, then poll `Location` with the auth
+//!   token: the resource answers there with the result of the call it held;
+//! - `202 interaction`, `approval`, `clarification`: tell the person through
+//!   `on_interaction`, answer through `on_clarification`, and poll `Location` until a
+//!   final answer.
+//!
+//! Polling honours `Retry-After` (5 s without it) and slows down by 5 s on each `429`.
+//! There is no timeout of its own: the caller bounds the request, and dropping its future
+//! stops the polling.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+use reqwest::{Method, Request, Response, StatusCode};
+use reqwest_middleware::{ClientWithMiddleware, Middleware, Next};
+use skill_core::{ExposeSecret as _, SecretString};
+use url::Url;
+
+use crate::enroll::{self, AgentToken, Enrollment};
+use crate::error::Step;
+use crate::interaction::{self, ClarificationBody, PollSchedule, Problem};
+use crate::jwt::TokenKind;
+use crate::metadata::{self, PersonServerMetadata, Role, ServerId};
+use crate::requirement::{AAUTH_REQUIREMENT, Requirement, RequirementError};
+use crate::signing::{SignatureKey, sign_request};
+use crate::tokens::{self, CachedToken, TokenCache};
+use crate::{AgentKey, Error};
+
+/// The request header an agent declares what it can handle in (protocol draft,
+/// "AAuth-Capabilities Request Header").
+const AAUTH_CAPABILITIES: HeaderName = HeaderName::from_static("aauth-capabilities");
+/// The response header naming a signature failure (Signature-Key draft).
+const SIGNATURE_ERROR: &str = "signature-error";
+/// How many requirement rounds one request may take by default: the whole three-party
+/// dance needs two (person token, auth token), a step-up a third.
+const DEFAULT_MAX_ROUNDS: usize = 5;
+
+type InteractionCallback = Arc<dyn Fn(&Url, &str) + Send + Sync>;
+type ClarificationCallback = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Who the agent is, as its agent token says; no token inside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentIdentity {
+    /// The agent identifier, `aauth:local@domain`.
+    pub agent_id: String,
+    /// The RFC 7638 thumbprint of the agent key.
+    pub thumbprint: String,
+    /// When the agent token expires.
+    pub expires_at: SystemTime,
+    /// The person server the agent uses: the configured one, else the agent token's `ps`.
+    pub person_server: Option<Url>,
+}
+
+/// An AAuth agent: its key, its agent provider, the tokens it holds, and an HTTP client
+/// that signs every request with them.
+///
+/// Cloning is cheap and shares the tokens. `Debug` shows the configuration and the key's
+/// thumbprint, never a key or a token.
+#[derive(Clone)]
+pub struct AAuthClient {
+    inner: Arc<Inner>,
+}
+
+/// Configures an [`AAuthClient`]; from [`AAuthClient::builder`].
+pub struct AAuthClientBuilder {
+    key: AgentKey,
+    agent_provider: Url,
+    person_server: Option<Url>,
+    ca_file: Option<PathBuf>,
+    allow_http_loopback: bool,
+    agent_token_cache: Option<PathBuf>,
+    on_interaction: Option<InteractionCallback>,
+    on_clarification: Option<ClarificationCallback>,
+    max_requirement_rounds: usize,
+}
+
+impl AAuthClient {
+    /// A builder for an agent with `key`, enrolled at `agent_provider` (a server
+    /// identifier, `https://host`).
+    pub fn builder(key: AgentKey, agent_provider: Url) -> AAuthClientBuilder {
+        AAuthClientBuilder {
+            key,
+            agent_provider,
+            person_server: None,
+            ca_file: None,
+            allow_http_loopback: false,
+            agent_token_cache: None,
+            on_interaction: None,
+            on_clarification: None,
+            max_requirement_rounds: DEFAULT_MAX_ROUNDS,
+        }
+    }
+
+    /// Enrolls now: a new agent token from the agent provider's `bootstrap_endpoint`, in a
+    /// request signed with the bare key (`hwk`); the token is cached.
+    pub async fn enroll(&self) -> Result<AgentIdentity, Error> {
+        let mut current = self.inner.agent.lock().await;
+        let token = self.inner.obtain_agent_token(Enrollment::Bootstrap, now()).await?;
+        *current = Some(token.clone());
+        drop(current);
+        Ok(self.inner.identity(&token))
+    }
+
+    /// The agent's identity: the cached agent token (in memory, else in the cache file),
+    /// renewed at `refresh_endpoint` when it is about to expire, or a new enrollment when
+    /// there is none or it has expired.
+    pub async fn agent_identity(&self) -> Result<AgentIdentity, Error> {
+        let token = self.inner.agent_token().await?;
+        Ok(self.inner.identity(&token))
+    }
+
+    /// An HTTP client whose every request is signed and whose AAuth requirements are
+    /// handled by this client: [`middleware`](Self::middleware) on a reqwest client with
+    /// this client's trust roots. Redirects are not followed (a redirect would carry a
+    /// signature made for another URL).
+    pub fn http_client(&self) -> ClientWithMiddleware {
+        reqwest_middleware::ClientBuilder::new(self.inner.http.clone()).with(self.middleware()).build()
+    }
+
+    /// The signing middleware alone, for a [`reqwest_middleware::ClientBuilder`] of your
+    /// own (put it last, so that a retry middleware before it gets every retry signed).
+    /// The reqwest client under it must not follow redirects.
+    pub fn middleware(&self) -> AAuthMiddleware {
+        AAuthMiddleware { client: self.clone() }
+    }
+}
+
+impl fmt::Debug for AAuthClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = &self.inner;
+        f.debug_struct("AAuthClient")
+            .field("key", &inner.key)
+            .field("agent_provider", &inner.agent_provider.as_str())
+            .field("person_server", &inner.person_server.as_ref().map(ServerId::as_str))
+            .field("allow_http_loopback", &inner.allow_http_loopback)
+            .field("agent_token_cache", &inner.agent_token_cache)
+            .field("on_interaction", &inner.on_interaction.is_some())
+            .field("on_clarification", &inner.on_clarification.is_some())
+            .field("max_requirement_rounds", &inner.max_rounds)
+            .field("cached_tokens", &inner.tokens.len())
+            .finish()
+    }
+}
+
+impl AAuthClientBuilder {
+    /// The person server to use instead of the agent token's `ps` claim; also sent to the
+    /// agent provider at enrollment (`{"ps": URL}`).
+    pub fn person_server(mut self, person_server: Url) -> Self {
+        self.person_server = Some(person_server);
+        self
+    }
+
+    /// A PEM file of extra trust roots (a private PKI, a test CA), added to the system's.
+    pub fn ca_file(mut self, ca_file: &Path) -> Self {
+        self.ca_file = Some(ca_file.to_owned());
+        self
+    }
+
+    /// Allows `http://` servers, with a port, on `127.0.0.1` and `[::1]` only (local testing).
+    pub fn allow_http_loopback(mut self, allow: bool) -> Self {
+        self.allow_http_loopback = allow;
+        self
+    }
+
+    /// Where to keep the agent token (0600) so that other processes with the same key and
+    /// provider reuse it; without it the token lives in memory only.
+    pub fn agent_token_cache(mut self, path: PathBuf) -> Self {
+        self.agent_token_cache = Some(path);
+        self
+    }
+
+    /// Called with the interaction URL and code when a person must act; the request waits
+    /// and polls meanwhile. The person goes to `{url}?code={code}`. It must not block.
+    pub fn on_interaction(mut self, callback: impl Fn(&Url, &str) + Send + Sync + 'static) -> Self {
+        self.on_interaction = Some(Arc::new(callback));
+        self
+    }
+
+    /// Called with a clarification question (Markdown from the server: untrusted); its
+    /// answer is sent back, and `None` withdraws the request. Without this callback a
+    /// clarification is an error ([`Error::ClarificationUnhandled`]).
+    pub fn on_clarification(mut self, callback: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
+        self.on_clarification = Some(Arc::new(callback));
+        self
+    }
+
+    /// How many requirement rounds (tokens obtained, clarifications answered) one request
+    /// may take before it fails with [`Error::TooManyRounds`]; 5 by default, at least 1.
+    pub fn max_requirement_rounds(mut self, rounds: usize) -> Self {
+        self.max_requirement_rounds = rounds.max(1);
+        self
+    }
+
+    /// Checks the configuration and builds the client; nothing is fetched yet.
+    pub fn build(self) -> Result<AAuthClient, Error> {
+        let agent_provider = ServerId::parse(Role::AgentProvider, &self.agent_provider, self.allow_http_loopback)?;
+        let person_server = self
+            .person_server
+            .as_ref()
+            .map(|url| ServerId::parse(Role::PersonServer, url, self.allow_http_loopback))
+            .transpose()?;
+        // rustls needs one crypto provider per process; `ring` is the one this workspace
+        // builds with. A provider installed earlier (by the host) is kept.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+        if let Some(path) = &self.ca_file {
+            let pem = std::fs::read(path)
+                .map_err(|error| Error::CaFile { path: path.clone(), reason: format!("cannot read it: {error}") })?;
+            let certificates = reqwest::Certificate::from_pem_bundle(&pem).map_err(|error| Error::CaFile {
+                path: path.clone(),
+                reason: format!("not PEM certificates: {error}"),
+            })?;
+            if certificates.is_empty() {
+                return Err(Error::CaFile { path: path.clone(), reason: "it holds no certificate".to_owned() });
+            }
+            http = http.tls_certs_merge(certificates);
+        }
+        let http = http.build().map_err(|source| Error::HttpClient { source })?;
+        Ok(AAuthClient {
+            inner: Arc::new(Inner {
+                key: self.key,
+                agent_provider,
+                person_server,
+                allow_http_loopback: self.allow_http_loopback,
+                http,
+                agent_token_cache: self.agent_token_cache,
+                on_interaction: self.on_interaction,
+                on_clarification: self.on_clarification,
+                max_rounds: self.max_requirement_rounds,
+                agent: tokio::sync::Mutex::new(None),
+                tokens: TokenCache::default(),
+                person_metadata: tokio::sync::Mutex::new(HashMap::new()),
+                person_token_locks: std::sync::Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+}
+
+impl fmt::Debug for AAuthClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AAuthClientBuilder")
+            .field("key", &self.key)
+            .field("agent_provider", &self.agent_provider.as_str())
+            .field("person_server", &self.person_server.as_ref().map(Url::as_str))
+            .field("ca_file", &self.ca_file)
+            .field("allow_http_loopback", &self.allow_http_loopback)
+            .field("agent_token_cache", &self.agent_token_cache)
+            .field("on_interaction", &self.on_interaction.is_some())
+            .field("on_clarification", &self.on_clarification.is_some())
+            .field("max_requirement_rounds", &self.max_requirement_rounds)
+            .finish()
+    }
+}
+
+/// The `reqwest_middleware` layer of an [`AAuthClient`]: signs every request and drives
+/// the requirements its resource answers with. Its errors are
+/// `reqwest_middleware::Error::Middleware` around an [`Error`]
+/// ([`Error::from_middleware`] gets it back).
+#[derive(Clone, Debug)]
+pub struct AAuthMiddleware {
+    client: AAuthClient,
+}
+
+#[async_trait::async_trait]
+impl Middleware for AAuthMiddleware {
+    async fn handle(
+        &self,
+        request: Request,
+        extensions: &mut http::Extensions,
+        next: Next<'_>,
+    ) -> reqwest_middleware::Result<Response> {
+        let mut channel = Channel::Next { next, extensions };
+        self.client.inner.execute(request, &mut channel).await.map_err(reqwest_middleware::Error::middleware)
+    }
+}
+
+struct Inner {
+    key: AgentKey,
+    agent_provider: ServerId,
+    person_server: Option<ServerId>,
+    allow_http_loopback: bool,
+    /// The client for the agent provider and person server, and under the middleware.
+    http: reqwest::Client,
+    agent_token_cache: Option<PathBuf>,
+    on_interaction: Option<InteractionCallback>,
+    on_clarification: Option<ClarificationCallback>,
+    max_rounds: usize,
+    /// The agent token; the lock also makes concurrent requests share one enrollment.
+    agent: tokio::sync::Mutex<Option<AgentToken>>,
+    tokens: TokenCache,
+    person_metadata: tokio::sync::Mutex<HashMap<ServerId, PersonServerMetadata>>,
+    /// One lock per resource, so that concurrent requests share one person token request.
+    person_token_locks: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// Where requests go: through the rest of the middleware stack (the caller's request and
+/// its polls), or straight to the client (agent provider and person server).
+enum Channel<'a> {
+    Direct(&'a reqwest::Client),
+    Next { next: Next<'a>, extensions: &'a mut http::Extensions },
+}
+
+impl Channel<'_> {
+    async fn send(&mut self, request: Request, step: Step) -> Result<Response, Error> {
+        let url = request.url().clone();
+        match self {
+            Channel::Direct(client) => client.execute(request).await.map_err(|source| Error::http(step, &url, source)),
+            Channel::Next { next, extensions } => {
+                next.clone().run(request, extensions).await.map_err(|source| Error::http(step, &url, source))
+            }
+        }
+    }
+}
+
+/// The token a request presents, and whether it was obtained for this very request.
+struct Presented {
+    kind: TokenKind,
+    token: SecretString,
+    sub: Option<String>,
+    obtained_now: bool,
+}
+
+/// The requirement rounds one request has used.
+struct Rounds {
+    used: usize,
+    max: usize,
+    url: String,
+}
+
+impl Rounds {
+    fn take(&mut self, requirement: &'static str) -> Result<(), Error> {
+        self.used += 1;
+        if self.used > self.max {
+            return Err(Error::TooManyRounds { url: self.url.clone(), rounds: self.max, last: requirement });
+        }
+        Ok(())
+    }
+}
+
+impl Inner {
+    /// Sends the caller's request, satisfying the requirements its resource answers with.
+    async fn execute(&self, request: Request, channel: &mut Channel<'_>) -> Result<Response, Error> {
+        let url = request.url().clone();
+        let shown_url = url_for_errors(&url);
+        if request.try_clone().is_none() {
+            return Err(Error::StreamingBody { method: request.method().to_string(), url: shown_url.to_string() });
+        }
+        let resource_key = url.origin().ascii_serialization();
+        let mut rounds = Rounds { used: 0, max: self.max_rounds, url: shown_url.to_string() };
+        let mut presented = self.best_token(&resource_key).await?;
+        loop {
+            let mut attempt = request.try_clone().expect("the body was checked to be in memory");
+            if let Some(capabilities) = self.capabilities_header() {
+                attempt.headers_mut().insert(AAUTH_CAPABILITIES, capabilities);
+            }
+            sign_request(&self.key, &mut attempt, &SignatureKey::Jwt(presented.token.clone()), now())?;
+            let response = channel.send(attempt, Step::Request).await?;
+            let status = response.status().as_u16();
+            if !matches!(status, 401 | 402 | 202) {
+                return Ok(response);
+            }
+            let Some(requirement) = requirement_of(&shown_url, &response)? else {
+                return Ok(response);
+            };
+            if !requirement.allowed_with(status) {
+                return Err(Error::RequirementStatus {
+                    url: shown_url.to_string(),
+                    requirement: requirement.name(),
+                    status,
+                });
+            }
+            tracing::debug!(url = %shown_url, status, requirement = requirement.name(), "AAuth requirement");
+            if status == 202 {
+                // A pending answer: the resource holds the call, and its result comes at
+                // `Location`; the requirement is handled (and counted) there.
+                return self
+                    .follow_pending(
+                        channel,
+                        &shown_url,
+                        response,
+                        presented.token,
+                        Some(&url),
+                        presented.sub,
+                        &mut rounds,
+                    )
+                    .await;
+            }
+            rounds.take(requirement.name())?;
+            presented = match requirement {
+                Requirement::AgentToken => {
+                    if presented.kind == TokenKind::Agent {
+                        return Err(Error::RequirementNotMet {
+                            url: shown_url.to_string(),
+                            requirement: "agent-token",
+                        });
+                    }
+                    let agent = self.agent_token().await?;
+                    Presented { kind: TokenKind::Agent, token: agent.token, sub: None, obtained_now: false }
+                }
+                Requirement::PersonToken => {
+                    if presented.kind == TokenKind::Person && presented.obtained_now {
+                        return Err(Error::RequirementNotMet {
+                            url: shown_url.to_string(),
+                            requirement: "person-token",
+                        });
+                    }
+                    let refused = (presented.kind == TokenKind::Person).then_some(&presented.token);
+                    let person = self.person_token(&url, refused).await?;
+                    Presented { kind: TokenKind::Person, token: person.token, sub: person.sub, obtained_now: true }
+                }
+                Requirement::AuthToken { resource_token } => {
+                    let auth = self.auth_token(&url, &resource_token, presented.sub.as_deref()).await?;
+                    Presented { kind: TokenKind::Auth, token: auth.token, sub: auth.sub, obtained_now: true }
+                }
+                other => {
+                    return Err(Error::RequirementStatus {
+                        url: shown_url.to_string(),
+                        requirement: other.name(),
+                        status,
+                    });
+                }
+            };
+        }
+    }
+
+    /// The token to present first to `resource`: auth, else person, else agent.
+    async fn best_token(&self, resource: &str) -> Result<Presented, Error> {
+        let now = now();
+        for kind in [TokenKind::Auth, TokenKind::Person] {
+            if let Some(cached) = self.tokens.get(resource, kind, now) {
+                return Ok(Presented { kind, token: cached.token, sub: cached.sub, obtained_now: false });
+            }
+        }
+        let agent = self.agent_token().await?;
+        Ok(Presented { kind: TokenKind::Agent, token: agent.token, sub: None, obtained_now: false })
+    }
+
+    /// `AAuth-Capabilities` for the callbacks that are set.
+    fn capabilities_header(&self) -> Option<HeaderValue> {
+        let capabilities = self.capabilities();
+        (!capabilities.is_empty()).then(|| HeaderValue::from_str(&capabilities.join(", ")).expect("tokens are ASCII"))
+    }
+
+    fn capabilities(&self) -> Vec<&'static str> {
+        let mut capabilities = Vec::new();
+        if self.on_interaction.is_some() {
+            capabilities.push("interaction");
+        }
+        if self.on_clarification.is_some() {
+            capabilities.push("clarification");
+        }
+        capabilities
+    }
+
+    /// Follows a `202`: handles its requirement, then polls `Location` with signed GETs
+    /// until a final answer. `resource_url` is set for the caller's own requests, where a
+    /// deferred `auth-token` requirement may arrive; `token` is what the polls present.
+    #[allow(clippy::too_many_arguments)]
+    async fn follow_pending(
+        &self,
+        channel: &mut Channel<'_>,
+        request_url: &Url,
+        first: Response,
+        mut token: SecretString,
+        resource_url: Option<&Url>,
+        person_sub: Option<String>,
+        rounds: &mut Rounds,
+    ) -> Result<Response, Error> {
+        let location = interaction::pending_location(request_url, first.headers())?;
+        let mut schedule = PollSchedule::new(interaction::retry_after(first.headers()));
+        let mut announced: Option<(Url, String)> = None;
+        let mut exchanged: Option<SecretString> = None;
+        let mut pending = Some(first);
+        loop {
+            if let Some(response) = pending.take() {
+                match (requirement_of(&location, &response)?, resource_url) {
+                    (None | Some(Requirement::Approval), _) => {}
+                    (Some(Requirement::Interaction { url, code }), _) => {
+                        interaction::check_interaction_url(&location, &url, self.allow_http_loopback)?;
+                        // Every pending answer may repeat the requirement: tell the person once.
+                        if announced.as_ref() != Some(&(url.clone(), code.clone())) {
+                            let Some(callback) = &self.on_interaction else {
+                                self.withdraw(channel, &location, &token).await;
+                                return Err(Error::InteractionUnhandled {
+                                    url: location.to_string(),
+                                    interaction_url: url.to_string(),
+                                    code,
+                                });
+                            };
+                            tracing::info!(pending = %location, interaction = %url, "a person must act");
+                            callback(&url, &code);
+                            announced = Some((url, code));
+                        }
+                    }
+                    (Some(Requirement::Clarification), _) => {
+                        rounds.take("clarification")?;
+                        self.clarify(channel, &location, response, &token).await?;
+                    }
+                    (Some(Requirement::AuthToken { resource_token }), Some(resource_url)) => {
+                        // Deferred delivery: exchange the resource token once, then present
+                        // the auth token at the pending URL. A fresh resource token (the
+                        // first expired) is exchanged again.
+                        let already = exchanged
+                            .as_ref()
+                            .is_some_and(|done| done.expose_secret() == resource_token.expose_secret());
+                        if !already {
+                            rounds.take("auth-token")?;
+                            token = self.auth_token(resource_url, &resource_token, person_sub.as_deref()).await?.token;
+                            exchanged = Some(resource_token);
+                        }
+                    }
+                    (Some(other), _) => {
+                        return Err(Error::RequirementStatus {
+                            url: location.to_string(),
+                            requirement: other.name(),
+                            status: 202,
+                        });
+                    }
+                }
+            }
+            tokio::time::sleep(schedule.delay()).await;
+            let mut poll = Request::new(Method::GET, location.clone());
+            sign_request(&self.key, &mut poll, &SignatureKey::Jwt(token.clone()), now())?;
+            let response = channel.send(poll, Step::Poll).await?;
+            match response.status().as_u16() {
+                202 => {
+                    schedule.pending(interaction::retry_after(response.headers()));
+                    pending = Some(response);
+                }
+                429 => schedule.slow_down(interaction::retry_after(response.headers())),
+                503 => schedule.pending(interaction::retry_after(response.headers())),
+                403 | 408 | 410 | 500 => return Err(terminal_error(&location, response).await),
+                _ => return Ok(response),
+            }
+        }
+    }
+
+    /// Answers a `202 requirement=clarification` through the callback (or withdraws the
+    /// request), as `{"action":"clarification_response","clarification_response":…}`.
+    async fn clarify(
+        &self,
+        channel: &mut Channel<'_>,
+        location: &Url,
+        response: Response,
+        token: &SecretString,
+    ) -> Result<(), Error> {
+        let body = response.bytes().await.map_err(|source| Error::http(Step::Poll, location, source))?;
+        let question: ClarificationBody = serde_json::from_slice(&body).map_err(|_| Error::InvalidResponse {
+            step: Step::Poll,
+            url: location.to_string(),
+            reason: "a clarification without a string `clarification` in its body".to_owned(),
+        })?;
+        let question = interaction::printable(&question.clarification, 2000);
+        let Some(callback) = &self.on_clarification else {
+            self.withdraw(channel, location, token).await;
+            return Err(Error::ClarificationUnhandled { url: location.to_string(), question });
+        };
+        let Some(answer) = callback(&question) else {
+            self.withdraw(channel, location, token).await;
+            return Err(Error::ClarificationDeclined { url: location.to_string() });
+        };
+        let body = serde_json::json!({"action": "clarification_response", "clarification_response": answer});
+        let mut request = Request::new(Method::POST, location.clone());
+        request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        *request.body_mut() = Some(body.to_string().into());
+        sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), now())?;
+        let response = channel.send(request, Step::Clarification).await?;
+        if !response.status().is_success() {
+            return Err(error_from_response(Step::Clarification, location, response).await);
+        }
+        Ok(())
+    }
+
+    /// Withdraws a pending request (a signed `DELETE` of its URL), as far as the server
+    /// lets it: the error the caller gets is the reason for withdrawing, not this.
+    async fn withdraw(&self, channel: &mut Channel<'_>, location: &Url, token: &SecretString) {
+        let mut request = Request::new(Method::DELETE, location.clone());
+        if sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), now()).is_ok()
+            && let Err(error) = channel.send(request, Step::Poll).await
+        {
+            tracing::debug!(pending = %location, %error, "withdrawing the pending request failed");
+        }
+    }
+
+    /// The agent token: the cached one while fresh; else renewed (refresh before it
+    /// expires, a new enrollment after).
+    async fn agent_token(&self) -> Result<AgentToken, Error> {
+        let mut current = self.agent.lock().await;
+        let now = now();
+        if let Some(token) = current.as_ref()
+            && tokens::fresh(token.expires_at, now)
+        {
+            return Ok(token.clone());
+        }
+        // Another process may have enrolled or refreshed meanwhile.
+        if let Some(path) = &self.agent_token_cache
+            && let Some(cached) = enroll::load_cached(path, &self.agent_provider, &self.key)?
+        {
+            if tokens::fresh(cached.expires_at, now) {
+                *current = Some(cached.clone());
+                return Ok(cached);
+            }
+            if current.as_ref().is_none_or(|token| cached.expires_at > token.expires_at) {
+                *current = Some(cached);
+            }
+        }
+        let enrollment = match current.as_ref() {
+            Some(token) if now < token.expires_at => Enrollment::Refresh,
+            _ => Enrollment::Bootstrap,
+        };
+        let token = self.obtain_agent_token(enrollment, now).await?;
+        *current = Some(token.clone());
+        Ok(token)
+    }
+
+    /// A new agent token from the agent provider, written to the cache file.
+    async fn obtain_agent_token(&self, enrollment: Enrollment, now: u64) -> Result<AgentToken, Error> {
+        let metadata = metadata::agent_provider(&self.http, &self.agent_provider, self.allow_http_loopback).await?;
+        let token = enroll::request_agent_token(
+            &self.http,
+            &self.key,
+            &self.agent_provider,
+            &metadata,
+            self.person_server.as_ref(),
+            enrollment,
+            now,
+        )
+        .await?;
+        tracing::debug!(agent_id = %token.agent_id, ?enrollment, "agent token obtained");
+        if let Some(path) = &self.agent_token_cache {
+            enroll::store_cached(path, &self.agent_provider, &self.key, &token)?;
+        }
+        Ok(token)
+    }
+
+    fn identity(&self, token: &AgentToken) -> AgentIdentity {
+        AgentIdentity {
+            agent_id: token.agent_id.clone(),
+            thumbprint: self.key.thumbprint(),
+            expires_at: UNIX_EPOCH + Duration::from_secs(token.expires_at),
+            person_server: match &self.person_server {
+                Some(configured) => Some(configured.url()),
+                None => enroll::person_server_url(token),
+            },
+        }
+    }
+
+    /// The person server for a requirement from `url`: the configured one, else the agent
+    /// token's `ps`.
+    fn person_server_for(&self, agent: &AgentToken, url: &Url, requirement: &'static str) -> Result<ServerId, Error> {
+        if let Some(configured) = &self.person_server {
+            return Ok(configured.clone());
+        }
+        enroll::person_server_id(agent, self.allow_http_loopback)?
+            .ok_or_else(|| Error::NoPersonServer { url: url_for_errors(url).to_string(), requirement })
+    }
+
+    async fn person_server_metadata(&self, person_server: &ServerId) -> Result<PersonServerMetadata, Error> {
+        let mut known = self.person_metadata.lock().await;
+        if let Some(metadata) = known.get(person_server) {
+            return Ok(metadata.clone());
+        }
+        let metadata = metadata::person_server(&self.http, person_server, self.allow_http_loopback).await?;
+        known.insert(person_server.clone(), metadata.clone());
+        Ok(metadata)
+    }
+
+    /// A person token for the resource of `url`: a cached one unless it is `refused`,
+    /// else a new one from the person server.
+    async fn person_token(&self, url: &Url, refused: Option<&SecretString>) -> Result<CachedToken, Error> {
+        let resource = ServerId::of(Role::Resource, url, self.allow_http_loopback)?;
+        let lock = {
+            let mut locks = self.person_token_locks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            locks.entry(resource.as_str().to_owned()).or_default().clone()
+        };
+        let _serialized = lock.lock().await;
+        if let Some(cached) = self.tokens.get(resource.as_str(), TokenKind::Person, now())
+            && refused.is_none_or(|refused| refused.expose_secret() != cached.token.expose_secret())
+        {
+            // Another request got one while this one waited.
+            return Ok(cached);
+        }
+        if let Some(refused) = refused {
+            self.tokens.forget(resource.as_str(), TokenKind::Person, refused);
+        }
+        let agent = self.agent_token().await?;
+        let person_server = self.person_server_for(&agent, url, "person-token")?;
+        let metadata = self.person_server_metadata(&person_server).await?;
+        let endpoint = &metadata.person_token_endpoint;
+        let body = tokens::person_token_request_body(&resource);
+        let answer = self.call_person_server(Step::PersonToken, endpoint, body, &agent, false).await?;
+        let (token, expires_in) = tokens::token_from_response(Step::PersonToken, endpoint, &answer, "person_token")?;
+        let person = tokens::check_person_token(token, expires_in, &resource, &person_server, &self.key, now())?;
+        self.tokens.insert(resource.as_str(), TokenKind::Person, person.clone());
+        Ok(person)
+    }
+
+    /// An auth token for the resource of `url`, in exchange for its `resource_token`
+    /// after checking it.
+    async fn auth_token(
+        &self,
+        url: &Url,
+        resource_token: &SecretString,
+        person_sub: Option<&str>,
+    ) -> Result<CachedToken, Error> {
+        let resource = ServerId::of(Role::Resource, url, self.allow_http_loopback)?;
+        let agent = self.agent_token().await?;
+        let person_server = self.person_server_for(&agent, url, "auth-token")?;
+        let checked =
+            tokens::check_resource_token(resource_token, &resource, &person_server, person_sub, &self.key, now())?;
+        let metadata = self.person_server_metadata(&person_server).await?;
+        let endpoint = &metadata.auth_token_endpoint;
+        let body = tokens::auth_token_request_body(resource_token, &self.capabilities());
+        let answer = self.call_person_server(Step::AuthToken, endpoint, body.to_string(), &agent, true).await?;
+        let (token, expires_in) = tokens::token_from_response(Step::AuthToken, endpoint, &answer, "auth_token")?;
+        let auth = tokens::check_auth_token(token, expires_in, &resource, &checked, &self.key, now())?;
+        self.tokens.insert(resource.as_str(), TokenKind::Auth, auth.clone());
+        Ok(auth)
+    }
+
+    /// POSTs `body` to a person server endpoint, signed with the agent token, follows a
+    /// pending answer to its end, and returns the final `200` body.
+    ///
+    /// The future is boxed: a pending answer may, through an auth token exchange, lead
+    /// here again, and a boxed `Send` future ends that cycle of types.
+    fn call_person_server<'a>(
+        &'a self,
+        step: Step,
+        endpoint: &'a Url,
+        body: String,
+        agent: &'a AgentToken,
+        prefer_wait: bool,
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<u8>, Error>> + Send + 'a>> {
+        Box::pin(async move {
+            let mut request = Request::new(Method::POST, endpoint.clone());
+            let headers = request.headers_mut();
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+            if prefer_wait {
+                // As in the draft's token request: the agent is willing to wait 45 s for a
+                // direct answer before the server defers.
+                headers.insert(HeaderName::from_static("prefer"), HeaderValue::from_static("wait=45"));
+            }
+            *request.body_mut() = Some(body.into());
+            sign_request(&self.key, &mut request, &SignatureKey::Jwt(agent.token.clone()), now())?;
+            let mut channel = Channel::Direct(&self.http);
+            let mut response = channel.send(request, step).await?;
+            if response.status() == StatusCode::ACCEPTED {
+                let mut rounds = Rounds { used: 0, max: self.max_rounds, url: endpoint.to_string() };
+                response = self
+                    .follow_pending(&mut channel, endpoint, response, agent.token.clone(), None, None, &mut rounds)
+                    .await?;
+            }
+            if response.status() != StatusCode::OK {
+                return Err(error_from_response(step, endpoint, response).await);
+            }
+            let body = response.bytes().await;
+            body.map(|body| body.to_vec()).map_err(|source| Error::http(step, endpoint, source))
+        })
+    }
+}
+
+/// The requirement a response carries, if any.
+fn requirement_of(url: &Url, response: &Response) -> Result<Option<Requirement>, Error> {
+    let Some(value) = response.headers().get(AAUTH_REQUIREMENT) else { return Ok(None) };
+    let value = value.to_str().map_err(|_| Error::Requirement {
+        url: url.to_string(),
+        problem: RequirementError::Malformed("not visible ASCII".to_owned()),
+    })?;
+    Requirement::parse(value).map(Some).map_err(|problem| Error::Requirement { url: url.to_string(), problem })
+}
+
+/// The error for a terminal poll answer: `403` denied or abandoned, `408` expired, `410`
+/// gone, anything else as its status.
+async fn terminal_error(location: &Url, response: Response) -> Error {
+    let status = response.status().as_u16();
+    let body = response.bytes().await.unwrap_or_default();
+    let problem = Problem::from_body(&body);
+    match status {
+        403 => Error::Denied {
+            url: location.to_string(),
+            error: problem.error.unwrap_or_else(|| "denied".to_owned()),
+            detail: problem.detail,
+        },
+        408 => Error::Expired { url: location.to_string(), detail: problem.detail },
+        410 => Error::Gone { url: location.to_string(), detail: problem.detail },
+        _ => Error::HttpStatus {
+            step: Step::Poll,
+            url: location.to_string(),
+            status,
+            error: problem.error,
+            detail: problem.detail,
+        },
+    }
+}
+
+/// The error for an unexpected answer: its status, the problem details of its body, or
+/// its `Signature-Error` when the body has none.
+async fn error_from_response(step: Step, url: &Url, response: Response) -> Error {
+    let status = response.status().as_u16();
+    let signature_error = response
+        .headers()
+        .get(SIGNATURE_ERROR)
+        .and_then(|value| value.to_str().ok())
+        .map(|value| interaction::printable(value, 100));
+    let body = response.bytes().await.unwrap_or_default();
+    match Error::status(step, url, status, &body) {
+        Error::HttpStatus { step, url, status, error: None, detail } => {
+            Error::HttpStatus { step, url, status, error: signature_error, detail }
+        }
+        other => other,
+    }
+}
+
+/// `url` without its query and fragment, which may carry secrets of the caller's own.
+fn url_for_errors(url: &Url) -> Url {
+    let mut shown = url.clone();
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(status: u16, headers: &[(&str, &str)], body: &str) -> Response {
+        let mut builder = http::Response::builder().status(status);
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        Response::from(builder.body(body.to_owned()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn terminal_poll_answers_become_typed_errors() {
+        let location = Url::parse("https://ps.example/pending/1").unwrap();
+        let problem = |error: &str| format!(r#"{{"error":"{error}","detail":"why"}}"#);
+        let denied = terminal_error(&location, response(403, &[], &problem("abandoned"))).await;
+        assert!(
+            matches!(&denied, Error::Denied { error, detail: Some(detail), .. } if error == "abandoned" && detail == "why"),
+            "{denied:?}"
+        );
+        assert_eq!(denied.to_string(), "https://ps.example/pending/1: the request was refused (abandoned): why");
+        let denied = terminal_error(&location, response(403, &[], "")).await;
+        assert!(matches!(&denied, Error::Denied { error, detail: None, .. } if error == "denied"), "{denied:?}");
+        let expired = terminal_error(&location, response(408, &[], &problem("expired"))).await;
+        assert!(matches!(expired, Error::Expired { .. }), "{expired:?}");
+        let gone = terminal_error(&location, response(410, &[], &problem("invalid_code"))).await;
+        assert_eq!(gone.to_string(), "https://ps.example/pending/1: the pending request is gone: why");
+        let failed = terminal_error(&location, response(500, &[], &problem("server_error"))).await;
+        assert!(
+            matches!(&failed, Error::HttpStatus { step: Step::Poll, status: 500, error: Some(error), .. } if error == "server_error"),
+            "{failed:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn unexpected_answers_carry_their_problem_or_signature_error() {
+        let url = Url::parse("https://ps.example/token").unwrap();
+        let error = error_from_response(
+            Step::AuthToken,
+            &url,
+            response(401, &[("signature-error", "error=invalid_signature")], "not json"),
+        )
+        .await;
+        assert_eq!(
+            error.to_string(),
+            "requesting an auth token: https://ps.example/token answered 401 (error=invalid_signature)"
+        );
+        let error = error_from_response(
+            Step::PersonToken,
+            &url,
+            response(400, &[], r#"{"error":"invalid_request","detail":"no resource"}"#),
+        )
+        .await;
+        assert_eq!(
+            error.to_string(),
+            "requesting a person token: https://ps.example/token answered 400 (invalid_request): no resource"
+        );
+    }
+
+    #[test]
+    fn urls_in_errors_lose_query_and_fragment() {
+        let url = Url::parse("https://api.example/items?api_key=secret#top").unwrap();
+        assert_eq!(url_for_errors(&url).as_str(), "https://api.example/items");
+    }
+
+    #[tokio::test]
+    async fn transport_errors_keep_the_query_out() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let url = Url::parse("http://127.0.0.1:1/items?api_key=secret").unwrap();
+        let refused = reqwest::Client::new().get(url.clone()).send().await.unwrap_err();
+        assert!(format!("{refused:?}").contains("secret"), "reqwest itself keeps the URL: {refused:?}");
+        let error = Error::http(Step::Request, &url, refused);
+        let shown = format!("{error} {error:?} {:?}", std::error::Error::source(&error));
+        assert!(!shown.contains("secret"), "{shown}");
+        assert!(shown.contains("sending the request: request to http://127.0.0.1:1/items failed"), "{shown}");
+    }
+
+    #[test]
+    fn rounds_are_bounded() {
+        let mut rounds = Rounds { used: 0, max: 2, url: "https://r.example/x".to_owned() };
+        rounds.take("person-token").unwrap();
+        rounds.take("auth-token").unwrap();
+        let error = rounds.take("auth-token").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "https://r.example/x: more than 2 AAuth requirement rounds for one request (the last asked for `auth-token`)"
+        );
+    }
+}

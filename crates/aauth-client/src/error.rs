@@ -1,0 +1,436 @@
+//! The crate's error type: one enum, each variant naming the step that failed and the
+//! file, URL or header it concerns, so the message can go to the user unchanged. Key
+//! material and tokens never appear in a message.
+
+use std::path::PathBuf;
+
+use url::Url;
+
+use crate::jwt::TokenKind;
+use crate::metadata::Role;
+use crate::requirement::RequirementError;
+
+/// Why an AAuth step failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A JWK given to [`AgentKey::from_jwk`](crate::AgentKey::from_jwk) is not an Ed25519
+    /// private key (`kty` `OKP`, `crv` `Ed25519`, `d` and, when present, a matching `x`).
+    #[error("agent key: the JWK is not an Ed25519 private key: {reason}")]
+    InvalidJwk {
+        /// What is wrong with it; never the key material itself.
+        reason: String,
+    },
+    /// The agent key file exists but does not hold an Ed25519 private JWK.
+    #[error("agent key {}: {reason}", path.display())]
+    InvalidKeyFile {
+        /// The key file.
+        path: PathBuf,
+        /// What is wrong with it; never the key material itself.
+        reason: String,
+    },
+    /// The agent key file can be read by its group or by others.
+    #[error(
+        "agent key {}: readable by group or others (mode {mode:o}); run `chmod 600 {}` or remove the file",
+        path.display(),
+        path.display()
+    )]
+    KeyFilePermissions {
+        /// The key file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// The agent key file, or its folder, could not be read or written.
+    #[error("agent key {}: cannot {action}: {source}", path.display())]
+    KeyFileIo {
+        /// The file or folder.
+        path: PathBuf,
+        /// What was being done: `read`, `create the folder`, `write`, ….
+        action: &'static str,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The request body is a stream: signing needs the body in memory for `Content-Digest`
+    /// (and the request may have to be sent again after a token round).
+    #[error("cannot sign {method} {url}: its body is a stream; AAuth signs and retries only bodies held in memory")]
+    StreamingBody {
+        /// The request method.
+        method: String,
+        /// The request URL, without query or fragment.
+        url: String,
+    },
+    /// The request has a body but no `Content-Type`, which AAuth signatures cover.
+    #[error("cannot sign {method} {url}: it has a body but no Content-Type header")]
+    BodyWithoutContentType {
+        /// The request method.
+        method: String,
+        /// The request URL, without query or fragment.
+        url: String,
+    },
+    /// A token for `Signature-Key: sig=jwt;jwt="…"` holds characters a structured-field
+    /// string cannot carry (a JWT has only base64url characters and dots).
+    #[error("cannot sign {method} {url}: the token for Signature-Key is not a valid structured-field string")]
+    InvalidToken {
+        /// The request method.
+        method: String,
+        /// The request URL, without query or fragment.
+        url: String,
+    },
+    /// The signature base could not be built: a covered header is missing or not visible
+    /// ASCII, a component is unknown or repeated, or the signature parameters are malformed.
+    #[error("cannot build the signature base of {method} {url}: {reason}")]
+    SignatureBase {
+        /// The request method.
+        method: String,
+        /// The request URL, without query or fragment.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A configured or advertised server is not a server identifier: `https://host`, no
+    /// port, path, query or fragment (`allow_http_loopback` admits `http` and a port on
+    /// `127.0.0.1` and `[::1]`).
+    #[error("{role} `{url}` is not a valid server identifier: {reason}")]
+    InvalidServerIdentifier {
+        /// Which server.
+        role: Role,
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// An endpoint in a metadata document is not an `https` URL without query or fragment.
+    #[error("{role} metadata: `{field}` `{value}` is not a valid endpoint: {reason}")]
+    InvalidEndpoint {
+        /// Which server's metadata.
+        role: Role,
+        /// The metadata member.
+        field: &'static str,
+        /// Its value.
+        value: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A metadata document has no `issuer` (the draft's `issuer_missing`).
+    #[error("{url}: the metadata document has no `issuer` (issuer_missing)")]
+    IssuerMissing {
+        /// The document's URL.
+        url: String,
+    },
+    /// A metadata document's `issuer` is not the identifier it was fetched from (the
+    /// draft's `issuer_mismatch`).
+    #[error("{url}: the metadata `issuer` `{issuer}` is not the server it was fetched from (issuer_mismatch)")]
+    IssuerMismatch {
+        /// The document's URL.
+        url: String,
+        /// The `issuer` it names.
+        issuer: String,
+    },
+    /// A request could not be sent, or its answer not read.
+    #[error("{step}: request to {url} failed")]
+    Http {
+        /// The step.
+        step: Step,
+        /// The URL requested.
+        url: String,
+        /// The transport's error.
+        source: reqwest_middleware::Error,
+    },
+    /// A server answered with a status the step cannot go on with.
+    #[error(
+        "{step}: {url} answered {status}{}{}",
+        .error.as_deref().map(|error| format!(" ({error})")).unwrap_or_default(),
+        .detail.as_deref().map(|detail| format!(": {detail}")).unwrap_or_default()
+    )]
+    HttpStatus {
+        /// The step.
+        step: Step,
+        /// The URL requested.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// The problem details' `error` code, when the body had one.
+        error: Option<String>,
+        /// The problem details' `detail`, when the body had one.
+        detail: Option<String>,
+    },
+    /// A server's answer is not what the step expects (not JSON, a member missing, …).
+    #[error("{step}: {url}: {reason}")]
+    InvalidResponse {
+        /// The step.
+        step: Step,
+        /// The URL requested.
+        url: String,
+        /// What is wrong with the answer.
+        reason: String,
+    },
+    /// A token is not a compact JWT with a JSON header and claims.
+    #[error("{token}: {reason}")]
+    MalformedToken {
+        /// Which token.
+        token: TokenKind,
+        /// What is wrong with it; never the token itself.
+        reason: String,
+    },
+    /// A token's `typ` is not the one expected (a person token is never an auth token).
+    #[error("{token}: `typ` is `{found}`, expected `{}`", .token.typ())]
+    TokenType {
+        /// The token expected.
+        token: TokenKind,
+        /// The `typ` it has.
+        found: String,
+    },
+    /// A token claim the agent checks is missing or wrong: `cnf` not our key, a resource
+    /// token's `agent_jkt` not our thumbprint, `iss`, `aud`, `ps` or `sub` not the server
+    /// or person expected.
+    #[error("{token}: claim `{claim}` {reason}")]
+    TokenClaim {
+        /// Which token.
+        token: TokenKind,
+        /// The claim.
+        claim: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A token has expired.
+    #[error("{token} expired (exp {exp})")]
+    TokenExpired {
+        /// Which token.
+        token: TokenKind,
+        /// Its `exp` (Unix seconds).
+        exp: u64,
+    },
+    /// An `AAuth-Requirement` header cannot be used: malformed, or a requirement this
+    /// client does not implement.
+    #[error("{url}: AAuth-Requirement: {problem}")]
+    Requirement {
+        /// The URL that answered.
+        url: String,
+        /// What is wrong.
+        problem: RequirementError,
+    },
+    /// A requirement came with a status the draft does not pair it with.
+    #[error("{url}: `requirement={requirement}` came with status {status}")]
+    RequirementStatus {
+        /// The URL that answered.
+        url: String,
+        /// The requirement.
+        requirement: &'static str,
+        /// The status.
+        status: u16,
+    },
+    /// The server asked again for what the agent had just presented.
+    #[error("{url}: asked again for `requirement={requirement}` right after the agent presented it")]
+    RequirementNotMet {
+        /// The URL that answered.
+        url: String,
+        /// The requirement.
+        requirement: &'static str,
+    },
+    /// More requirement rounds than allowed for one request.
+    #[error("{url}: more than {rounds} AAuth requirement rounds for one request (the last asked for `{last}`)")]
+    TooManyRounds {
+        /// The request URL.
+        url: String,
+        /// The limit.
+        rounds: usize,
+        /// The last requirement.
+        last: &'static str,
+    },
+    /// A resource asks for a person or auth token, and the agent has no person server.
+    #[error(
+        "{url}: `requirement={requirement}` needs a person server, and the agent has none (no `ps` claim in its agent token and no `person_server` configured)"
+    )]
+    NoPersonServer {
+        /// The request URL.
+        url: String,
+        /// The requirement.
+        requirement: &'static str,
+    },
+    /// A `202` pending response has no `Location`, or one on another origin.
+    #[error("{url}: a 202 pending response without a usable Location: {reason}")]
+    PendingLocation {
+        /// The URL that answered.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An interaction URL is not `https`, or has a query or fragment.
+    #[error("{url}: interaction URL `{interaction_url}` is not usable: {reason}")]
+    InvalidInteractionUrl {
+        /// The URL that answered.
+        url: String,
+        /// The interaction URL.
+        interaction_url: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A person must act, and no `on_interaction` callback is set to tell them.
+    #[error(
+        "{url}: a person must go to {interaction_url} and enter code {code}, but no on_interaction callback is set"
+    )]
+    InteractionUnhandled {
+        /// The URL that answered.
+        url: String,
+        /// Where the person must go.
+        interaction_url: String,
+        /// The code they enter there.
+        code: String,
+    },
+    /// Polling ended with `403`: the person or approver denied the request (`denied`), or
+    /// left the interaction unfinished (`abandoned`).
+    #[error(
+        "{url}: the request was refused ({error}){}",
+        .detail.as_deref().map(|detail| format!(": {detail}")).unwrap_or_default()
+    )]
+    Denied {
+        /// The pending URL.
+        url: String,
+        /// The problem details' `error`: `denied`, `abandoned`, or what the server sent.
+        error: String,
+        /// The problem details' `detail`.
+        detail: Option<String>,
+    },
+    /// Polling ended with `408`: the pending request expired; a fresh request may work.
+    #[error(
+        "{url}: the pending request expired{}",
+        .detail.as_deref().map(|detail| format!(": {detail}")).unwrap_or_default()
+    )]
+    Expired {
+        /// The pending URL.
+        url: String,
+        /// The problem details' `detail`.
+        detail: Option<String>,
+    },
+    /// Polling ended with `410`: the pending request is gone (finished, withdrawn, or an
+    /// invalid code); it must not be retried.
+    #[error(
+        "{url}: the pending request is gone{}",
+        .detail.as_deref().map(|detail| format!(": {detail}")).unwrap_or_default()
+    )]
+    Gone {
+        /// The pending URL.
+        url: String,
+        /// The problem details' `detail`.
+        detail: Option<String>,
+    },
+    /// A server asks a clarification question, and no `on_clarification` callback is set.
+    #[error(
+        "{url}: the server asks \"{question}\", but no on_clarification callback is set; the request was withdrawn"
+    )]
+    ClarificationUnhandled {
+        /// The pending URL.
+        url: String,
+        /// The question.
+        question: String,
+    },
+    /// The `on_clarification` callback gave no answer; the request was withdrawn.
+    #[error("{url}: the clarification question was not answered; the request was withdrawn")]
+    ClarificationDeclined {
+        /// The pending URL.
+        url: String,
+    },
+    /// The agent token cache file, or its folder, could not be read or written.
+    #[error("agent token cache {}: cannot {action}", path.display())]
+    TokenCacheIo {
+        /// The file or folder.
+        path: PathBuf,
+        /// What was being done.
+        action: &'static str,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The agent token cache file can be read by its group or by others.
+    #[error(
+        "agent token cache {}: readable by group or others (mode {mode:o}); run `chmod 600 {}` or remove the file",
+        path.display(),
+        path.display()
+    )]
+    TokenCachePermissions {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// The `ca_file` cannot be read or holds no PEM certificate.
+    #[error("CA file {}: {reason}", path.display())]
+    CaFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The HTTP client could not be built (TLS setup).
+    #[error("cannot build the HTTP client")]
+    HttpClient {
+        /// reqwest's error.
+        source: reqwest::Error,
+    },
+}
+
+/// The AAuth step an [`Error`] happened in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Step {
+    /// Fetching `/.well-known/aauth-agent.json`.
+    AgentMetadata,
+    /// Getting a first agent token at `bootstrap_endpoint`.
+    Bootstrap,
+    /// Renewing the agent token at `refresh_endpoint`.
+    Refresh,
+    /// Fetching `/.well-known/aauth-person.json`.
+    PersonMetadata,
+    /// Asking the person server for a person token.
+    PersonToken,
+    /// Exchanging a resource token for an auth token.
+    AuthToken,
+    /// Sending the caller's request to the resource.
+    Request,
+    /// Polling a pending (`202`) request's `Location`.
+    Poll,
+    /// Answering a clarification question at the pending URL.
+    Clarification,
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::AgentMetadata => "fetching the agent provider metadata",
+            Self::Bootstrap => "enrolling at the agent provider",
+            Self::Refresh => "refreshing the agent token",
+            Self::PersonMetadata => "fetching the person server metadata",
+            Self::PersonToken => "requesting a person token",
+            Self::AuthToken => "requesting an auth token",
+            Self::Request => "sending the request",
+            Self::Poll => "polling the pending request",
+            Self::Clarification => "answering a clarification",
+        })
+    }
+}
+
+impl Error {
+    /// The AAuth error inside an error of the signing middleware, if it is one (the
+    /// middleware reports its failures as `reqwest_middleware::Error::Middleware`).
+    pub fn from_middleware(error: &reqwest_middleware::Error) -> Option<&Error> {
+        match error {
+            reqwest_middleware::Error::Middleware(error) => error.downcast_ref::<Error>(),
+            reqwest_middleware::Error::Reqwest(_) => None,
+        }
+    }
+
+    /// An [`Error::Http`]: the URL without its query and fragment, and the transport
+    /// error without its copy of the URL (the query may carry the caller's secrets).
+    pub(crate) fn http(step: Step, url: &Url, source: impl Into<reqwest_middleware::Error>) -> Self {
+        let mut shown = url.clone();
+        shown.set_query(None);
+        shown.set_fragment(None);
+        Error::Http { step, url: shown.to_string(), source: source.into().without_url() }
+    }
+
+    /// An [`Error::HttpStatus`] for a `status` answer, with the problem details of `body`.
+    pub(crate) fn status(step: Step, url: &Url, status: u16, body: &[u8]) -> Self {
+        let problem = crate::interaction::Problem::from_body(body);
+        Error::HttpStatus { step, url: url.to_string(), status, error: problem.error, detail: problem.detail }
+    }
+}

@@ -1,0 +1,373 @@
+//! Compact JWTs (RFC 7519) as AAuth uses them: decoding with the `typ` checked, the claims
+//! an agent must check on the tokens it receives, and encoding with an [`AgentKey`]
+//! (`alg` `Ed25519`), which test servers use to issue tokens.
+//!
+//! The client does not verify the signatures of the tokens it receives: an agent token
+//! and its auth tokens come from servers it already trusts, and it checks what binds a
+//! token to this agent and this resource (`typ`, `cnf.jwk`, `agent_jkt`, `iss`, `aud`,
+//! `exp`). The server that receives a token verifies its signature.
+
+use std::fmt;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{AgentKey, Error};
+
+/// The four AAuth token types, told apart by the JWT header `typ`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TokenKind {
+    /// `aa-agent+jwt`, issued by the agent provider.
+    Agent,
+    /// `aa-person+jwt`, issued by the person server for one resource.
+    Person,
+    /// `aa-resource+jwt`, issued by a resource in an `auth-token` requirement.
+    Resource,
+    /// `aa-auth+jwt`, issued by the person server (or an access server).
+    Auth,
+}
+
+impl TokenKind {
+    /// The JWT header `typ` of this kind.
+    pub fn typ(self) -> &'static str {
+        match self {
+            Self::Agent => "aa-agent+jwt",
+            Self::Person => "aa-person+jwt",
+            Self::Resource => "aa-resource+jwt",
+            Self::Auth => "aa-auth+jwt",
+        }
+    }
+
+    /// The kind a JWT header `typ` names.
+    pub fn from_typ(typ: &str) -> Option<Self> {
+        [Self::Agent, Self::Person, Self::Resource, Self::Auth].into_iter().find(|kind| kind.typ() == typ)
+    }
+}
+
+impl fmt::Display for TokenKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Agent => "agent token",
+            Self::Person => "person token",
+            Self::Resource => "resource token",
+            Self::Auth => "auth token",
+        })
+    }
+}
+
+/// A JWT's protected header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JwtHeader {
+    /// The signing algorithm; AAuth requires a fully specified one (`Ed25519`, `ES256`).
+    pub alg: String,
+    /// The token type (`aa-agent+jwt`, …).
+    pub typ: String,
+    /// The issuer's key identifier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kid: Option<String>,
+}
+
+/// The `aud` claim: one audience or several.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Audience {
+    /// A single audience.
+    One(String),
+    /// Several audiences.
+    Many(Vec<String>),
+}
+
+impl Audience {
+    /// Whether `audience` is one of the audiences.
+    pub fn contains(&self, audience: &str) -> bool {
+        match self {
+            Self::One(one) => one == audience,
+            Self::Many(many) => many.iter().any(|one| one == audience),
+        }
+    }
+
+    /// The single audience, when there is exactly one.
+    pub fn single(&self) -> Option<&str> {
+        match self {
+            Self::One(one) => Some(one),
+            Self::Many(many) if many.len() == 1 => Some(&many[0]),
+            Self::Many(_) => None,
+        }
+    }
+}
+
+/// The confirmation claim (RFC 7800): the key a token is bound to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Confirmation {
+    /// The public JWK.
+    pub jwk: Value,
+}
+
+/// The claims AAuth tokens carry; the ones a kind does not use stay `None`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Claims {
+    /// Issuer: a server identifier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iss: Option<String>,
+    /// Subject: the agent identifier (agent token) or a directed person identifier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub: Option<String>,
+    /// Audience.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aud: Option<Audience>,
+    /// Token identifier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jti: Option<String>,
+    /// Issued at (Unix seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iat: Option<u64>,
+    /// Expires at (Unix seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exp: Option<u64>,
+    /// The well-known metadata document naming the issuer's keys (`aauth-agent.json`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dwk: Option<String>,
+    /// The person server (agent, resource and auth tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ps: Option<String>,
+    /// The JWK thumbprint of the agent's key (resource tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_jkt: Option<String>,
+    /// The person token the resource verified (resource tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presented_jti: Option<String>,
+    /// Space-separated scopes (resource and auth tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// The key the token is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cnf: Option<Confirmation>,
+    /// Every other claim.
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+/// A decoded JWT: header and claims. The token text and its signature are not kept, so
+/// this value can be logged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Jwt {
+    /// The protected header.
+    pub header: JwtHeader,
+    /// The claims.
+    pub claims: Claims,
+}
+
+impl Jwt {
+    /// Decodes a compact JWT (`header.claims.signature`, base64url without padding) and
+    /// checks that its `typ` is `kind`'s and that its `alg` is one AAuth allows (not
+    /// `none`, not the polymorphic `EdDSA`, not symmetric). The signature is not verified.
+    pub fn decode(token: &str, kind: TokenKind) -> Result<Self, Error> {
+        let malformed = |reason: &str| Error::MalformedToken { token: kind, reason: reason.to_owned() };
+        let mut parts = token.split('.');
+        let (Some(header), Some(claims), Some(signature), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(malformed("not a compact JWT (three dot-separated parts)"));
+        };
+        if signature.is_empty() {
+            return Err(malformed("it has no signature"));
+        }
+        let header = URL_SAFE_NO_PAD.decode(header).map_err(|_| malformed("the header is not base64url"))?;
+        let header: JwtHeader = serde_json::from_slice(&header)
+            .map_err(|_| malformed("the header is not a JSON object with string `alg` and `typ`"))?;
+        if header.typ != kind.typ() {
+            return Err(Error::TokenType { token: kind, found: header.typ });
+        }
+        if matches!(header.alg.as_str(), "none" | "EdDSA") || header.alg.starts_with("HS") {
+            return Err(Error::TokenClaim {
+                token: kind,
+                claim: "alg",
+                reason: format!(
+                    "`{}` is not allowed: AAuth requires a fully specified asymmetric algorithm",
+                    header.alg
+                ),
+            });
+        }
+        let claims = URL_SAFE_NO_PAD.decode(claims).map_err(|_| malformed("the claims are not base64url"))?;
+        let claims: Claims = serde_json::from_slice(&claims)
+            .map_err(|_| malformed("the claims are not a JSON object of the expected types"))?;
+        Ok(Self { header, claims })
+    }
+
+    /// Signs `claims` with `key` as a compact JWT of `kind`: header
+    /// `{"alg":"Ed25519","typ":…,"kid":…}`.
+    pub fn encode(key: &AgentKey, kid: &str, kind: TokenKind, claims: &Value) -> Result<String, Error> {
+        let header = JwtHeader { alg: "Ed25519".to_owned(), typ: kind.typ().to_owned(), kid: Some(kid.to_owned()) };
+        let not_json = |_| Error::MalformedToken { token: kind, reason: "the claims cannot be serialized".to_owned() };
+        let header = serde_json::to_vec(&header).map_err(not_json)?;
+        let claims = serde_json::to_vec(claims).map_err(not_json)?;
+        let signing_input = format!("{}.{}", URL_SAFE_NO_PAD.encode(header), URL_SAFE_NO_PAD.encode(claims));
+        let signature = key.sign(signing_input.as_bytes());
+        Ok(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature)))
+    }
+
+    /// The token kind its `typ` names.
+    pub fn kind(&self) -> Option<TokenKind> {
+        TokenKind::from_typ(&self.header.typ)
+    }
+
+    /// Checks that `cnf.jwk` is `key`'s public key (same `kty`, `crv` and `x`, the
+    /// members of an Ed25519 key's thumbprint).
+    pub fn check_bound_to(&self, key: &AgentKey) -> Result<(), Error> {
+        let kind = self.kind_or_agent();
+        let Some(cnf) = &self.claims.cnf else {
+            return Err(Error::TokenClaim { token: kind, claim: "cnf", reason: "missing".to_owned() });
+        };
+        let ours = key.public_jwk();
+        let same = ["kty", "crv", "x"]
+            .iter()
+            .all(|member| cnf.jwk.get(member).is_some() && cnf.jwk.get(member) == ours.get(member));
+        if same {
+            Ok(())
+        } else {
+            Err(Error::TokenClaim {
+                token: kind,
+                claim: "cnf",
+                reason: format!("`cnf.jwk` is not this agent's key (thumbprint {})", key.thumbprint()),
+            })
+        }
+    }
+
+    /// Checks that the token has not expired at `now` (Unix seconds).
+    pub fn check_not_expired(&self, now: u64) -> Result<u64, Error> {
+        let kind = self.kind_or_agent();
+        let Some(exp) = self.claims.exp else {
+            return Err(Error::TokenClaim { token: kind, claim: "exp", reason: "missing".to_owned() });
+        };
+        if exp <= now { Err(Error::TokenExpired { token: kind, exp }) } else { Ok(exp) }
+    }
+
+    /// Checks that string claim `claim` equals `expected`.
+    pub(crate) fn check_claim(&self, claim: &'static str, actual: Option<&str>, expected: &str) -> Result<(), Error> {
+        match actual {
+            Some(actual) if actual == expected => Ok(()),
+            Some(actual) => Err(Error::TokenClaim {
+                token: self.kind_or_agent(),
+                claim,
+                reason: format!("is `{actual}`, expected `{expected}`"),
+            }),
+            None => Err(Error::TokenClaim { token: self.kind_or_agent(), claim, reason: "missing".to_owned() }),
+        }
+    }
+
+    /// The kind for error messages; `decode` already checked `typ`.
+    fn kind_or_agent(&self) -> TokenKind {
+        self.kind().unwrap_or(TokenKind::Agent)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn b64(value: &Value) -> String {
+        URL_SAFE_NO_PAD.encode(serde_json::to_vec(value).unwrap())
+    }
+
+    #[test]
+    fn encode_then_decode_round_trips_and_verifies() {
+        let issuer = AgentKey::generate();
+        let agent = AgentKey::generate();
+        let claims = json!({
+            "iss": "https://ap.example", "dwk": "aauth-agent.json", "sub": "aauth:a1@ap.example",
+            "jti": "j1", "iat": 1_700_000_000, "exp": 1_700_003_600, "ps": "https://ps.example",
+            "cnf": {"jwk": agent.public_jwk()}, "extra": [1, 2]
+        });
+        let token = Jwt::encode(&issuer, "ap-1", TokenKind::Agent, &claims).unwrap();
+        let jwt = Jwt::decode(&token, TokenKind::Agent).unwrap();
+        assert_eq!(
+            jwt.header,
+            JwtHeader { alg: "Ed25519".into(), typ: "aa-agent+jwt".into(), kid: Some("ap-1".into()) }
+        );
+        assert_eq!(jwt.claims.sub.as_deref(), Some("aauth:a1@ap.example"));
+        assert_eq!(jwt.claims.ps.as_deref(), Some("https://ps.example"));
+        assert_eq!(jwt.claims.other["extra"], json!([1, 2]));
+        jwt.check_bound_to(&agent).unwrap();
+        assert!(matches!(jwt.check_bound_to(&issuer), Err(Error::TokenClaim { claim: "cnf", .. })));
+        assert_eq!(jwt.check_not_expired(1_700_000_000).unwrap(), 1_700_003_600);
+        assert!(matches!(
+            jwt.check_not_expired(1_700_003_600),
+            Err(Error::TokenExpired { token: TokenKind::Agent, .. })
+        ));
+
+        // The signature is Ed25519 over `header.claims` with the issuer's key.
+        let (signing_input, signature) = token.rsplit_once('.').unwrap();
+        let signature: [u8; 64] = URL_SAFE_NO_PAD.decode(signature).unwrap().try_into().unwrap();
+        assert_eq!(signature, issuer.sign(signing_input.as_bytes()));
+    }
+
+    #[test]
+    fn typ_is_checked() {
+        let token =
+            Jwt::encode(&AgentKey::generate(), "k", TokenKind::Person, &json!({"aud": "https://r.example"})).unwrap();
+        let error = Jwt::decode(&token, TokenKind::Auth).unwrap_err();
+        assert!(
+            matches!(&error, Error::TokenType { token: TokenKind::Auth, found } if found == "aa-person+jwt"),
+            "{error:?}"
+        );
+        assert!(Jwt::decode(&token, TokenKind::Person).is_ok());
+    }
+
+    #[test]
+    fn forbidden_algorithms_are_refused() {
+        for alg in ["none", "EdDSA", "HS256"] {
+            let token = format!("{}.{}.c2ln", b64(&json!({"alg": alg, "typ": "aa-auth+jwt"})), b64(&json!({})));
+            let error = Jwt::decode(&token, TokenKind::Auth).unwrap_err();
+            assert!(matches!(error, Error::TokenClaim { claim: "alg", .. }), "{alg}: {error:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_tokens_name_the_problem_without_the_token() {
+        let header = b64(&json!({"alg": "Ed25519", "typ": "aa-resource+jwt"}));
+        let cases = [
+            ("only.two".to_owned(), "three dot-separated parts"),
+            ("a.b.c.d".to_owned(), "three dot-separated parts"),
+            (format!("{header}.{}.", b64(&json!({}))), "no signature"),
+            ("!!!.e30.c2ln".to_owned(), "header is not base64url"),
+            (format!("{}.e30.c2ln", b64(&json!({"alg": "Ed25519"}))), "header is not a JSON object"),
+            (format!("{header}.%%%.c2ln"), "claims are not base64url"),
+            (format!("{header}.{}.c2ln", b64(&json!({"exp": "soon"}))), "claims are not a JSON object"),
+        ];
+        for (token, expected) in cases {
+            let error = Jwt::decode(&token, TokenKind::Resource).unwrap_err().to_string();
+            assert!(error.contains(expected), "{token}: {error}");
+            assert!(error.starts_with("resource token"), "{error}");
+            assert!(!error.contains(&token), "{error}");
+        }
+    }
+
+    #[test]
+    fn audience_one_or_many() {
+        let one: Audience = serde_json::from_value(json!("https://r.example")).unwrap();
+        let many: Audience = serde_json::from_value(json!(["https://a.example", "https://r.example"])).unwrap();
+        assert!(one.contains("https://r.example") && many.contains("https://r.example"));
+        assert_eq!(one.single(), Some("https://r.example"));
+        assert_eq!(many.single(), None);
+    }
+
+    #[test]
+    fn claim_checks_name_the_claim() {
+        let token =
+            Jwt::encode(&AgentKey::generate(), "k", TokenKind::Resource, &json!({"iss": "https://r.example"})).unwrap();
+        let jwt = Jwt::decode(&token, TokenKind::Resource).unwrap();
+        jwt.check_claim("iss", jwt.claims.iss.as_deref(), "https://r.example").unwrap();
+        let error = jwt.check_claim("iss", jwt.claims.iss.as_deref(), "https://other.example").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "resource token: claim `iss` is `https://r.example`, expected `https://other.example`"
+        );
+        let error = jwt.check_claim("agent_jkt", None, "x").unwrap_err();
+        assert!(matches!(error, Error::TokenClaim { token: TokenKind::Resource, claim: "agent_jkt", .. }));
+    }
+}

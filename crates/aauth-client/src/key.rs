@@ -1,0 +1,386 @@
+//! The agent's Ed25519 key: generated, or loaded from a JWK file kept private to its
+//! owner, with its RFC 7638 thumbprint.
+
+use std::fmt;
+use std::io::{ErrorKind, Write as _};
+use std::path::Path;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ed25519_dalek::{Signer as _, SigningKey};
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+use zeroize::{Zeroize as _, Zeroizing};
+
+use crate::Error;
+
+/// The `alg` of our keys: fully specified, as AAuth requires (`EdDSA` is not allowed).
+const ALG: &str = "Ed25519";
+
+/// The agent's Ed25519 signing key.
+///
+/// The private half zeroizes itself when dropped and never leaves the process except
+/// into the key file [`load_or_generate`](Self::load_or_generate) writes. `Debug` shows
+/// the RFC 7638 thumbprint only.
+#[derive(Clone)]
+pub struct AgentKey {
+    signing: SigningKey,
+    /// The public key, base64url without padding: the JWK `x`.
+    x: String,
+    thumbprint: String,
+}
+
+impl AgentKey {
+    /// A new key from the operating system's random number generator.
+    ///
+    /// # Panics
+    ///
+    /// When the operating system cannot supply random bytes, which on the supported
+    /// platforms does not happen once the system has booted.
+    pub fn generate() -> AgentKey {
+        let mut secret = Zeroizing::new([0u8; 32]);
+        getrandom::fill(secret.as_mut()).expect("the operating system's random number generator failed");
+        AgentKey::from_signing_key(SigningKey::from_bytes(&secret))
+    }
+
+    /// The key of a private JWK: `kty` `OKP`, `crv` `Ed25519`, `d` (base64url, 32 bytes);
+    /// `x`, when present, must be the public key of `d`, and `alg`, when present, must be
+    /// `Ed25519` (or the older `EdDSA`). Other members (`kid`, `use`, …) are ignored.
+    pub fn from_jwk(jwk: &Value) -> Result<AgentKey, Error> {
+        let invalid = |reason: &str| Error::InvalidJwk { reason: reason.to_owned() };
+        let member = |name: &str| jwk.get(name).and_then(Value::as_str);
+        if !jwk.is_object() {
+            return Err(invalid("it is not a JSON object"));
+        }
+        if member("kty") != Some("OKP") {
+            return Err(invalid("`kty` is not \"OKP\""));
+        }
+        if member("crv") != Some("Ed25519") {
+            return Err(invalid("`crv` is not \"Ed25519\""));
+        }
+        if let Some(alg) = jwk.get("alg")
+            && !matches!(alg.as_str(), Some(ALG | "EdDSA"))
+        {
+            return Err(invalid("`alg` is neither \"Ed25519\" nor \"EdDSA\""));
+        }
+        let d = member("d").ok_or_else(|| invalid("it has no private key `d`"))?;
+        let d = Zeroizing::new(URL_SAFE_NO_PAD.decode(d).map_err(|_| invalid("`d` is not base64url without padding"))?);
+        let secret: &[u8; 32] = d.as_slice().try_into().map_err(|_| invalid("`d` is not 32 bytes"))?;
+        let key = AgentKey::from_signing_key(SigningKey::from_bytes(secret));
+        match jwk.get("x") {
+            None => Ok(key),
+            Some(x) if x.as_str() == Some(key.x.as_str()) => Ok(key),
+            Some(_) => Err(invalid("`x` is not the public key of `d`")),
+        }
+    }
+
+    /// The key in the JWK file at `path`, or a new key written there when the file does
+    /// not exist.
+    ///
+    /// A new file is created with mode 0600, and missing parent folders with 0700, on
+    /// Unix. An existing file that its group or others can read is refused
+    /// ([`Error::KeyFilePermissions`]) rather than used: the key may have leaked. Two
+    /// processes starting at once end up with the same key: the file is written under a
+    /// temporary name and linked into place only if no other key got there first.
+    pub fn load_or_generate(path: &Path) -> Result<AgentKey, Error> {
+        match std::fs::File::open(path) {
+            Ok(file) => return read_key_file(path, file),
+            Err(error) if error.kind() == ErrorKind::NotFound => {}
+            Err(source) => return Err(Error::KeyFileIo { path: path.to_owned(), action: "read", source }),
+        }
+        let key = AgentKey::generate();
+        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+            create_private_dir(parent)?;
+        }
+        let file_name = path.file_name().map(|name| name.to_string_lossy()).unwrap_or_default();
+        let staging = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
+        let written = write_private_file(&staging, key.private_jwk().as_bytes());
+        let linked = written.and_then(|()| match std::fs::hard_link(&staging, path) {
+            Err(error) if error.kind() == ErrorKind::AlreadyExists => Ok(false),
+            Err(source) => Err(Error::KeyFileIo { path: path.to_owned(), action: "write", source }),
+            Ok(()) => Ok(true),
+        });
+        // Best effort: a leftover temporary file is harmless (0600) and the error that
+        // matters is the one returned.
+        let _ = std::fs::remove_file(&staging);
+        if linked? {
+            Ok(key)
+        } else {
+            // Another process wrote its key first: use that one, as it does.
+            let file = std::fs::File::open(path).map_err(|source| Error::KeyFileIo {
+                path: path.to_owned(),
+                action: "read",
+                source,
+            })?;
+            read_key_file(path, file)
+        }
+    }
+
+    /// The public JWK: `{"kty":"OKP","crv":"Ed25519","x":"…","alg":"Ed25519"}`.
+    ///
+    /// `alg` is there because AAuth requires every key it conveys (`cnf.jwk` in tokens)
+    /// to name a fully specified algorithm; it is not part of the thumbprint.
+    pub fn public_jwk(&self) -> Value {
+        json!({"kty": "OKP", "crv": "Ed25519", "x": self.x, "alg": ALG})
+    }
+
+    /// The JWK thumbprint (RFC 7638) with SHA-256, base64url without padding: the hash of
+    /// `{"crv":"Ed25519","kty":"OKP","x":"…"}`.
+    pub fn thumbprint(&self) -> String {
+        self.thumbprint.clone()
+    }
+
+    /// The Ed25519 signature of `message` (RFC 8032: deterministic, the same bytes every
+    /// time).
+    pub fn sign(&self, message: &[u8]) -> [u8; 64] {
+        self.signing.sign(message).to_bytes()
+    }
+
+    /// The public key, base64url without padding (the JWK `x`).
+    pub(crate) fn public_x(&self) -> &str {
+        &self.x
+    }
+
+    fn from_signing_key(signing: SigningKey) -> AgentKey {
+        let x = URL_SAFE_NO_PAD.encode(signing.verifying_key().as_bytes());
+        // RFC 7638 §3.2: the required members only, in lexicographic order, no whitespace.
+        let canonical = format!(r#"{{"crv":"Ed25519","kty":"OKP","x":"{x}"}}"#);
+        let thumbprint = URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes()));
+        AgentKey { signing, x, thumbprint }
+    }
+
+    /// The private JWK as the key file holds it.
+    fn private_jwk(&self) -> Zeroizing<String> {
+        let d = Zeroizing::new(URL_SAFE_NO_PAD.encode(self.signing.as_bytes()));
+        Zeroizing::new(format!(
+            "{{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"alg\":\"{ALG}\",\"x\":\"{}\",\"d\":\"{}\"}}\n",
+            self.x,
+            d.as_str()
+        ))
+    }
+}
+
+impl fmt::Debug for AgentKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentKey").field("thumbprint", &self.thumbprint).finish_non_exhaustive()
+    }
+}
+
+/// Reads the key from `file`, opened at `path`, after checking who else can read it.
+fn read_key_file(path: &Path, mut file: std::fs::File) -> Result<AgentKey, Error> {
+    let io_error = |source| Error::KeyFileIo { path: path.to_owned(), action: "read", source };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        // The open file's own mode, so a file swapped in after the check cannot slip by.
+        let mode = file.metadata().map_err(io_error)?.permissions().mode() & 0o7777;
+        if mode & 0o077 != 0 {
+            return Err(Error::KeyFilePermissions { path: path.to_owned(), mode });
+        }
+    }
+    let mut text = Zeroizing::new(String::new());
+    std::io::Read::read_to_string(&mut file, &mut text).map_err(io_error)?;
+    let invalid = |reason: String| Error::InvalidKeyFile { path: path.to_owned(), reason };
+    // Only the position of a syntax error: serde_json's messages could quote the input.
+    let mut jwk: Value = serde_json::from_str(&text)
+        .map_err(|error| invalid(format!("not JSON (line {}, column {})", error.line(), error.column())))?;
+    let key = AgentKey::from_jwk(&jwk);
+    if let Some(Value::String(d)) = jwk.get_mut("d") {
+        d.zeroize();
+    }
+    key.map_err(|error| match error {
+        Error::InvalidJwk { reason } => invalid(format!("not an Ed25519 private JWK: {reason}")),
+        other => other,
+    })
+}
+
+/// Creates `dir` and its missing parents, 0700 on Unix; an existing folder is left as it is.
+fn create_private_dir(dir: &Path) -> Result<(), Error> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(|source| Error::KeyFileIo { path: dir.to_owned(), action: "create the folder", source })
+}
+
+/// Writes `contents` to the new file `path`, 0600 on Unix, and flushes it to disk.
+fn write_private_file(path: &Path, contents: &[u8]) -> Result<(), Error> {
+    let io_error = |source| Error::KeyFileIo { path: path.to_owned(), action: "write", source };
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path).map_err(io_error)?;
+    file.write_all(contents).map_err(io_error)?;
+    file.sync_all().map_err(io_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// RFC 9421 §B.1.4's test-key-ed25519 as a JWK (the PEM's 32-byte seed and public key).
+    fn rfc_jwk() -> Value {
+        json!({
+            "kty": "OKP",
+            "crv": "Ed25519",
+            "kid": "test-key-ed25519",
+            "d": "n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU",
+            "x": "JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs"
+        })
+    }
+    const RFC_D: &str = "n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU";
+
+    #[test]
+    fn rfc_test_key_has_the_expected_thumbprint_and_public_jwk() {
+        let key = AgentKey::from_jwk(&rfc_jwk()).unwrap();
+        assert_eq!(key.thumbprint(), "poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U");
+        assert_eq!(
+            key.public_jwk(),
+            json!({"kty": "OKP", "crv": "Ed25519", "x": "JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs", "alg": "Ed25519"})
+        );
+    }
+
+    #[test]
+    fn private_jwk_round_trips() {
+        let key = AgentKey::generate();
+        let jwk: Value = serde_json::from_str(&key.private_jwk()).unwrap();
+        let again = AgentKey::from_jwk(&jwk).unwrap();
+        assert_eq!(again.thumbprint(), key.thumbprint());
+        assert_eq!(again.sign(b"m"), key.sign(b"m"));
+    }
+
+    #[test]
+    fn signatures_are_deterministic_and_verify() {
+        let key = AgentKey::from_jwk(&rfc_jwk()).unwrap();
+        let signature = key.sign(b"hello");
+        assert_eq!(signature, key.sign(b"hello"));
+        let public = ed25519_dalek::VerifyingKey::from_bytes(&key.signing.verifying_key().to_bytes()).unwrap();
+        public.verify_strict(b"hello", &ed25519_dalek::Signature::from_bytes(&signature)).unwrap();
+        assert!(public.verify_strict(b"hellO", &ed25519_dalek::Signature::from_bytes(&signature)).is_err());
+    }
+
+    #[test]
+    fn generated_keys_differ() {
+        assert_ne!(AgentKey::generate().thumbprint(), AgentKey::generate().thumbprint());
+    }
+
+    #[test]
+    fn invalid_jwks_are_refused_with_their_reason() {
+        let with = |name: &str, value: Value| {
+            let mut jwk = rfc_jwk();
+            jwk[name] = value;
+            jwk
+        };
+        let without = |name: &str| {
+            let mut jwk = rfc_jwk();
+            jwk.as_object_mut().unwrap().remove(name);
+            jwk
+        };
+        let cases = [
+            (json!("not an object"), "not a JSON object"),
+            (with("kty", json!("EC")), "`kty`"),
+            (with("crv", json!("Ed448")), "`crv`"),
+            (with("alg", json!("ES256")), "`alg`"),
+            (without("d"), "no private key `d`"),
+            (with("d", json!("n4Ni+HpISpVObnQMW0wOhCKROaIKqKtW/2ZYb2p9KcU=")), "base64url"),
+            (with("d", json!("n4Ni-HpISpVObnQ")), "32 bytes"),
+            (with("x", json!("11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo")), "`x` is not the public key"),
+        ];
+        for (jwk, expected) in cases {
+            let error = AgentKey::from_jwk(&jwk).unwrap_err().to_string();
+            assert!(error.contains(expected), "{jwk}: {error}");
+            assert!(!error.contains(RFC_D), "{error}");
+        }
+        // Without `x`, and with the older `alg`, the key is accepted.
+        assert!(AgentKey::from_jwk(&without("x")).is_ok());
+        assert!(AgentKey::from_jwk(&with("alg", json!("EdDSA"))).is_ok());
+    }
+
+    #[test]
+    fn debug_shows_the_thumbprint_only() {
+        let key = AgentKey::from_jwk(&rfc_jwk()).unwrap();
+        let debug = format!("{key:?} {key:#?}");
+        assert!(debug.contains("poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U"), "{debug}");
+        assert!(!debug.contains(RFC_D), "{debug}");
+        assert!(!debug.contains("JrQLj5P_89iXES9"), "{debug}");
+        let seed = URL_SAFE_NO_PAD.decode(RFC_D).unwrap();
+        assert!(!debug.contains(&format!("{seed:?}")), "{debug}");
+    }
+
+    #[test]
+    fn load_or_generate_creates_then_loads_the_same_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("home/aauth/agent.jwk");
+        let created = AgentKey::load_or_generate(&path).unwrap();
+        let loaded = AgentKey::load_or_generate(&path).unwrap();
+        assert_eq!(loaded.thumbprint(), created.thumbprint());
+        // Only the key file is left: the temporary file it was written under is gone.
+        let names: Vec<_> =
+            std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["agent.jwk"]);
+        let jwk: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(jwk["x"], created.public_jwk()["x"]);
+        assert_eq!(jwk["alg"], "Ed25519");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn key_file_is_0600_in_0700_folders() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("home/aauth/agent.jwk");
+        AgentKey::load_or_generate(&path).unwrap();
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(path.parent().unwrap()), 0o700);
+        assert_eq!(mode(&dir.path().join("home")), 0o700);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn key_files_others_can_read_are_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.jwk");
+        AgentKey::load_or_generate(&path).unwrap();
+        for mode in [0o640, 0o604, 0o644, 0o660] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let error = AgentKey::load_or_generate(&path).unwrap_err();
+            assert!(matches!(error, Error::KeyFilePermissions { mode: m, .. } if m == mode), "{error:?}");
+            assert!(error.to_string().contains(&path.display().to_string()), "{error}");
+        }
+        // Owner-only modes are accepted.
+        for mode in [0o600, 0o400] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            AgentKey::load_or_generate(&path).unwrap();
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn broken_key_files_name_the_file_and_never_the_key() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (format!(r#"{{"kty":"OKP","crv":"Ed25519","d":"{RFC_D}""#), "not JSON (line 1"),
+            (format!(r#"{{"kty":"EC","crv":"Ed25519","d":"{RFC_D}"}}"#), "`kty`"),
+            (
+                format!(
+                    r#"{{"kty":"OKP","crv":"Ed25519","d":"{RFC_D}","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}}"#
+                ),
+                "`x` is not the public key",
+            ),
+        ];
+        for (index, (contents, expected)) in cases.into_iter().enumerate() {
+            let path = dir.path().join(format!("agent-{index}.jwk"));
+            std::fs::write(&path, contents).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+            let error = AgentKey::load_or_generate(&path).unwrap_err();
+            let message = format!("{error} {error:?}");
+            assert!(message.contains(expected), "{message}");
+            assert!(message.contains(&path.display().to_string()), "{message}");
+            assert!(!message.contains(RFC_D), "{message}");
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! Person and auth tokens: the requests to the person server, the checks an agent makes on
+//! what it receives, and the per-resource cache.
+//!
+//! A token is cached per resource (its server identifier) until 60 s before it expires,
+//! the margin the reference agent uses too, so that a token never expires between the
+//! moment it is chosen and the moment the resource verifies it.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Mutex;
+
+use serde::Deserialize;
+use serde_json::json;
+use skill_core::{ExposeSecret, SecretString};
+use url::Url;
+use zeroize::Zeroizing;
+
+use crate::error::Step;
+use crate::jwt::{Jwt, TokenKind};
+use crate::metadata::ServerId;
+use crate::{AgentKey, Error};
+
+/// How long before its expiry a token stops being used.
+pub(crate) const EXPIRY_MARGIN: u64 = 60;
+
+/// Whether a token expiring at `expires_at` may still be presented at `now`.
+pub(crate) fn fresh(expires_at: u64, now: u64) -> bool {
+    now.saturating_add(EXPIRY_MARGIN) < expires_at
+}
+
+/// A person or auth token with its expiry and subject.
+#[derive(Clone)]
+pub(crate) struct CachedToken {
+    pub(crate) token: SecretString,
+    /// `exp`, or sooner when the server's `expires_in` says so (Unix seconds).
+    pub(crate) expires_at: u64,
+    /// The directed person identifier, `sub`.
+    pub(crate) sub: Option<String>,
+}
+
+impl fmt::Debug for CachedToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CachedToken")
+            .field("expires_at", &self.expires_at)
+            .field("sub", &self.sub)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Person and auth tokens by resource.
+#[derive(Debug, Default)]
+pub(crate) struct TokenCache {
+    entries: Mutex<HashMap<(String, TokenKind), CachedToken>>,
+}
+
+impl TokenCache {
+    /// The `kind` token for `resource`, if one is cached and still fresh.
+    pub(crate) fn get(&self, resource: &str, kind: TokenKind, now: u64) -> Option<CachedToken> {
+        let mut entries = self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = (resource.to_owned(), kind);
+        match entries.get(&key) {
+            Some(cached) if fresh(cached.expires_at, now) => Some(cached.clone()),
+            Some(_) => {
+                entries.remove(&key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Caches `token` as the `kind` token for `resource`.
+    pub(crate) fn insert(&self, resource: &str, kind: TokenKind, token: CachedToken) {
+        let mut entries = self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        entries.insert((resource.to_owned(), kind), token);
+    }
+
+    /// Forgets the `kind` token for `resource` if it is still `token` (the resource has
+    /// refused it); a newer one cached meanwhile stays.
+    pub(crate) fn forget(&self, resource: &str, kind: TokenKind, token: &SecretString) {
+        let mut entries = self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = (resource.to_owned(), kind);
+        if entries.get(&key).is_some_and(|cached| cached.token.expose_secret() == token.expose_secret()) {
+            entries.remove(&key);
+        }
+    }
+
+    /// How many tokens are cached (for `Debug`).
+    pub(crate) fn len(&self) -> usize {
+        self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
+    }
+}
+
+/// The body of a person token request: `{"resource": "<resource identifier>"}`.
+pub(crate) fn person_token_request_body(resource: &ServerId) -> String {
+    json!({"resource": resource.as_str()}).to_string()
+}
+
+/// The body of an auth token request: the resource token and, when the agent can handle
+/// them, the capabilities it declares to the person server (the body member replaces the
+/// `AAuth-Capabilities` header on person server endpoints).
+pub(crate) fn auth_token_request_body(resource_token: &SecretString, capabilities: &[&str]) -> Zeroizing<String> {
+    let mut body = json!({"resource_token": resource_token.expose_secret()});
+    if !capabilities.is_empty() {
+        body["capabilities"] = json!(capabilities);
+    }
+    Zeroizing::new(body.to_string())
+}
+
+/// Reads `{"<field>": "<token>", "expires_in": N}` from a token endpoint's `200`.
+pub(crate) fn token_from_response(
+    step: Step,
+    url: &Url,
+    body: &[u8],
+    field: &'static str,
+) -> Result<(SecretString, Option<u64>), Error> {
+    #[derive(Deserialize)]
+    struct Answer {
+        person_token: Option<String>,
+        auth_token: Option<String>,
+        expires_in: Option<u64>,
+    }
+    let invalid = || Error::InvalidResponse {
+        step,
+        url: url.to_string(),
+        reason: format!("not a JSON object with a string `{field}`"),
+    };
+    let answer: Answer = serde_json::from_slice(body).map_err(|_| invalid())?;
+    let token = match field {
+        "person_token" => answer.person_token,
+        _ => answer.auth_token,
+    };
+    let token = token.ok_or_else(invalid)?;
+    Ok((SecretString::from(token), answer.expires_in))
+}
+
+/// Checks a person token the person server issued for `resource`: `typ`, bound to our
+/// key, issued by our person server for this resource, not expired.
+pub(crate) fn check_person_token(
+    token: SecretString,
+    expires_in: Option<u64>,
+    resource: &ServerId,
+    person_server: &ServerId,
+    key: &AgentKey,
+    now: u64,
+) -> Result<CachedToken, Error> {
+    let jwt = Jwt::decode(token.expose_secret(), TokenKind::Person)?;
+    jwt.check_bound_to(key)?;
+    jwt.check_claim("iss", jwt.claims.iss.as_deref(), person_server.as_str())?;
+    check_audience(&jwt, resource)?;
+    let exp = jwt.check_not_expired(now)?;
+    Ok(CachedToken { token, expires_at: expires_at(exp, expires_in, now), sub: jwt.claims.sub })
+}
+
+/// Checks a resource token before it goes to the person server (protocol draft, "Resource
+/// Challenge Verification"): `typ`; `iss` is the resource the request went to;
+/// `agent_jkt` is our key's thumbprint; `ps` is our person server; `sub` is the person
+/// token's (when the agent presented one); not expired.
+pub(crate) fn check_resource_token(
+    token: &SecretString,
+    resource: &ServerId,
+    person_server: &ServerId,
+    person_sub: Option<&str>,
+    key: &AgentKey,
+    now: u64,
+) -> Result<Jwt, Error> {
+    let jwt = Jwt::decode(token.expose_secret(), TokenKind::Resource)?;
+    jwt.check_claim("iss", jwt.claims.iss.as_deref(), resource.as_str())?;
+    jwt.check_claim("agent_jkt", jwt.claims.agent_jkt.as_deref(), &key.thumbprint())?;
+    jwt.check_claim("ps", jwt.claims.ps.as_deref(), person_server.as_str())?;
+    if let Some(person_sub) = person_sub {
+        jwt.check_claim("sub", jwt.claims.sub.as_deref(), person_sub)?;
+    }
+    jwt.check_not_expired(now)?;
+    Ok(jwt)
+}
+
+/// Checks an auth token (protocol draft, "Auth Token Response Verification"): `typ`;
+/// `iss` is the resource token's `aud`; `aud` is the resource; bound to our key; `sub` is
+/// the resource token's; not expired.
+pub(crate) fn check_auth_token(
+    token: SecretString,
+    expires_in: Option<u64>,
+    resource: &ServerId,
+    resource_token: &Jwt,
+    key: &AgentKey,
+    now: u64,
+) -> Result<CachedToken, Error> {
+    let jwt = Jwt::decode(token.expose_secret(), TokenKind::Auth)?;
+    jwt.check_bound_to(key)?;
+    if let Some(issuer) = resource_token.claims.aud.as_ref().and_then(|aud| aud.single()) {
+        jwt.check_claim("iss", jwt.claims.iss.as_deref(), issuer)?;
+    }
+    check_audience(&jwt, resource)?;
+    if let Some(sub) = &resource_token.claims.sub {
+        jwt.check_claim("sub", jwt.claims.sub.as_deref(), sub)?;
+    }
+    let exp = jwt.check_not_expired(now)?;
+    Ok(CachedToken { token, expires_at: expires_at(exp, expires_in, now), sub: jwt.claims.sub })
+}
+
+fn check_audience(jwt: &Jwt, resource: &ServerId) -> Result<(), Error> {
+    match &jwt.claims.aud {
+        Some(aud) if aud.contains(resource.as_str()) => Ok(()),
+        Some(_) => Err(Error::TokenClaim {
+            token: jwt.kind().unwrap_or(TokenKind::Auth),
+            claim: "aud",
+            reason: format!("does not name the resource `{resource}`"),
+        }),
+        None => Err(Error::TokenClaim {
+            token: jwt.kind().unwrap_or(TokenKind::Auth),
+            claim: "aud",
+            reason: "missing".to_owned(),
+        }),
+    }
+}
+
+fn expires_at(exp: u64, expires_in: Option<u64>, now: u64) -> u64 {
+    expires_in.map_or(exp, |seconds| exp.min(now.saturating_add(seconds)))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+    use crate::metadata::Role;
+
+    const NOW: u64 = 1_800_000_000;
+
+    fn id(role: Role, text: &str) -> ServerId {
+        ServerId::parse(role, &Url::parse(text).unwrap(), false).unwrap()
+    }
+
+    fn issue(kind: TokenKind, claims: Value) -> SecretString {
+        SecretString::from(Jwt::encode(&AgentKey::generate(), "k", kind, &claims).unwrap())
+    }
+
+    fn resource_claims(agent: &AgentKey) -> Value {
+        json!({"iss": "https://r.example", "aud": "https://ps.example", "ps": "https://ps.example", "sub": "p1",
+            "agent_jkt": agent.thumbprint(), "exp": NOW + 300, "scope": "data.read"})
+    }
+
+    #[test]
+    fn cache_hands_out_fresh_tokens_only() {
+        let cache = TokenCache::default();
+        let token = |text: &str, expires_at| CachedToken { token: SecretString::from(text), expires_at, sub: None };
+        cache.insert("https://r.example", TokenKind::Auth, token("a1", NOW + 61));
+        assert_eq!(cache.get("https://r.example", TokenKind::Auth, NOW).unwrap().token.expose_secret(), "a1");
+        assert!(cache.get("https://r.example", TokenKind::Person, NOW).is_none());
+        assert!(cache.get("https://other.example", TokenKind::Auth, NOW).is_none());
+        // 60 s before `exp` the token is no longer handed out, and it is dropped.
+        assert!(cache.get("https://r.example", TokenKind::Auth, NOW + 1).is_none());
+        assert_eq!(cache.len(), 0);
+
+        cache.insert("https://r.example", TokenKind::Person, token("p1", NOW + 3600));
+        cache.forget("https://r.example", TokenKind::Person, &SecretString::from("p0"));
+        assert!(cache.get("https://r.example", TokenKind::Person, NOW).is_some());
+        cache.forget("https://r.example", TokenKind::Person, &SecretString::from("p1"));
+        assert!(cache.get("https://r.example", TokenKind::Person, NOW).is_none());
+    }
+
+    #[test]
+    fn resource_token_checks() {
+        let agent = AgentKey::generate();
+        let resource = id(Role::Resource, "https://r.example");
+        let ps = id(Role::PersonServer, "https://ps.example");
+        let check = |claims: Value, sub: Option<&str>| {
+            check_resource_token(&issue(TokenKind::Resource, claims), &resource, &ps, sub, &agent, NOW)
+        };
+        let jwt = check(resource_claims(&agent), Some("p1")).unwrap();
+        assert_eq!(jwt.claims.scope.as_deref(), Some("data.read"));
+
+        let other_key = AgentKey::generate();
+        let mut cases = Vec::new();
+        let mut claims = resource_claims(&agent);
+        claims["agent_jkt"] = json!(other_key.thumbprint());
+        cases.push((claims, "agent_jkt"));
+        let mut claims = resource_claims(&agent);
+        claims["iss"] = json!("https://evil.example");
+        cases.push((claims, "iss"));
+        let mut claims = resource_claims(&agent);
+        claims["ps"] = json!("https://other-ps.example");
+        cases.push((claims, "ps"));
+        let mut claims = resource_claims(&agent);
+        claims["sub"] = json!("someone-else");
+        cases.push((claims, "sub"));
+        let mut claims = resource_claims(&agent);
+        claims.as_object_mut().unwrap().remove("agent_jkt");
+        cases.push((claims, "agent_jkt"));
+        for (claims, expected) in cases {
+            let error = check(claims, Some("p1")).unwrap_err();
+            assert!(
+                matches!(error, Error::TokenClaim { token: TokenKind::Resource, claim, .. } if claim == expected),
+                "{expected}: {error:?}"
+            );
+        }
+        let mut claims = resource_claims(&agent);
+        claims["exp"] = json!(NOW);
+        assert!(matches!(check(claims, None), Err(Error::TokenExpired { token: TokenKind::Resource, .. })));
+        // Without a person token presented, `sub` is not compared.
+        let mut claims = resource_claims(&agent);
+        claims["sub"] = json!("someone-else");
+        check(claims, None).unwrap();
+        // A person token is not a resource token.
+        let error =
+            check_resource_token(&issue(TokenKind::Person, resource_claims(&agent)), &resource, &ps, None, &agent, NOW)
+                .unwrap_err();
+        assert!(matches!(error, Error::TokenType { token: TokenKind::Resource, .. }), "{error:?}");
+    }
+
+    #[test]
+    fn auth_token_checks() {
+        let agent = AgentKey::generate();
+        let resource = id(Role::Resource, "https://r.example");
+        let ps = id(Role::PersonServer, "https://ps.example");
+        let resource_token = check_resource_token(
+            &issue(TokenKind::Resource, resource_claims(&agent)),
+            &resource,
+            &ps,
+            None,
+            &agent,
+            NOW,
+        )
+        .unwrap();
+        let claims = |agent: &AgentKey| {
+            json!({"iss": "https://ps.example", "aud": "https://r.example", "sub": "p1", "ps": "https://ps.example",
+                "cnf": {"jwk": agent.public_jwk()}, "exp": NOW + 3600})
+        };
+        let check = |claims: Value, expires_in| {
+            check_auth_token(issue(TokenKind::Auth, claims), expires_in, &resource, &resource_token, &agent, NOW)
+        };
+        assert_eq!(check(claims(&agent), None).unwrap().expires_at, NOW + 3600);
+        assert_eq!(check(claims(&agent), Some(600)).unwrap().expires_at, NOW + 600);
+        for (member, value, expected) in [
+            ("iss", json!("https://other-ps.example"), "iss"),
+            ("aud", json!("https://other.example"), "aud"),
+            ("sub", json!("p2"), "sub"),
+        ] {
+            let mut claims = claims(&agent);
+            claims[member] = value;
+            let error = check(claims, None).unwrap_err();
+            assert!(matches!(error, Error::TokenClaim { claim, .. } if claim == expected), "{member}: {error:?}");
+        }
+        let error = check(claims(&AgentKey::generate()), None).unwrap_err();
+        assert!(matches!(error, Error::TokenClaim { token: TokenKind::Auth, claim: "cnf", .. }), "{error:?}");
+        // A person token where an auth token is expected is refused by its `typ`.
+        let error =
+            check_auth_token(issue(TokenKind::Person, claims(&agent)), None, &resource, &resource_token, &agent, NOW)
+                .unwrap_err();
+        assert!(matches!(error, Error::TokenType { token: TokenKind::Auth, .. }), "{error:?}");
+    }
+
+    #[test]
+    fn person_token_checks() {
+        let agent = AgentKey::generate();
+        let resource = id(Role::Resource, "https://r.example");
+        let ps = id(Role::PersonServer, "https://ps.example");
+        let claims = json!({"iss": "https://ps.example", "aud": "https://r.example", "sub": "p1",
+            "cnf": {"jwk": agent.public_jwk()}, "exp": NOW + 3600});
+        let cached =
+            check_person_token(issue(TokenKind::Person, claims.clone()), Some(60), &resource, &ps, &agent, NOW)
+                .unwrap();
+        assert_eq!((cached.expires_at, cached.sub.as_deref()), (NOW + 60, Some("p1")));
+        let mut wrong = claims.clone();
+        wrong["aud"] = json!(["https://a.example", "https://b.example"]);
+        let error = check_person_token(issue(TokenKind::Person, wrong), None, &resource, &ps, &agent, NOW).unwrap_err();
+        assert_eq!(error.to_string(), "person token: claim `aud` does not name the resource `https://r.example`");
+    }
+
+    #[test]
+    fn request_bodies_and_responses() {
+        let resource = id(Role::Resource, "https://r.example");
+        assert_eq!(person_token_request_body(&resource), r#"{"resource":"https://r.example"}"#);
+        let body = auth_token_request_body(&SecretString::from("rt"), &["interaction"]);
+        let body: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(body, json!({"resource_token": "rt", "capabilities": ["interaction"]}));
+        let url = Url::parse("https://ps.example/token").unwrap();
+        let (token, expires_in) =
+            token_from_response(Step::AuthToken, &url, br#"{"auth_token":"t","expires_in":5}"#, "auth_token").unwrap();
+        assert_eq!((token.expose_secret(), expires_in), ("t", Some(5)));
+        let error = token_from_response(Step::AuthToken, &url, br#"{"person_token":"t"}"#, "auth_token").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "requesting an auth token: https://ps.example/token: not a JSON object with a string `auth_token`"
+        );
+    }
+
+    #[test]
+    fn debug_shows_no_token() {
+        let cached = CachedToken { token: SecretString::from("secret-token"), expires_at: 1, sub: Some("p".into()) };
+        assert!(!format!("{cached:?}").contains("secret-token"));
+    }
+}

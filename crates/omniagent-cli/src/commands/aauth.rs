@@ -1,0 +1,74 @@
+//! `omniagent aauth enroll|whoami|fetch`: the AAuth agent from the shell.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use super::Session;
+use crate::UsageError;
+use crate::args::AauthCommand;
+use crate::host::{AAuthOverrides, aauth_client};
+use crate::render;
+
+pub(crate) async fn run(session: &Session, command: AauthCommand) -> anyhow::Result<ExitCode> {
+    let config = session.location.load()?.for_agent(session.agent.as_deref())?;
+    match command {
+        AauthCommand::Enroll { agent_provider, ps } => {
+            let overrides = AAuthOverrides { agent_provider, person_server: ps };
+            let client = aauth_client(&config, &session.home, overrides)?;
+            let identity = client.enroll().await.context("enrollment failed")?;
+            render::aauth_identity(&identity, session.json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        AauthCommand::Whoami => {
+            let client = aauth_client(&config, &session.home, AAuthOverrides::default())?;
+            let identity = client.agent_identity().await.context("cannot get an agent token")?;
+            render::aauth_identity(&identity, session.json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        AauthCommand::Fetch { method, headers, data, url } => {
+            let client = aauth_client(&config, &session.home, AAuthOverrides::default())?;
+            let request = build_request(&client.http_client(), &method, &headers, data, &url)?;
+            let response = request.send().await.with_context(|| format!("{method} {url} failed"))?;
+            let status = response.status();
+            let body = response.bytes().await.with_context(|| format!("cannot read the response of {url}"))?;
+            render::fetched(status, &body)?;
+            Ok(if status.is_success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+    }
+}
+
+/// The request `aauth fetch` sends: `-X`, each `-H Name: value`, and `-d` (`@FILE` reads
+/// the body from a file).
+fn build_request(
+    client: &reqwest_middleware::ClientWithMiddleware,
+    method: &str,
+    headers: &[String],
+    data: Option<String>,
+    url: &str,
+) -> Result<reqwest_middleware::RequestBuilder, UsageError> {
+    let method = reqwest::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+        .map_err(|_| UsageError::new(format!("-X {method}: not an HTTP method")))?;
+    let url = url::Url::parse(url).map_err(|error| UsageError::new(format!("{url} is not a URL: {error}")))?;
+    let mut request = client.request(method, url);
+    for header in headers {
+        let Some((name, value)) = header.split_once(':') else {
+            return Err(UsageError::new(format!("-H {header}: write it as `Name: value`")));
+        };
+        let name = reqwest::header::HeaderName::from_bytes(name.trim().as_bytes())
+            .map_err(|_| UsageError::new(format!("-H {header}: `{}` is not a header name", name.trim())))?;
+        let value = reqwest::header::HeaderValue::from_str(value.trim())
+            .map_err(|_| UsageError::new(format!("-H {header}: the value has characters a header cannot carry")))?;
+        request = request.header(name, value);
+    }
+    if let Some(data) = data {
+        let body = match data.strip_prefix('@') {
+            Some(path) => {
+                std::fs::read(path).map_err(|error| UsageError::new(format!("cannot read -d file {path}: {error}")))?
+            }
+            None => data.into_bytes(),
+        };
+        request = request.body(body);
+    }
+    Ok(request)
+}

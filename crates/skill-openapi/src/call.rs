@@ -1,0 +1,318 @@
+//! Calls: a tool call (an [`OperationTool`] and its JSON arguments) becomes the HTTP
+//! request the document describes, sent through any
+//! [`reqwest_middleware::ClientWithMiddleware`], and its response becomes a [`ToolOutput`].
+//!
+//! An [`Endpoint`] holds what every call of one document's tools shares: the server URL,
+//! the credentials matched to the document's security schemes, what each operation says
+//! beyond its tool (its security, its own servers, its multipart part headers), the
+//! per-call timeout, the response size limit and the upload folder.
+//!
+//! - Server ([`Endpoint::new`]): the base URL given, else `servers[0]` of the document
+//!   with its variables' defaults (checked against their `enum`), a relative URL resolved
+//!   against the URL the document was fetched from. An operation (or path item) with its
+//!   own `servers` is called there, unless a base URL was given. A document without
+//!   `servers` is served from `/` (the spec's default), which for a file needs a base URL.
+//! - Request: see the modules `request` (parameters) and `body` (request bodies), and
+//!   [`BINARY_ARGUMENT_HELP`] for how binary fields are given.
+//! - Auth: an `apiKey` scheme gives its name and `in` to an [`Credential::ApiKey`]
+//!   without them; `http` `bearer` (and `oauth2`, `openIdConnect`) schemes take a
+//!   [`Credential::Bearer`]; `http` `basic` a [`Credential::Basic`]. A request carries the
+//!   credentials of the first alternative of its effective `security` (the operation's,
+//!   else the document's) that they satisfy; `security: []` means none. A document
+//!   without security schemes gets every credential on every request (but those with
+//!   `security: []`).
+//! - Response: see the module `response`. Transport failures are [`ToolError::Failed`]
+//!   naming the tool, the method and the URL (user info left out, and `REDACTED` for
+//!   the query values that came from credentials or from the base URL's own query); a
+//!   call over the timeout is [`ToolError::Timeout`].
+
+mod auth;
+mod binary;
+mod body;
+mod media_type;
+mod operations;
+mod request;
+mod response;
+mod schema;
+mod server;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest_middleware::ClientWithMiddleware;
+use serde_json::Value;
+use skill_core::{ToolError, ToolOutput};
+use url::Url;
+
+pub use self::auth::{ApiKeyLocation, Credential};
+pub use self::binary::BINARY_ARGUMENT_HELP;
+
+use self::auth::{PlacedCredential, Requirements};
+use self::operations::OperationDetails;
+use crate::Error;
+use crate::document::{Document, DocumentOrigin};
+use crate::operation::{Method, OperationTool};
+use crate::reference::Resolver;
+use crate::serialize::ValueKind;
+
+/// The default bound on one call: request, response and body.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The default limit on a response body kept in a tool result: 1 MiB, a lot of text for a
+/// model's context, and past which a body is cut with a note.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 1024 * 1024;
+
+/// Everything the calls of one document's tools share: server URL, credentials, the
+/// operations' details, limits. Cheap to clone; its `Debug` output shows no secret.
+#[derive(Clone)]
+pub struct Endpoint {
+    document: DocumentOrigin,
+    base_url: Url,
+    credentials: Arc<[PlacedCredential]>,
+    schemes_defined: bool,
+    root_security: Option<Requirements>,
+    operations: Arc<HashMap<(Method, String), OperationDetails>>,
+    timeout: Duration,
+    max_response_bytes: usize,
+    upload_folder: Option<PathBuf>,
+}
+
+impl Endpoint {
+    /// The endpoint of `document`'s tools.
+    ///
+    /// The server URL is `base_url` if given, else the document's first server (see the
+    /// module doc); credentials are matched to the document's `securitySchemes` here, so
+    /// an API key whose name and location the document does not settle, or a credential
+    /// that fits none of its schemes (and so would never be sent), is an error naming
+    /// what to set.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use skill_openapi::{Credential, Document, Endpoint, Error};
+    ///
+    /// let document = Document::from_value(
+    ///     "/specs/api.json",
+    ///     json!({
+    ///         "openapi": "3.1.0",
+    ///         "servers": [{
+    ///             "url": "https://{region}.example.com/v2",
+    ///             "variables": {"region": {"default": "eu", "enum": ["eu", "us"]}}
+    ///         }],
+    ///         "components": {"securitySchemes": {
+    ///             "header": {"type": "apiKey", "name": "X-Key", "in": "header"},
+    ///             "query": {"type": "apiKey", "name": "key", "in": "query"}
+    ///         }}
+    ///     }),
+    /// )?;
+    /// let endpoint = Endpoint::new(&document, None, Vec::new())?;
+    /// assert_eq!(endpoint.base_url().as_str(), "https://eu.example.com/v2");
+    ///
+    /// // Two apiKey schemes: a key without a location fits both.
+    /// let key = Credential::ApiKey { value: "k3y".into(), name: None, location: None };
+    /// let error = Endpoint::new(&document, Some("http://127.0.0.1:8080"), vec![key]).unwrap_err();
+    /// assert!(matches!(error, Error::ApiKeyPlacement { .. }));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn new(document: &Document, base_url: Option<&str>, credentials: Vec<Credential>) -> Result<Endpoint, Error> {
+        let origin = document.origin();
+        let url = match base_url {
+            Some(text) => server::given_base_url(origin, text)?,
+            None => match server::first_server(origin, document.url(), document.root().get("servers"))? {
+                Some(url) => url,
+                None => server::default_server(origin, document.url())?,
+            },
+        };
+        let mut resolver = Resolver::new(document);
+        let (credentials, schemes_defined) = auth::place_credentials(document, &mut resolver, credentials)?;
+        let (operations, root_security) = operations::read_operations(document, &mut resolver, base_url.is_some());
+        Ok(Endpoint {
+            document: origin.clone(),
+            base_url: url,
+            credentials: credentials.into(),
+            schemes_defined,
+            root_security,
+            operations: Arc::new(operations),
+            timeout: DEFAULT_CALL_TIMEOUT,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            upload_folder: None,
+        })
+    }
+
+    /// Bounds each call (sending, waiting, reading the body) to `timeout` (default 60 s).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Keeps at most `limit` bytes of a response body (default 1 MiB); the rest is not
+    /// read, and the result says how much was dropped.
+    pub fn with_max_response_bytes(mut self, limit: usize) -> Self {
+        self.max_response_bytes = limit;
+        self
+    }
+
+    /// Lets binary fields be given as `file:` and a path: files in `folder` (relative paths
+    /// are relative to it) may be read and sent. Without it, binary data comes as base64
+    /// only, so that no call can send a file the model picked anywhere on the machine.
+    pub fn with_upload_folder(mut self, folder: impl Into<PathBuf>) -> Self {
+        self.upload_folder = Some(folder.into());
+        self
+    }
+
+    /// The server URL calls go to (operations with their own `servers` aside).
+    pub fn base_url(&self) -> &Url {
+        &self.base_url
+    }
+
+    /// The document the endpoint was made from.
+    pub fn document(&self) -> &DocumentOrigin {
+        &self.document
+    }
+
+    /// Calls `tool` with `arguments` through `client`: one request, its response as the
+    /// result (a status other than 2xx is a result with `is_error`).
+    ///
+    /// Arguments that cannot be sent are [`ToolError::InvalidArguments`], each problem
+    /// naming its argument; a failure to send or to read the response is
+    /// [`ToolError::Failed`]; a call longer than the timeout is [`ToolError::Timeout`].
+    pub async fn call(
+        &self,
+        client: &ClientWithMiddleware,
+        tool: &OperationTool,
+        arguments: &Value,
+    ) -> Result<ToolOutput, ToolError> {
+        match tokio::time::timeout(self.timeout, self.send(client, tool, arguments)).await {
+            Ok(result) => result,
+            Err(_elapsed) => {
+                tracing::warn!(
+                    tool = %tool.name,
+                    method = %tool.method,
+                    path = %tool.path,
+                    "call timed out after {:?}",
+                    self.timeout
+                );
+                Err(ToolError::Timeout { after: self.timeout })
+            }
+        }
+    }
+
+    async fn send(
+        &self,
+        client: &ClientWithMiddleware,
+        tool: &OperationTool,
+        arguments: &Value,
+    ) -> Result<ToolOutput, ToolError> {
+        let empty = serde_json::Map::new();
+        let arguments = match arguments {
+            Value::Object(arguments) => arguments,
+            Value::Null => &empty,
+            other => {
+                return Err(ToolError::InvalidArguments {
+                    tool: tool.name.clone(),
+                    problems: vec![format!("the arguments must be a JSON object, not {}", ValueKind::of(other))],
+                });
+            }
+        };
+        let details = self.operations.get(&(tool.method, tool.path.clone()));
+        let base = match details.and_then(|details| details.server.as_ref()) {
+            Some(Ok(url)) => url,
+            Some(Err(message)) => return Err(ToolError::failed(format!("`{}`: {message}", tool.name))),
+            None => &self.base_url,
+        };
+        let security = match details {
+            Some(details) => details.security.as_ref(),
+            None => self.root_security.as_ref(),
+        };
+        let credentials = auth::select(&self.credentials, self.schemes_defined, security);
+        let target = request::build_target(tool, arguments, base, &credentials)?;
+        let part_headers = match (details, &tool.request_body) {
+            (Some(details), Some(body)) => details.part_headers.get(&body.media_type),
+            _ => None,
+        };
+        let body = body::build_body(tool, arguments, part_headers, self.upload_folder.as_deref()).await?;
+
+        let method = reqwest::Method::from_bytes(tool.method.as_str().as_bytes())
+            .map_err(|_| ToolError::failed(format!("`{}`: {} is not an HTTP method", tool.name, tool.method)))?;
+        let mut headers = target.headers;
+        let mut builder = client.request(method, target.url);
+        if let Some(body) = body {
+            headers.insert(reqwest::header::CONTENT_TYPE, body.content_type);
+            builder = builder.body(body.bytes);
+        }
+        tracing::debug!(tool = %tool.name, method = %tool.method, url = %target.shown, "calling");
+        let failed =
+            |reason: String| ToolError::failed(format!("`{}`: {} {}: {reason}", tool.name, tool.method, target.shown));
+        let response = builder.headers(headers).send().await.map_err(|error| failed(transport_reason(error)))?;
+        tracing::debug!(tool = %tool.name, status = response.status().as_u16(), "response");
+        let uri = target.shown.split('?').next().unwrap_or_default();
+        response::read_response(response, self.max_response_bytes, uri)
+            .await
+            .map_err(|error| failed(format!("reading the response: {}", reqwest_reason(error))))
+    }
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The base URL might carry user info: only its origin and path are shown.
+        let mut shown_url = self.base_url.clone();
+        let _ = shown_url.set_username("");
+        let _ = shown_url.set_password(None);
+        shown_url.set_query(None);
+        formatter
+            .debug_struct("Endpoint")
+            .field("document", &self.document)
+            .field("base_url", &shown_url.as_str())
+            .field("credentials", &self.credentials)
+            .field("operations", &self.operations.len())
+            .field("timeout", &self.timeout)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("upload_folder", &self.upload_folder)
+            .finish()
+    }
+}
+
+/// A plain client for OpenAPI calls: rustls with the `ring` provider (installed for the
+/// process unless one already is), redirects not followed (a 3xx comes back as the
+/// result), a `User-Agent` naming this crate.
+///
+/// # Panics
+///
+/// When the TLS backend cannot be initialised, as `reqwest::Client::new` does.
+pub fn default_client() -> ClientWithMiddleware {
+    install_crypto_provider();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("skill-openapi/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .expect("the TLS backend initialises");
+    ClientWithMiddleware::from(client)
+}
+
+/// rustls needs one crypto provider per process; `ring` is the one this crate builds
+/// with. A provider installed earlier (by the host) is kept.
+fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Why a request failed, without the URL (whose query may hold a credential).
+fn transport_reason(error: reqwest_middleware::Error) -> String {
+    match error {
+        reqwest_middleware::Error::Reqwest(error) => reqwest_reason(error),
+        reqwest_middleware::Error::Middleware(error) => format!("{error:#}"),
+    }
+}
+
+fn reqwest_reason(error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let mut reason = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        reason.push_str(": ");
+        reason.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    reason
+}

@@ -1,0 +1,230 @@
+//! The request's URL and headers: each parameter's value from its argument, serialized by
+//! its style ([`ParameterSpec::serialize`]) or, for a parameter given by `content`, by its
+//! media type; the path template filled, the query pairs joined with `&` after one `?`,
+//! the cookies joined with `; ` into one `Cookie` header; then the credentials added.
+
+use std::collections::HashMap;
+
+use reqwest::header::{COOKIE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value};
+use skill_core::{ExposeSecret, ToolError};
+use url::Url;
+
+use super::auth::{PlacedCredential, Placement};
+use super::media_type::content_text;
+use crate::Error;
+use crate::operation::OperationTool;
+use crate::serialize::{Location, ParameterSpec, SerializedParameter};
+
+/// Where a request goes, and its headers (the body's aside).
+#[derive(Debug)]
+pub(super) struct Target {
+    pub(super) url: Url,
+    /// The URL for messages and logs: no user info, and `REDACTED` for the values of
+    /// query pairs that came from credentials or from the base URL's own query.
+    pub(super) shown: String,
+    pub(super) headers: HeaderMap,
+}
+
+/// The URL and headers of a call of `tool` with `arguments`, against `base` (the server
+/// URL), carrying `credentials`.
+///
+/// Arguments that cannot be sent (a required one missing, a value its style cannot
+/// serialize, a header value with a line break) are one [`ToolError::InvalidArguments`]
+/// listing each.
+pub(super) fn build_target(
+    tool: &OperationTool,
+    arguments: &Map<String, Value>,
+    base: &Url,
+    credentials: &[&PlacedCredential],
+) -> Result<Target, ToolError> {
+    let mut problems = Vec::new();
+    let mut path_values: HashMap<&str, String> = HashMap::new();
+    // A base URL's own query goes first; its values are not shown, as it may hold a key.
+    let mut query: Vec<String> =
+        base.query().filter(|query| !query.is_empty()).map(str::to_owned).into_iter().collect();
+    let mut shown_query: Vec<String> = query.iter().flat_map(|query| query.split('&')).map(redacted_pair).collect();
+    let mut cookies = Vec::new();
+    let mut headers = HeaderMap::new();
+
+    for parameter in &tool.parameters {
+        let spec = &parameter.spec;
+        let Some(value) = arguments.get(&parameter.argument) else {
+            if parameter.required {
+                problems.push(format!(
+                    "/{}: the {} parameter `{}` is required",
+                    parameter.argument, spec.location, spec.name
+                ));
+            }
+            continue;
+        };
+        let serialized = match &parameter.content_type {
+            Some(media_type) => content_based(spec, value, media_type),
+            None => spec.serialize(value),
+        };
+        match serialized {
+            Err(error) => problems.push(format!("/{}: {error}", parameter.argument)),
+            Ok(SerializedParameter::Path(text)) => {
+                path_values.insert(spec.name.as_str(), text);
+            }
+            Ok(SerializedParameter::Query(pairs)) => {
+                shown_query.extend(pairs.iter().cloned());
+                query.extend(pairs);
+            }
+            Ok(SerializedParameter::Header(text)) => {
+                let name = HeaderName::from_bytes(spec.name.as_bytes()).map_err(|_| {
+                    ToolError::failed(format!("`{}`: `{}` is not a valid header name", tool.name, spec.name))
+                })?;
+                match HeaderValue::from_str(&text) {
+                    Ok(value) => {
+                        headers.append(name, value);
+                    }
+                    Err(_) => problems.push(format!(
+                        "/{}: the value cannot be sent in the header `{}` (it holds a line break or another control \
+                         character)",
+                        parameter.argument, spec.name
+                    )),
+                }
+            }
+            Ok(SerializedParameter::Cookie(pairs)) => cookies.extend(pairs),
+        }
+    }
+
+    let path = fill_path_template(tool, &path_values)?;
+    problems.extend(dot_segment_problems(tool, &path, &path_values));
+
+    let mut credential_cookie = false;
+    for credential in credentials {
+        match &credential.placement {
+            Placement::Header { name, value } => {
+                headers.insert(name.clone(), value.clone());
+            }
+            Placement::Query { name, value } => {
+                let secret = Value::String(value.expose_secret().to_owned());
+                if let Ok(SerializedParameter::Query(pairs)) =
+                    ParameterSpec::new(name.clone(), Location::Query).serialize(&secret)
+                {
+                    for pair in pairs {
+                        shown_query.push(redacted_pair(&pair));
+                        query.push(pair);
+                    }
+                }
+            }
+            Placement::Cookie { name, value } => {
+                cookies.push(format!("{name}={}", value.expose_secret()));
+                credential_cookie = true;
+            }
+        }
+    }
+    if !cookies.is_empty() {
+        match HeaderValue::from_str(&cookies.join("; ")) {
+            Ok(mut value) => {
+                value.set_sensitive(credential_cookie);
+                headers.insert(COOKIE, value);
+            }
+            Err(_) => problems.push(
+                "the Cookie header cannot hold the cookie values given (a line break or another control character)"
+                    .to_owned(),
+            ),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(ToolError::InvalidArguments { tool: tool.name.clone(), problems });
+    }
+
+    let base_path = base.path().trim_end_matches('/');
+    let mut text = format!("{}{base_path}{path}", &base[..url::Position::BeforePath]);
+    let mut shown = format!("{}{base_path}{path}", origin(base));
+    if !query.is_empty() {
+        text = format!("{text}?{}", query.join("&"));
+        shown = format!("{shown}?{}", shown_query.join("&"));
+    }
+    let url = Url::parse(&text)
+        .map_err(|error| ToolError::failed(format!("`{}`: {shown} is not a URL: {error}", tool.name)))?;
+    Ok(Target { url, shown, headers })
+}
+
+/// A parameter given by `content`: its value as its media type's text (JSON text for JSON
+/// types, a string as is otherwise), percent-encoded in the path and query as a plain
+/// string is, and as is in a header or cookie.
+fn content_based(spec: &ParameterSpec, value: &Value, media_type: &str) -> Result<SerializedParameter, Error> {
+    let text = content_text(value, media_type);
+    match spec.location {
+        Location::Header => Ok(SerializedParameter::Header(text)),
+        Location::Cookie => Ok(SerializedParameter::Cookie(vec![format!("{}={text}", spec.name)])),
+        location => ParameterSpec::new(spec.name.clone(), location).serialize(&Value::String(text)),
+    }
+}
+
+/// The path template with each `{name}` replaced by its parameter's serialized text.
+/// A name that no path parameter declares is an error in the document; one that is
+/// declared but has no text is already a problem (missing or not serializable).
+fn fill_path_template(tool: &OperationTool, values: &HashMap<&str, String>) -> Result<String, ToolError> {
+    let mut path = String::with_capacity(tool.path.len());
+    let mut rest = tool.path.as_str();
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else { break };
+        path.push_str(&rest[..open]);
+        let name = &after[..close];
+        match values.get(name) {
+            Some(text) => path.push_str(text),
+            None => {
+                let declared = tool
+                    .parameters
+                    .iter()
+                    .any(|parameter| parameter.spec.location == Location::Path && parameter.spec.name == name);
+                if !declared {
+                    return Err(ToolError::failed(format!(
+                        "`{}`: the path `{}` has `{{{name}}}`, which no path parameter fills",
+                        tool.name, tool.path
+                    )));
+                }
+            }
+        }
+        rest = &after[close + 1..];
+    }
+    path.push_str(rest);
+    Ok(path)
+}
+
+/// `.` and `..` segments are removed from every URL (RFC 3986 §5.2.4; the WHATWG URL
+/// parser does the same for `%2E`), so a value that makes one cannot be sent as written.
+fn dot_segment_problems(tool: &OperationTool, path: &str, values: &HashMap<&str, String>) -> Vec<String> {
+    let Some(segment) = path.split('/').find(|segment| matches!(*segment, "." | "..")) else { return Vec::new() };
+    let mut problems: Vec<String> = tool
+        .parameters
+        .iter()
+        .filter(|parameter| parameter.spec.location == Location::Path)
+        .filter(|parameter| {
+            values
+                .get(parameter.spec.name.as_str())
+                .is_some_and(|text| !text.is_empty() && text.bytes().all(|b| b == b'.'))
+        })
+        .map(|parameter| {
+            format!(
+                "/{}: the value makes the path segment `{segment}`, which URLs remove (RFC 3986 §5.2.4)",
+                parameter.argument
+            )
+        })
+        .collect();
+    if problems.is_empty() {
+        problems.push(format!("the path `{path}` has the segment `{segment}`, which URLs remove (RFC 3986 §5.2.4)"));
+    }
+    problems
+}
+
+/// A query pair with its value replaced by `REDACTED`.
+fn redacted_pair(pair: &str) -> String {
+    let name = pair.split_once('=').map_or(pair, |(name, _)| name);
+    format!("{name}=REDACTED")
+}
+
+/// The scheme, host and port of `url`, without user info.
+fn origin(url: &Url) -> String {
+    let host = url.host_str().unwrap_or_default();
+    match url.port() {
+        Some(port) => format!("{}://{host}:{port}", url.scheme()),
+        None => format!("{}://{host}", url.scheme()),
+    }
+}

@@ -1,0 +1,154 @@
+//! [`OpenApiSkill`]: a document's operations as an agent's tools.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use reqwest_middleware::ClientWithMiddleware;
+use serde_json::Value;
+use skill_core::{BoxError, Secrets, Skill, SourceKind, Tool, ToolContext, ToolError, ToolOutput};
+
+use crate::call::{Endpoint, default_client};
+use crate::config::OpenApiConfig;
+use crate::document::Document;
+use crate::fetch::Fetcher;
+use crate::operation::OperationTool;
+
+/// An OpenAPI document as a skill (source kind `openapi`): `init` loads the document
+/// (a file, or a URL fetched under the [`Fetcher`]'s rules), makes one tool per operation
+/// the config's filter keeps, and settles the server URL and credentials; each tool call
+/// is one HTTP request through the skill's client.
+///
+/// The credentials' secrets come from the agent ([`Skill::set_secrets`]), under the names
+/// [`OpenApiConfig::secret_refs`] gives; the skill requires them all, so an agent without
+/// one skips the skill rather than calling unauthenticated.
+#[derive(Debug)]
+pub struct OpenApiSkill {
+    name: String,
+    config: OpenApiConfig,
+    fetcher: Fetcher,
+    client: Option<ClientWithMiddleware>,
+    secrets: Secrets,
+    description: String,
+    tools: Vec<Arc<OperationCall>>,
+}
+
+impl OpenApiSkill {
+    /// The skill `name` for the document and settings of `config`.
+    pub fn new(name: impl Into<String>, config: OpenApiConfig) -> Self {
+        let name = name.into();
+        let description = format!("Operations of the OpenAPI document {}", config.spec);
+        OpenApiSkill {
+            name,
+            config,
+            fetcher: Fetcher::default(),
+            client: None,
+            secrets: Secrets::new(),
+            description,
+            tools: Vec::new(),
+        }
+    }
+
+    /// Sends the calls through `client` (for instance one that signs every request)
+    /// instead of a plain one.
+    pub fn with_client(mut self, client: ClientWithMiddleware) -> Self {
+        self.client = Some(client);
+        self
+    }
+
+    /// Fetches a URL document (and the documents it refers to) under `fetcher`'s rules.
+    pub fn with_fetcher(mut self, fetcher: Fetcher) -> Self {
+        self.fetcher = fetcher;
+        self
+    }
+}
+
+#[async_trait]
+impl Skill for OpenApiSkill {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn source_type(&self) -> SourceKind {
+        SourceKind::Openapi
+    }
+
+    fn set_secrets(&mut self, secrets: Secrets) {
+        self.secrets = secrets;
+    }
+
+    fn required_secrets(&self) -> Vec<String> {
+        self.config.secret_refs().into_keys().collect()
+    }
+
+    async fn init(&mut self) -> Result<(), BoxError> {
+        if self.config.aauth && self.client.is_none() {
+            // A skill that must call as an AAuth agent never sends an unsigned request.
+            return Err("`aauth: true`, but no AAuth client was given to sign its calls".into());
+        }
+        let document = Document::load(&self.config.spec, &self.fetcher).await?;
+        if let Some(title) = document.root().pointer("/info/title").and_then(Value::as_str) {
+            self.description = title.to_owned();
+        }
+        let mut endpoint =
+            Endpoint::new(&document, self.config.base_url.as_deref(), self.config.credentials(&self.secrets))?;
+        if let Some(timeout) = self.config.timeout {
+            endpoint = endpoint.with_timeout(timeout);
+        }
+        if let Some(limit) = self.config.max_response_bytes {
+            endpoint = endpoint.with_max_response_bytes(limit);
+        }
+        let tool_set = document.tools(&self.config.filter())?;
+        for skipped in &tool_set.skipped {
+            let method = skipped.method.map_or_else(String::new, |method| format!("{method} "));
+            tracing::warn!("openapi skill {}: {method}{} left out: {}", self.name, skipped.path, skipped.error);
+        }
+        let endpoint = Arc::new(endpoint);
+        let client = self.client.clone().unwrap_or_else(default_client);
+        self.tools = tool_set
+            .tools
+            .into_iter()
+            .map(|operation| {
+                for warning in &operation.warnings {
+                    tracing::warn!("openapi skill {}: tool {}: {warning}", self.name, operation.name);
+                }
+                Arc::new(OperationCall { operation, endpoint: Arc::clone(&endpoint), client: client.clone() })
+            })
+            .collect();
+        Ok(())
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools.iter().map(|tool| Arc::clone(tool) as Arc<dyn Tool>).collect()
+    }
+}
+
+/// One operation's tool: its call is one request to the skill's server.
+#[derive(Debug)]
+struct OperationCall {
+    operation: OperationTool,
+    endpoint: Arc<Endpoint>,
+    client: ClientWithMiddleware,
+}
+
+#[async_trait]
+impl Tool for OperationCall {
+    fn name(&self) -> &str {
+        &self.operation.name
+    }
+
+    fn description(&self) -> &str {
+        &self.operation.description
+    }
+
+    fn input_schema(&self) -> &Value {
+        &self.operation.input_schema
+    }
+
+    async fn call(&self, _context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {
+        self.endpoint.call(&self.client, &self.operation, &arguments).await
+    }
+}

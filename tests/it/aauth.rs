@@ -1,0 +1,169 @@
+//! The `aauth` commands against the AAuth harness of `aauth-client`'s tests (an agent
+//! provider, a person server and a resource that verify every signature): `enroll` and
+//! `whoami` show who the agent is and no secret, `fetch` goes through the whole token dance, and the
+//! key and the agent token stay in private files under `$OMNIAGENT_HOME/aauth/`.
+
+#[allow(dead_code)] // shared with aauth-client's flow tests, which use all of it
+#[path = "../../crates/aauth-client/tests/harness/mod.rs"]
+mod harness;
+
+use harness::Harness;
+
+use crate::{Home, json, run};
+
+/// The harness, serving from its own runtime while the test runs the binary.
+fn start_harness() -> (tokio::runtime::Runtime, Harness) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let harness = runtime.block_on(Harness::start());
+    (runtime, harness)
+}
+
+fn home_for(harness: &Harness) -> Home {
+    Home::new().with_config(&format!(
+        "compiled: {{memory: {{enabled: false}}}}\naauth:\n  agent_provider: {}\n  allow_http_loopback: true\n",
+        harness.ap
+    ))
+}
+
+/// Nothing the harness issued, and not the agent key's private part, is in `text`.
+fn assert_no_secret(harness: &Harness, home: &Home, text: &str) {
+    for token in harness.issued_tokens() {
+        assert!(!text.contains(&token), "a token leaked: {text}");
+    }
+    let key: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.path().join("aauth/agent.jwk")).unwrap()).unwrap();
+    assert!(!text.contains(key["d"].as_str().unwrap()), "the private key leaked: {text}");
+}
+
+#[test]
+fn enroll_then_whoami_reuses_the_agent_token_and_shows_no_secret() {
+    let (_runtime, harness) = start_harness();
+    let home = home_for(&harness);
+    let (code, enrolled, stderr) = run(home.omniagent(&["aauth", "enroll"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(harness.count("ap.bootstrap"), 1);
+
+    // Other processes reuse the key and the cached agent token.
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "aauth", "whoami"]));
+    assert_eq!(code, 0, "{stderr}");
+    let identity = json(&stdout);
+    assert!(identity["agent_id"].as_str().unwrap().starts_with("aauth:"), "{identity}");
+    assert!(identity["expires_in"].as_u64().unwrap() > 0, "{identity}");
+    assert_eq!(identity["person_server"], harness.ps.as_str().trim_end_matches('/'));
+    assert!(enrolled.contains(identity["thumbprint"].as_str().unwrap()), "{enrolled}");
+    let (code, again, _) = run(home.omniagent(&["--json", "aauth", "whoami"]));
+    assert_eq!(code, 0);
+    assert_eq!(json(&again), identity);
+    assert_eq!(harness.count("ap.bootstrap"), 1);
+
+    // `enroll` asks for a new agent token, here naming the person server. (AAuth has no
+    // nonce: the same enrollment request twice in one second would be a replay.)
+    let (code, _, stderr) = run(home.omniagent(&["aauth", "enroll", "--ps", harness.ps.as_str()]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(harness.count("ap.bootstrap"), 2);
+
+    #[cfg(unix)]
+    for file in ["aauth/agent.jwk", "aauth/agent-token.json"] {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(home.path().join(file)).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{file}");
+    }
+    assert_no_secret(&harness, &home, &format!("{enrolled}{stdout}{again}{stderr}"));
+}
+
+#[test]
+fn fetch_sends_a_signed_request_through_the_token_dance() {
+    let (_runtime, harness) = start_harness();
+    let home = home_for(&harness);
+    let url = harness.resource.join("/data").unwrap();
+    let (code, stdout, stderr) = run(home.omniagent(&[
+        "-vv",
+        "aauth",
+        "fetch",
+        "-X",
+        "POST",
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        r#"{"query":"all"}"#,
+        url.as_str(),
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let answer = json(&stdout);
+    assert_eq!((answer["method"].as_str(), answer["body"].as_str()), (Some("POST"), Some(r#"{"query":"all"}"#)));
+    assert_eq!(harness.count("resource.auth_token"), 1);
+    assert_eq!(harness.count("ps.auth_token"), 1);
+    assert_no_secret(&harness, &home, &format!("{stdout}{stderr}"));
+
+    // A resource path that does not exist: the body still goes to stdout, exit code 1.
+    let (code, _, stderr) =
+        run(home.omniagent(&["aauth", "fetch", harness.resource.join("/nothing").unwrap().as_str()]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("HTTP 404"), "{stderr}");
+
+    let (code, _, stderr) = run(home.omniagent(&["aauth", "fetch", "-H", "no colon", url.as_str()]));
+    assert_eq!((code, stderr.trim()), (2, "error: -H no colon: write it as `Name: value`"));
+}
+
+#[test]
+fn without_an_agent_provider_the_commands_say_what_to_set() {
+    let home = Home::new().with_config("compiled: {memory: {enabled: false}}\n");
+    let (code, _, stderr) = run(home.omniagent(&["aauth", "whoami"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("set `aauth.agent_provider`"), "{stderr}");
+}
+
+/// The harness resource's `POST /data`, as an OpenAPI document.
+const DATA_DOCUMENT: &str = r#"{"openapi": "3.1.0", "info": {"title": "Harness data", "version": "1"},
+  "paths": {"/data": {"post": {"operationId": "query",
+    "requestBody": {"required": true, "content": {"application/json": {"schema": {
+      "type": "object", "required": ["query"], "properties": {"query": {"type": "string"}}}}}},
+    "responses": {"200": {"description": "the data"}}}}}}"#;
+
+#[test]
+fn an_openapi_skill_with_aauth_calls_as_the_agent() {
+    let (_runtime, harness) = start_harness();
+    let home = Home::new();
+    home.write("data.json", DATA_DOCUMENT);
+    let home = home.with_config(&format!(
+        "compiled: {{memory: {{enabled: false}}}}\naauth:\n  agent_provider: {}\n  allow_http_loopback: true\n\
+         openapi:\n  data: {{spec: data.json, base_url: '{}', aauth: true}}\n",
+        harness.ap, harness.resource
+    ));
+    let (code, stdout, stderr) =
+        run(home.omniagent(&["--json", "tools", "call", "data__query", "--args", r#"{"body":{"query":"all"}}"#]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let answer = &json(&stdout)["structuredContent"];
+    assert_eq!((answer["method"].as_str(), answer["scope"].as_str()), (Some("POST"), Some("data.read")));
+    assert_eq!(answer["body"], r#"{"query":"all"}"#);
+    // Enrolled, then three signed attempts at the resource (with the agent, person and auth
+    // token) and the two token requests, every signature verified by the harness.
+    for (step, count) in [
+        ("ap.bootstrap", 1),
+        ("resource.agent_token", 1),
+        ("resource.person_token", 1),
+        ("resource.auth_token", 1),
+        ("verified", 6),
+    ] {
+        assert_eq!(harness.count(step), count, "{step}");
+    }
+    assert_no_secret(&harness, &home, &format!("{stdout}{stderr}"));
+}
+
+#[test]
+fn an_openapi_skill_with_aauth_is_skipped_without_an_aauth_section() {
+    let home = Home::new();
+    home.write("data.json", DATA_DOCUMENT);
+    let home = home.with_config(
+        "compiled: {memory: {enabled: false}}\n\
+         openapi:\n  data: {spec: data.json, base_url: 'http://127.0.0.1:9', aauth: true}\n",
+    );
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    assert_eq!(listing["tools"], serde_json::json!([]));
+    assert_eq!(listing["skipped"][0]["skill"], "data");
+    let reason = listing["skipped"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("no AAuth client"), "{reason}");
+    assert!(stderr.contains("set `aauth.agent_provider`"), "{stderr}");
+}

@@ -1,0 +1,186 @@
+//! OpenAPI documents through the CLI: configured in `openapi:`, listed with their source,
+//! called with `tools call`, and checked by a real request validator (Stoplight's Prism,
+//! which answers 422 to a request its document does not allow).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::{Home, json, run};
+
+/// The document Prism serves: parameters of several styles, and JSON, form and multipart
+/// bodies, each with constraints a wrongly serialized request breaks.
+fn prism_document() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/openapi/prism.yaml")
+}
+
+/// Prism serving `document` on a free port of 127.0.0.1, killed on drop.
+struct Prism {
+    child: Child,
+    port: u16,
+}
+
+impl Prism {
+    fn start(document: &Path) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut child = Command::new(test_peers::prism_or_panic())
+            .args(["mock", "--host", "127.0.0.1", "--port", &port.to_string()])
+            .arg(document)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("prism starts");
+        // Prism says when it listens; a Prism that exits first ends the stream. It logs
+        // every request after that, so its output is drained until it exits.
+        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut seen = Vec::new();
+        for line in stdout.by_ref() {
+            let line = line.unwrap();
+            if line.contains("Prism is listening") {
+                std::thread::spawn(move || stdout.for_each(drop));
+                return Prism { child, port };
+            }
+            seen.push(line);
+        }
+        let _ = child.kill();
+        let status = child.wait();
+        panic!("prism exited ({status:?}) before listening:\n{}", seen.join("\n"));
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The status Prism answers to a GET of `target` sent as is.
+    fn raw_get_status(&self, target: &str) -> u16 {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(stream, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response.split(' ').nth(1).and_then(|status| status.parse().ok()).expect("an HTTP status line")
+    }
+}
+
+impl Drop for Prism {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn call(home: &Home, tool: &str, arguments: Value) -> Value {
+    let (code, stdout, stderr) =
+        run(home.omniagent(&["--json", "tools", "call", tool, "--args", &arguments.to_string()]));
+    assert_eq!(code, 0, "{tool} {arguments}: {stdout}\n{stderr}");
+    let result = json(&stdout);
+    assert_eq!(result["isError"], false, "{tool}: {result}");
+    result
+}
+
+#[test]
+fn calls_pass_prisms_request_validation() {
+    let prism = Prism::start(&prism_document());
+    let config = format!(
+        "compiled: {{memory: {{enabled: false}}}}\nopenapi:\n  checks:\n    spec: {}\n    base_url: {}\n",
+        prism_document().display(),
+        prism.base_url()
+    );
+    let home = Home::new().with_config(&config);
+    // The validator can fail: a form-exploded array where the document says `explode: false`.
+    assert_eq!(
+        prism
+            .raw_get_status("/search?limit=5&tags=red&tags=green&ids=1%7C2&filter%5Bkind%5D=cat&filter%5Bage%5D=3&q=x"),
+        422
+    );
+
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    let names: Vec<&str> =
+        listing["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "checks__createOrder",
+            "checks__createPet",
+            "checks__getLabel",
+            "checks__getPet",
+            "checks__getPoint",
+            "checks__search",
+            "checks__upload"
+        ]
+    );
+    let search = listing["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == "checks__search").unwrap();
+    assert_eq!(search["source"], json!({"kind": "openapi", "skill": "checks", "tool": "search"}));
+
+    let result = call(&home, "checks__getPet", json!({"petId": 12, "X-Trace-Ids": ["t1", "t2"], "session": "s-1"}));
+    assert_eq!(result["structuredContent"], json!({"ok": true}));
+    call(&home, "checks__getLabel", json!({"color": "blue"}));
+    call(&home, "checks__getPoint", json!({"point": 5}));
+    call(
+        &home,
+        "checks__search",
+        json!({"limit": 5, "tags": ["red", "green"], "ids": [1, 2], "filter": {"kind": "cat", "age": 3}, "q": "a&b=c d"}),
+    );
+    let created = call(&home, "checks__createPet", json!({"body": {"name": "rex", "tags": ["good"]}}));
+    assert_eq!(created["structuredContent"], json!({"id": 1}));
+    call(&home, "checks__createOrder", json!({"body": {"quantity": 2, "item": "apple", "note": "fresh & ripe"}}));
+    call(&home, "checks__upload", json!({"body": {"title": "a report", "count": 2, "file": "aGVsbG8="}}));
+}
+
+#[test]
+fn a_document_that_cannot_load_skips_its_skill_only() {
+    let home = Home::new();
+    home.write("specs/swagger.yaml", "swagger: '2.0'\npaths: {}\n");
+    home.write(
+        "specs/good.yaml",
+        "openapi: 3.0.3\ninfo: {title: Good, version: '1'}\nservers: [{url: 'http://127.0.0.1:9'}]\n\
+         paths:\n  /ping:\n    get: {operationId: ping, responses: {'204': {description: pong}}}\n",
+    );
+    // Relative specs are taken from the config file's folder, not the working folder.
+    let home = home.with_config(
+        "compiled: {memory: {enabled: false}}\nopenapi:\n  good: {spec: specs/good.yaml}\n  \
+         old: {spec: specs/swagger.yaml}\n  gone: {spec: specs/missing.json}\n",
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut command = home.omniagent(&["--json", "tools", "list"]);
+    command.current_dir(elsewhere.path());
+    let (code, stdout, stderr) = run(command);
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    assert_eq!(listing["tools"][0]["name"], "good__ping");
+    let skipped: Vec<(&str, &str)> = listing["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| (entry["skill"].as_str().unwrap(), entry["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert_eq!(skipped[0].0, "gone");
+    assert!(skipped[0].1.contains("specs/missing.json"), "{skipped:?}");
+    assert_eq!(skipped[1].0, "old");
+    assert!(skipped[1].1.contains("swagger.yaml is Swagger 2.0"), "{skipped:?}");
+
+    let (code, stdout, _) = run(home.omniagent(&["--json", "config", "check"]));
+    assert_eq!(code, 1, "a document that cannot load fails the check");
+    let documents: Vec<(String, u64, bool)> = json(&stdout)["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|document| {
+            (
+                document["skill"].as_str().unwrap().to_owned(),
+                document["tools"].as_u64().unwrap(),
+                document["error"].is_null(),
+            )
+        })
+        .collect();
+    assert_eq!(documents, [("gone".into(), 0, false), ("good".into(), 1, true), ("old".into(), 0, false)]);
+    let (_, stdout, _) = run(home.omniagent(&["config", "check"]));
+    assert!(stdout.contains("ok     openapi.good (1 tool)\n"), "{stdout}");
+    assert!(stdout.contains("error  openapi.old: "), "{stdout}");
+}
