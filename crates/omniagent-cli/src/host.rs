@@ -71,8 +71,8 @@ pub(crate) async fn start_agent(
     Ok(agent)
 }
 
-/// The OpenAPI skill `name`, its `spec` taken from the config file's folder unless it is
-/// a URL; with `aauth: true`, its calls go through the agent's AAuth client. Without a
+/// The OpenAPI skill `name`, its `spec` (unless a URL) and `upload_folder` taken from the
+/// config file's folder; with `aauth: true`, its calls go through the agent's AAuth client. Without a
 /// usable `aauth:` section the skill gets no client and refuses to load, saying so.
 #[cfg(feature = "openapi")]
 fn openapi_skill(
@@ -84,6 +84,9 @@ fn openapi_skill(
     let mut settings = settings.clone();
     if !settings.spec_is_url() {
         settings.spec = config.resolve_path(&settings.spec).display().to_string();
+    }
+    if let Some(folder) = &settings.upload_folder {
+        settings.upload_folder = Some(config.resolve_path(folder).display().to_string());
     }
     let signed = settings.aauth;
     let skill = skill_openapi::OpenApiSkill::new(name, settings);

@@ -29,7 +29,6 @@
 mod auth;
 mod binary;
 mod body;
-mod media_type;
 mod operations;
 mod request;
 mod response;

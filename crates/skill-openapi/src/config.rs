@@ -42,6 +42,10 @@ pub struct OpenApiConfig {
     /// The largest response body kept; longer bodies are cut with a note.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_response_bytes: Option<usize>,
+    /// The folder binary arguments may name files in (`file:report.pdf`); without it,
+    /// binary data is given as base64 only, and no file is ever read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_folder: Option<String>,
     /// Send this skill's calls through the agent's AAuth client, signed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aauth: bool,
@@ -60,6 +64,7 @@ impl OpenApiConfig {
             secrets: BTreeMap::new(),
             timeout: None,
             max_response_bytes: None,
+            upload_folder: None,
             aauth: false,
         }
     }
@@ -330,7 +335,8 @@ mod tests {
         let text = "spec: ./petstore.yaml\nbase_url: http://127.0.0.1:4010\ninclude: [tag:pets, /store/**]\n\
                     exclude: [deletePet]\nauth:\n  api_key: {name: X-Key, in: header, api_key_env: PET_KEY}\n  \
                     bearer: {token: 'op://Private/Petstore/token'}\n  basic: {username: ada, password_env: PET_PASSWORD}\n\
-                    secrets: {PET_KEY: 'file:/run/secrets/pet'}\ntimeout: 30s\nmax_response_bytes: 4096\naauth: true\n";
+                    secrets: {PET_KEY: 'file:/run/secrets/pet'}\ntimeout: 30s\nmax_response_bytes: 4096\n\
+                    upload_folder: ~/uploads\naauth: true\n";
         let config = parse(text).unwrap();
         assert_eq!(
             config.filter().include,

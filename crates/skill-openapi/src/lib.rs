@@ -1,6 +1,16 @@
 //! OpenAPI skills: any OpenAPI 3.0 or 3.1 document becomes tools, one per operation.
 //!
-//! # What is here now
+//! The skill ([`OpenApiSkill`], set up by an [`OpenApiConfig`], the `openapi.<name>`
+//! section of the config file): `init` loads the document, makes one tool per operation
+//! the config's `include`/`exclude` keep, and settles the server URL and credentials;
+//! its tools carry the source kind `openapi`, and each call is one HTTP request. The
+//! credentials' secrets come from the agent, under the names
+//! [`OpenApiConfig::secret_refs`] gives, and are required: an agent without them skips
+//! the skill. With `aauth: true` the skill needs a client given with
+//! [`OpenApiSkill::with_client`] (the AAuth agent's) and refuses to load without one.
+//! The parts below can be used on their own.
+//!
+//! # Parts
 //!
 //! Loading ([`Document::load`]): a file ([`Document::from_file`]) or an http(s) URL
 //! ([`Document::from_url`]), JSON or YAML, read leniently into a `serde_json::Value` with
@@ -136,6 +146,7 @@ mod error;
 mod fetch;
 mod filter;
 mod input_schema;
+mod media_type;
 mod naming;
 mod operation;
 mod reference;

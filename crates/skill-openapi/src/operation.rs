@@ -7,12 +7,15 @@ use std::fmt;
 use serde_json::{Map, Value, json};
 
 use crate::Error;
+use crate::call::BINARY_ARGUMENT_HELP;
 use crate::document::Document;
 use crate::filter::{OperationFilter, OperationInfo};
 use crate::input_schema::SchemaCatalog;
+use crate::media_type::{essence, is_textual};
 use crate::naming::{MAX_TOOL_NAME_LEN, make_unique, operation_tool_name};
 use crate::reference::{DocId, Resolver};
 use crate::serialize::{Location, ParameterSpec, PropertyEncoding, Style};
+use skill_core::shorten_tool_name;
 
 /// An HTTP method an operation can have (the Path Item Object's fixed fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -316,7 +319,8 @@ impl ToolBuilder {
             None => None,
         };
 
-        // Argument names: sanitized; a name used twice gets its location added.
+        // Argument names: sanitized; a name used twice gets its location added; at most
+        // 64 characters, as model APIs require of property names.
         let bases: Vec<String> = parameters.iter().map(|parameter| argument_base(&parameter.spec.name)).collect();
         let mut counts: HashMap<&str, usize> = HashMap::new();
         for base in &bases {
@@ -328,15 +332,18 @@ impl ToolBuilder {
         let mut arguments: Vec<String> = bases
             .iter()
             .zip(&parameters)
-            .map(|(base, parameter)| match counts[base.as_str()] {
-                1 => base.clone(),
-                _ => format!("{base}__{}", parameter.spec.location),
+            .map(|(base, parameter)| {
+                let argument = match counts[base.as_str()] {
+                    1 => base.clone(),
+                    _ => format!("{base}__{}", parameter.spec.location),
+                };
+                shorten_tool_name(&format!("{}/{}", parameter.spec.location, parameter.spec.name), argument)
             })
             .collect();
         if request_body.is_some() {
             arguments.push("body".to_owned());
         }
-        make_unique(&mut arguments, usize::MAX);
+        make_unique(&mut arguments, MAX_TOOL_NAME_LEN);
 
         let mut properties = Map::new();
         let mut required = Vec::new();
@@ -515,14 +522,22 @@ impl ToolBuilder {
         {
             object.insert("description".into(), Value::String(description.to_owned()));
         }
+        // The model must learn how binary data is given: base64, or a file in the upload folder.
+        let binary = match kind {
+            BodyKind::Binary => Some(BINARY_ARGUMENT_HELP.to_owned()),
+            BodyKind::Multipart => Some(format!("Binary parts: {BINARY_ARGUMENT_HELP}")),
+            _ => None,
+        };
+        if let (Some(help), Value::Object(object)) = (binary.filter(|_| !is_textual(&media_type)), &mut schema) {
+            let description = match object.get("description").and_then(Value::as_str) {
+                Some(description) => format!("{description}\n\n{help}"),
+                None => help,
+            };
+            object.insert("description".into(), Value::String(description));
+        }
         let required = body.get("required") == Some(&Value::Bool(true));
         Ok((RequestBody { media_type, kind, required, encodings }, schema))
     }
-}
-
-/// The media type without parameters, lowercase.
-fn essence(media_type: &str) -> String {
-    media_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
 }
 
 /// Lower is preferred.
@@ -588,6 +603,23 @@ mod tests {
             .iter()
             .map(|parameter| (parameter.spec.name.as_str(), parameter.spec.location, parameter.argument.as_str()))
             .collect()
+    }
+
+    #[test]
+    fn long_argument_names_are_shortened_stably_and_stay_distinct() {
+        let long = "x".repeat(100);
+        let set = tools_of(json!({
+            "openapi": "3.1.0",
+            "paths": {"/a": {"get": {"parameters": [
+                {"name": long, "in": "query", "schema": {"type": "string"}},
+                {"name": long, "in": "header", "schema": {"type": "string"}}
+            ]}}}
+        }));
+        let names: Vec<&str> = set.tools[0].parameters.iter().map(|parameter| parameter.argument.as_str()).collect();
+        assert!(names.iter().all(|name| name.len() == MAX_TOOL_NAME_LEN), "{names:?}");
+        assert_ne!(names[0], names[1]);
+        assert_eq!(names[0], shorten_tool_name(&format!("query/{long}"), format!("{long}__query")));
+        assert!(set.tools[0].input_schema["properties"].get(names[1]).is_some());
     }
 
     #[test]
@@ -671,6 +703,24 @@ mod tests {
         check(&["application/octet-stream", "text/plain; charset=utf-8"], "text/plain; charset=utf-8", BodyKind::Text);
         check(&["image/png", "application/octet-stream"], "application/octet-stream", BodyKind::Binary);
         check(&["application/xml"], "application/xml", BodyKind::Binary);
+    }
+
+    #[test]
+    fn binary_bodies_say_how_binary_data_is_given() {
+        let description = |media_type: &str| {
+            let set = tools_of(json!({
+                "openapi": "3.1.0",
+                "paths": {"/a": {"post": {"requestBody": {
+                    "description": "The upload.",
+                    "content": {media_type: {}}
+                }}}}
+            }));
+            set.tools[0].input_schema["properties"]["body"]["description"].as_str().unwrap().to_owned()
+        };
+        assert_eq!(description("image/png"), format!("The upload.\n\n{BINARY_ARGUMENT_HELP}"));
+        assert_eq!(description("multipart/form-data"), format!("The upload.\n\nBinary parts: {BINARY_ARGUMENT_HELP}"));
+        assert_eq!(description("application/xml"), "The upload.");
+        assert_eq!(description("application/json"), "The upload.");
     }
 
     #[test]

@@ -101,6 +101,9 @@ impl Skill for OpenApiSkill {
         if let Some(limit) = self.config.max_response_bytes {
             endpoint = endpoint.with_max_response_bytes(limit);
         }
+        if let Some(folder) = &self.config.upload_folder {
+            endpoint = endpoint.with_upload_folder(folder);
+        }
         let tool_set = document.tools(&self.config.filter())?;
         for skipped in &tool_set.skipped {
             let method = skipped.method.map_or_else(String::new, |method| format!("{method} "));

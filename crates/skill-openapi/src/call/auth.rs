@@ -352,10 +352,13 @@ pub(super) fn read_requirements(value: Option<&Value>) -> Option<Requirements> {
 /// The credentials a request carries, given the operation's effective security.
 ///
 /// - `security: []` (no alternative): none.
-/// - A document without security schemes: every credential.
+/// - A document without security schemes, or one that defines schemes but says nowhere
+///   (neither on the operation nor at the top) which apply: every credential. Real
+///   documents often forget the top-level `security`, and credentials the user configured
+///   are meant to be sent.
 /// - Otherwise the first alternative whose schemes all have a credential (alternatives
 ///   that need nothing are tried last, so optional auth is still sent), else the first
-///   with some; the credentials for its schemes. No `security` anywhere: none.
+///   with some; the credentials for its schemes.
 pub(super) fn select<'c>(
     credentials: &'c [PlacedCredential],
     schemes_defined: bool,
@@ -364,10 +367,7 @@ pub(super) fn select<'c>(
     if requirements.is_some_and(Vec::is_empty) {
         return Vec::new();
     }
-    if !schemes_defined {
-        return credentials.iter().collect();
-    }
-    let Some(alternatives) = requirements else { return Vec::new() };
+    let Some(alternatives) = requirements.filter(|_| schemes_defined) else { return credentials.iter().collect() };
     let covered = |scheme: &String| credentials.iter().any(|credential| credential.schemes.contains(scheme));
     let needing: Vec<&Vec<String>> = alternatives.iter().filter(|alternative| !alternative.is_empty()).collect();
     let chosen = needing
@@ -491,7 +491,7 @@ mod tests {
         assert_eq!(chosen(json!([{"a": [], "b": []}])), ["header a"]);
         assert_eq!(chosen(json!([{"b": []}])), Vec::<String>::new());
         assert_eq!(chosen(json!([])), Vec::<String>::new());
-        assert!(select(&credentials, defined, None).is_empty());
+        assert_eq!(select(&credentials, defined, None).len(), 2, "no `security` anywhere: every credential");
         assert_eq!(select(&credentials, false, None).len(), 2);
         assert!(select(&credentials, false, Some(&Vec::new())).is_empty());
     }

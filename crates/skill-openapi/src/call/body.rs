@@ -32,9 +32,9 @@ use serde_json::{Map, Value};
 use skill_core::ToolError;
 
 use super::binary::read_binary;
-use super::media_type::{content_text, essence, is_textual, to_send};
 use super::operations::PartHeaders;
 use super::schema::{body_schema, content_encoding, default_part_type, items_schema, property_schema};
+use crate::media_type::{content_text, essence, is_textual, to_send};
 use crate::operation::{BodyKind, OperationTool, RequestBody};
 use crate::serialize::{
     Location, ParameterSpec, PropertyEncoding, SerializedParameter, ValueKind, encode_form_urlencoded,

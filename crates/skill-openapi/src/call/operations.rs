@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 use url::Url;
 
 use super::auth::{Requirements, read_requirements};
-use super::media_type::{content_text, essence};
 use super::server::first_server;
 use crate::document::Document;
+use crate::media_type::{content_text, essence};
 use crate::operation::Method;
 use crate::reference::{DocId, Resolver};
 use crate::serialize::{Location, ParameterSpec, SerializedParameter};

@@ -11,8 +11,8 @@ use skill_core::{ExposeSecret, ToolError};
 use url::Url;
 
 use super::auth::{PlacedCredential, Placement};
-use super::media_type::content_text;
 use crate::Error;
+use crate::media_type::content_text;
 use crate::operation::OperationTool;
 use crate::serialize::{Location, ParameterSpec, SerializedParameter};
 

@@ -9,7 +9,7 @@ use reqwest::header::{CONTENT_TYPE, LOCATION};
 use serde_json::{Map, Value};
 use skill_core::{Content, ResourceContents, ToolOutput};
 
-use super::media_type::{essence, is_json, is_textual};
+use crate::media_type::{essence, is_json, is_textual};
 
 /// The response as a tool result, its body read up to `limit` bytes: what is past the
 /// limit is never read, however long the body (a `Content-Length` only tells how much

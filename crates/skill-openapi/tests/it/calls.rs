@@ -535,6 +535,17 @@ async fn credentials_are_matched_to_schemes_when_endpoints_are_made() {
     let endpoint = api.endpoint(&server.base_url, vec![Credential::Bearer { token: "t0ken".into() }]);
     assert_eq!(sent(&server, &endpoint, &api, "a", json!({})).await.header("authorization"), Some("Bearer t0ken"));
     assert_eq!(sent(&server, &endpoint, &api, "b", json!({})).await.header("authorization"), None);
+
+    // Schemes defined, but no `security` says which apply (a sloppy document): the key the
+    // user configured is sent, where its scheme says.
+    let api = Api::new(json!({
+        "openapi": "3.1.0",
+        "components": {"securitySchemes": {"key": {"type": "apiKey", "name": "X-Key", "in": "header"}}},
+        "paths": {"/a": {"get": {"operationId": "a"}}}
+    }));
+    let credential = Credential::ApiKey { value: "k3y".into(), name: None, location: None };
+    let endpoint = api.endpoint(&server.base_url, vec![credential]);
+    assert_eq!(sent(&server, &endpoint, &api, "a", json!({})).await.header("x-key"), Some("k3y"));
 }
 
 #[tokio::test]

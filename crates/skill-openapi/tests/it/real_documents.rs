@@ -1,6 +1,7 @@
 //! GitHub's and Stripe's OpenAPI descriptions (pinned releases, fetched by
 //! `cargo xtask peers`) load, and every operation becomes a tool whose input schema
-//! compiles, with a unique name of at most 64 characters.
+//! compiles, with a unique name of at most 64 characters and arguments named as model
+//! APIs require.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -41,6 +42,13 @@ fn check_every_operation_is_a_tool(path: &Path, version: SpecVersion, expected_o
             tool.name
         );
         assert!(names.insert(tool.name.as_str()), "{} is not unique", tool.name);
+        for property in tool.input_schema["properties"].as_object().expect("an object of properties").keys() {
+            assert!(
+                property.len() <= 64 && property.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)),
+                "{}: argument `{property}` is not 1-64 characters of [A-Za-z0-9_.-]",
+                tool.name
+            );
+        }
         if let Err(error) = jsonschema::validator_for(&tool.input_schema) {
             panic!("the input schema of {} does not compile: {error}", tool.name);
         }

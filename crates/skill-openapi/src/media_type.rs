@@ -3,19 +3,19 @@
 use serde_json::Value;
 
 /// The type without parameters, lowercase (`text/plain; charset=utf-8` → `text/plain`).
-pub(super) fn essence(media_type: &str) -> String {
+pub(crate) fn essence(media_type: &str) -> String {
     media_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
 }
 
 /// `application/json` or a `+json` structured suffix.
-pub(super) fn is_json(media_type: &str) -> bool {
+pub(crate) fn is_json(media_type: &str) -> bool {
     let essence = essence(media_type);
     essence == "application/json" || essence.ends_with("+json")
 }
 
 /// Text a person or a model can read: `text/*`, JSON, XML, YAML, JavaScript and
 /// form-urlencoded. Everything else is treated as binary.
-pub(super) fn is_textual(media_type: &str) -> bool {
+pub(crate) fn is_textual(media_type: &str) -> bool {
     let essence = essence(media_type);
     essence.starts_with("text/")
         || is_json(&essence)
@@ -37,7 +37,7 @@ pub(super) fn is_textual(media_type: &str) -> bool {
 /// The media type to send for an Encoding Object's `contentType`, a comma-separated list:
 /// its first entry, or `application/octet-stream` when that is a wildcard (`image/*`,
 /// `*/*`), which names no type to send.
-pub(super) fn to_send(content_type: &str) -> String {
+pub(crate) fn to_send(content_type: &str) -> String {
     let first = content_type.split(',').next().unwrap_or_default().trim();
     if first.is_empty() || first.contains('*') { "application/octet-stream".to_owned() } else { first.to_owned() }
 }
@@ -45,7 +45,7 @@ pub(super) fn to_send(content_type: &str) -> String {
 /// The text of a value sent by its media type (content-based serialization, OAS 3.1.1
 /// Appendix B): JSON types take the value's JSON text; other types take a string as is,
 /// and anything else as its JSON text (which, for numbers and booleans, is their text).
-pub(super) fn content_text(value: &Value, media_type: &str) -> String {
+pub(crate) fn content_text(value: &Value, media_type: &str) -> String {
     match value {
         Value::String(text) if !is_json(media_type) => text.clone(),
         other => other.to_string(),
