@@ -192,3 +192,61 @@ fn a_document_that_cannot_load_skips_its_skill_only() {
     assert!(stdout.contains("ok     openapi.good (1 tool)\n"), "{stdout}");
     assert!(stdout.contains("error  openapi.old: "), "{stdout}");
 }
+
+/// A server that answers every request with what it received: method, path and query as
+/// sent, and the headers.
+fn start_echo_server() -> (tokio::runtime::Runtime, String) {
+    use axum::extract::Request;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let address = listener.local_addr().unwrap();
+    let app = axum::Router::new().fallback(|request: Request| async move {
+        let headers: serde_json::Map<String, Value> = request
+            .headers()
+            .iter()
+            .map(|(name, value)| (name.to_string(), Value::String(value.to_str().unwrap_or_default().to_owned())))
+            .collect();
+        let body = json!({"target": request.uri().to_string(), "headers": headers}).to_string();
+        ([(axum::http::header::CONTENT_TYPE, "application/json")], body)
+    });
+    runtime.spawn(async move { axum::serve(listener, app).await });
+    (runtime, format!("http://{address}"))
+}
+
+#[test]
+fn credentials_come_from_the_auth_section_and_the_agents_secrets() {
+    let (_runtime, base_url) = start_echo_server();
+    let home = Home::new();
+    home.write(
+        "echo.yaml",
+        "openapi: 3.1.0\ninfo: {title: Echo, version: '1'}\n\
+         components:\n  securitySchemes:\n    bearer: {type: http, scheme: bearer}\n    \
+         key: {type: apiKey, in: query, name: api_key}\n\
+         security: [{bearer: [], key: []}]\n\
+         paths:\n  /echo:\n    get: {operationId: echo, responses: {'200': {description: what was received}}}\n",
+    );
+    let key_file = home.write("key.txt", "k3y-from-a-file\n");
+    let home = home.with_config(&format!(
+        "compiled: {{memory: {{enabled: false}}}}\nopenapi:\n  echo:\n    spec: echo.yaml\n    base_url: {base_url}\n    \
+         auth:\n      bearer: {{token_env: ECHO_TOKEN}}\n      api_key: {{api_key_env: ECHO_KEY}}\n    \
+         secrets: {{ECHO_KEY: 'file:{}'}}\n",
+        key_file.display()
+    ));
+    let mut command = home.omniagent(&["--json", "tools", "call", "echo__echo"]);
+    command.env("ECHO_TOKEN", "t0ken-from-the-env");
+    let (code, stdout, stderr) = run(command);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let received = &json(&stdout)["structuredContent"];
+    assert_eq!(received["target"], "/echo?api_key=k3y-from-a-file");
+    assert_eq!(received["headers"]["authorization"], "Bearer t0ken-from-the-env");
+
+    // Without the token's variable the skill is skipped, naming the secret, and nothing is sent.
+    let mut command = home.omniagent(&["--json", "tools", "list"]);
+    command.env_remove("ECHO_TOKEN");
+    let (code, stdout, stderr) = run(command);
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    assert_eq!(listing["tools"], json!([]));
+    assert_eq!(listing["skipped"][0]["skill"], "echo");
+    assert!(listing["skipped"][0]["reason"].as_str().unwrap().contains("ECHO_TOKEN"), "{listing}");
+}

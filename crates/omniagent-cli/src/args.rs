@@ -136,13 +136,14 @@ pub(crate) enum AauthCommand {
     Whoami,
     /// Send one signed request; the response body goes to stdout (exit 1 on an HTTP error)
     Fetch {
-        /// The HTTP method
-        #[arg(short = 'X', long = "request", value_name = "METHOD", default_value = "GET")]
-        method: String,
+        /// The HTTP method (default: GET, or POST with -d)
+        #[arg(short = 'X', long = "request", value_name = "METHOD")]
+        method: Option<String>,
         /// A request header, `Name: value` (repeatable)
         #[arg(short = 'H', long = "header", value_name = "HEADER")]
         headers: Vec<String>,
-        /// The request body (`@FILE` reads it from a file)
+        /// The request body (`@FILE` reads it from a file); its type is form-urlencoded unless -H says
+        /// otherwise
         #[arg(short = 'd', long = "data", value_name = "BODY")]
         data: Option<String>,
         /// The URL to request

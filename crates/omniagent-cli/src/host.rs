@@ -35,6 +35,9 @@ pub(crate) async fn start_agent(
     home: &Home,
     wanted: Wanted<'_>,
 ) -> Result<Agent, UsageError> {
+    // Before the candidates, which borrow it.
+    #[cfg(feature = "openapi")]
+    let signer = Signer::new(config, home);
     let mut candidates: Vec<Candidate<'_>> = Vec::new();
     for skill in config.compiled.skills().into_iter().filter(|skill| skill.settings.enabled) {
         candidates.push((skill.name, Cow::Borrowed(&skill.settings.secrets), Box::new(skill.build)));
@@ -46,7 +49,8 @@ pub(crate) async fn start_agent(
     }
     #[cfg(feature = "openapi")]
     for (name, settings) in &config.openapi {
-        let make = move || Box::new(openapi_skill(config, home, name, settings)) as Box<dyn Skill>;
+        let signer = &signer;
+        let make = move || openapi_skill(config, name, settings, signer);
         candidates.push((name.as_str(), Cow::Owned(settings.secret_refs()), Box::new(make)));
     }
     let wanted_name = match wanted {
@@ -71,16 +75,21 @@ pub(crate) async fn start_agent(
     Ok(agent)
 }
 
+/// How long a call of an `aauth: true` OpenAPI skill may take unless its `timeout` says:
+/// it may wait for a person to approve (interaction), which a minute rarely allows.
+#[cfg(feature = "openapi")]
+const SIGNED_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
 /// The OpenAPI skill `name`, its `spec` (unless a URL) and `upload_folder` taken from the
-/// config file's folder; with `aauth: true`, its calls go through the agent's AAuth client. Without a
-/// usable `aauth:` section the skill gets no client and refuses to load, saying so.
+/// config file's folder; with `aauth: true`, its calls go through the agent's AAuth
+/// client, and without one it loads as skipped, with the reason.
 #[cfg(feature = "openapi")]
 fn openapi_skill(
     config: &Config,
-    home: &Home,
     name: &str,
     settings: &skill_openapi::OpenApiConfig,
-) -> skill_openapi::OpenApiSkill {
+    signer: &Signer<'_>,
+) -> Box<dyn Skill> {
     let mut settings = settings.clone();
     if !settings.spec_is_url() {
         settings.spec = config.resolve_path(&settings.spec).display().to_string();
@@ -88,18 +97,90 @@ fn openapi_skill(
     if let Some(folder) = &settings.upload_folder {
         settings.upload_folder = Some(config.resolve_path(folder).display().to_string());
     }
-    let signed = settings.aauth;
-    let skill = skill_openapi::OpenApiSkill::new(name, settings);
-    #[cfg(feature = "aauth")]
-    if signed {
-        match aauth_client(config, home, AAuthOverrides::default()) {
-            Ok(client) => return skill.with_client(client.http_client()),
-            Err(error) => tracing::warn!("openapi skill {name}: {error}"),
-        }
+    if !settings.aauth {
+        return Box::new(skill_openapi::OpenApiSkill::new(name, settings));
     }
+    settings.timeout.get_or_insert(SIGNED_CALL_TIMEOUT);
+    match signer.sign(skill_openapi::OpenApiSkill::new(name, settings)) {
+        Ok(skill) => Box::new(skill),
+        Err(reason) => Box::new(Unavailable {
+            name: name.to_owned(),
+            kind: skill_core::SourceKind::Openapi,
+            reason: format!("`aauth: true`, but {reason}"),
+        }),
+    }
+}
+
+/// The agent's AAuth client, made once, when the first skill that signs needs it.
+#[cfg(feature = "openapi")]
+pub(crate) struct Signer<'a> {
+    #[cfg(feature = "aauth")]
+    config: &'a Config,
+    #[cfg(feature = "aauth")]
+    home: &'a Home,
+    #[cfg(feature = "aauth")]
+    client: std::cell::OnceCell<Result<aauth_client::AAuthClient, String>>,
     #[cfg(not(feature = "aauth"))]
-    let _ = (home, signed);
-    skill
+    config: std::marker::PhantomData<&'a Config>,
+}
+
+#[cfg(feature = "openapi")]
+impl<'a> Signer<'a> {
+    #[cfg(feature = "aauth")]
+    pub(crate) fn new(config: &'a Config, home: &'a Home) -> Self {
+        Signer { config, home, client: std::cell::OnceCell::new() }
+    }
+
+    #[cfg(not(feature = "aauth"))]
+    pub(crate) fn new(_config: &'a Config, _home: &'a Home) -> Self {
+        Signer { config: std::marker::PhantomData }
+    }
+
+    /// `skill`, its calls sent through the AAuth client; why not, when there is none.
+    #[cfg(feature = "aauth")]
+    fn sign(&self, skill: skill_openapi::OpenApiSkill) -> Result<skill_openapi::OpenApiSkill, String> {
+        let client = self.client.get_or_init(|| {
+            aauth_client(self.config, self.home, AAuthOverrides::default()).map_err(|error| error.to_string())
+        });
+        client.as_ref().map(|client| skill.with_client(client.http_client())).map_err(Clone::clone)
+    }
+
+    #[cfg(not(feature = "aauth"))]
+    fn sign(&self, _skill: skill_openapi::OpenApiSkill) -> Result<skill_openapi::OpenApiSkill, String> {
+        Err("this omniagent was built without the `aauth` feature".to_owned())
+    }
+}
+
+/// A configured skill the host could not make: it loads as skipped, with the reason.
+#[cfg(feature = "openapi")]
+struct Unavailable {
+    name: String,
+    kind: skill_core::SourceKind,
+    reason: String,
+}
+
+#[cfg(feature = "openapi")]
+#[async_trait::async_trait]
+impl Skill for Unavailable {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.reason
+    }
+
+    fn source_type(&self) -> skill_core::SourceKind {
+        self.kind
+    }
+
+    async fn init(&mut self) -> Result<(), skill_core::BoxError> {
+        Err(self.reason.clone().into())
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn skill_core::Tool>> {
+        Vec::new()
+    }
 }
 
 /// What `aauth enroll` may say instead of the config.
@@ -153,7 +234,7 @@ pub(crate) async fn load_openapi_tools(
     name: &str,
     settings: &skill_openapi::OpenApiConfig,
 ) -> Result<usize, skill_core::BoxError> {
-    let mut skill = openapi_skill(config, home, name, settings);
+    let mut skill = openapi_skill(config, name, settings, &Signer::new(config, home));
     skill.init().await?;
     Ok(skill.tools().len())
 }

@@ -33,8 +33,10 @@ pub fn from_json(value: &serde_json::Value) -> Result<Duration, String> {
     parsed.ok_or_else(|| format!("timeout `{value}` is not a duration (write e.g. 500ms, 30s, 2m)"))
 }
 
+/// A positive number of seconds as a duration; `None` for zero, negatives, and what no
+/// `Duration` can hold (`1e300s`).
 fn positive_seconds(seconds: f64) -> Option<Duration> {
-    (seconds.is_finite() && seconds > 0.0).then(|| Duration::from_secs_f64(seconds))
+    if seconds > 0.0 { Duration::try_from_secs_f64(seconds).ok() } else { None }
 }
 
 /// A duration shown the way [`parse`] reads it: whole minutes as `2m`, whole seconds as
@@ -85,12 +87,13 @@ mod tests {
             assert_eq!(parse(text), Some(Duration::from_millis(millis)), "{text}");
             assert_eq!(parse(&Display(Duration::from_millis(millis)).to_string()), Some(Duration::from_millis(millis)));
         }
-        for bad in ["0s", "30", "s", "3 weeks", "-1s"] {
+        for bad in ["0s", "30", "s", "3 weeks", "-1s", "99999999999999999999h", "1e300s", "NaNs"] {
             assert_eq!(parse(bad), None, "{bad}");
         }
         assert_eq!(Display(Duration::from_millis(120_000)).to_string(), "2m");
         assert_eq!(Display(Duration::from_millis(1500)).to_string(), "1500ms");
         assert_eq!(from_json(&serde_json::json!(2.5)), Ok(Duration::from_millis(2500)));
+        assert!(from_json(&serde_json::json!(1e300)).is_err());
         assert_eq!(
             from_json(&serde_json::json!(true)),
             Err("timeout `true` is not a duration (write e.g. 500ms, 30s, 2m)".to_owned())

@@ -28,6 +28,7 @@ pub(crate) async fn run(session: &Session, command: AauthCommand) -> anyhow::Res
         }
         AauthCommand::Fetch { method, headers, data, url } => {
             let client = aauth_client(&config, &session.home, AAuthOverrides::default())?;
+            let method = method.unwrap_or_else(|| if data.is_some() { "POST" } else { "GET" }.to_owned());
             let request = build_request(&client.http_client(), &method, &headers, data, &url)?;
             let response = request.send().await.with_context(|| format!("{method} {url} failed"))?;
             let status = response.status();
@@ -39,7 +40,8 @@ pub(crate) async fn run(session: &Session, command: AauthCommand) -> anyhow::Res
 }
 
 /// The request `aauth fetch` sends: `-X`, each `-H Name: value`, and `-d` (`@FILE` reads
-/// the body from a file).
+/// the body from a file; `Content-Type: application/x-www-form-urlencoded` unless a `-H`
+/// gives one, as curl does).
 fn build_request(
     client: &reqwest_middleware::ClientWithMiddleware,
     method: &str,
@@ -68,6 +70,10 @@ fn build_request(
             }
             None => data.into_bytes(),
         };
+        // A signed body needs its type; curl's default for -d, unless -H gives one.
+        if !headers.iter().any(|header| header.trim_start().to_ascii_lowercase().starts_with("content-type:")) {
+            request = request.header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+        }
         request = request.body(body);
     }
     Ok(request)
