@@ -3,11 +3,7 @@
 //! `whoami` show who the agent is and no secret, `fetch` goes through the whole token dance, and the
 //! key and the agent token stay in private files under `$OMNIAGENT_HOME/aauth/`.
 
-#[allow(dead_code)] // shared with aauth-client's flow tests, which use all of it
-#[path = "../../crates/aauth-client/tests/harness/mod.rs"]
-mod harness;
-
-use harness::Harness;
+use aauth_harness::Harness;
 
 use crate::{Home, json, run};
 
@@ -56,17 +52,28 @@ fn enroll_then_whoami_reuses_the_agent_token_and_shows_no_secret() {
     assert_eq!(json(&again), identity);
     assert_eq!(harness.count("ap.bootstrap"), 1);
 
-    // `enroll` asks for a new agent token, here naming the person server. (AAuth has no
-    // nonce: the same enrollment request twice in one second would be a replay.)
+    // `enroll` asks for a new agent token, here naming the person server. AAuth has no
+    // nonce: two enrollments by one key in the same second look like a replay to the
+    // provider, and another process cannot know the first one's second, so it waits.
+    let first = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(first.as_secs() + 1) - first);
     let (code, _, stderr) = run(home.omniagent(&["aauth", "enroll", "--ps", harness.ps.as_str()]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(harness.count("ap.bootstrap"), 2);
 
     #[cfg(unix)]
-    for file in ["aauth/agent.jwk", "aauth/agent-token.json"] {
+    {
         use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(home.path().join(file)).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600, "{file}");
+        let files: Vec<std::path::PathBuf> = std::fs::read_dir(home.path().join("aauth"))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|extension| extension == "json" || extension == "jwk"))
+            .collect();
+        assert_eq!(files.len(), 2, "the key and one agent-token cache: {files:?}");
+        for file in files {
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+        }
     }
     assert_no_secret(&harness, &home, &format!("{enrolled}{stdout}{again}{stderr}"));
 }

@@ -18,9 +18,23 @@
 //!   `on_interaction`, answer through `on_clarification`, and poll `Location` until a
 //!   final answer.
 //!
-//! Polling honours `Retry-After` (5 s without it) and slows down by 5 s on each `429`.
-//! There is no timeout of its own: the caller bounds the request, and dropping its future
-//! stops the polling.
+//! Polling honours `Retry-After` (5 s without it, an hour at most) and slows down by 5 s
+//! on each `429`. Polling and the caller's requests have no timeout of the client's: the
+//! caller bounds the request, and dropping its future stops the polling. The client's own
+//! exchanges (metadata, enrollment, token requests) are bounded: see
+//! [`exchange_timeout`](AAuthClientBuilder::exchange_timeout).
+//!
+//! Tokens are cached per resource until 60 s before they expire. With a token cache folder
+//! ([`agent_token_cache_dir`](AAuthClientBuilder::agent_token_cache_dir)) the person and
+//! auth tokens are shared with other processes as the agent token is: a request first
+//! takes what another process left for its resource (checked as a new token is), and
+//! every token obtained is written back. One `omniagent` command after another then
+//! presents the auth token the first obtained, and a person who approved once is not
+//! asked again while it lasts.
+//!
+//! The `created` of a state-changing request is kept strictly increasing per method,
+//! authority and path within the process, so that a verifier's replay cache never sees the
+//! same tuple twice; a request that would reuse one waits for the next second.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -37,14 +51,15 @@ use skill_core::{ExposeSecret as _, SecretString};
 use url::Url;
 
 use crate::enroll::{self, AgentToken, Enrollment};
-use crate::error::Step;
+use crate::error::{Step, url_for_errors};
 use crate::interaction::{self, ClarificationBody, PollSchedule, Problem};
 use crate::jwt::TokenKind;
 use crate::metadata::{self, PersonServerMetadata, Role, ServerId};
 use crate::requirement::{AAUTH_REQUIREMENT, Requirement, RequirementError};
+use crate::shared_tokens::{self, Owner, ResourceTokens};
 use crate::signing::{SignatureKey, sign_request};
 use crate::tokens::{self, CachedToken, TokenCache};
-use crate::{AgentKey, Error};
+use crate::{AgentKey, Error, created, exchange};
 
 /// The request header an agent declares what it can handle in (protocol draft,
 /// "AAuth-Capabilities Request Header").
@@ -54,6 +69,9 @@ const SIGNATURE_ERROR: &str = "signature-error";
 /// How many requirement rounds one request may take by default: the whole three-party
 /// dance needs two (person token, auth token), a step-up a third.
 const DEFAULT_MAX_ROUNDS: usize = 5;
+/// How long the agent lets the person server wait before deferring an auth token request
+/// (`Prefer: wait=45`, as in the draft's token request).
+const PREFER_WAIT: Duration = Duration::from_secs(45);
 
 type InteractionCallback = Arc<dyn Fn(&Url, &str) + Send + Sync>;
 type ClarificationCallback = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -88,7 +106,8 @@ pub struct AAuthClientBuilder {
     person_server: Option<Url>,
     ca_file: Option<PathBuf>,
     allow_http_loopback: bool,
-    agent_token_cache: Option<PathBuf>,
+    agent_token_cache_dir: Option<PathBuf>,
+    exchange_timeout: Duration,
     on_interaction: Option<InteractionCallback>,
     on_clarification: Option<ClarificationCallback>,
     max_requirement_rounds: usize,
@@ -104,7 +123,8 @@ impl AAuthClient {
             person_server: None,
             ca_file: None,
             allow_http_loopback: false,
-            agent_token_cache: None,
+            agent_token_cache_dir: None,
+            exchange_timeout: exchange::DEFAULT_EXCHANGE_TIMEOUT,
             on_interaction: None,
             on_clarification: None,
             max_requirement_rounds: DEFAULT_MAX_ROUNDS,
@@ -143,6 +163,23 @@ impl AAuthClient {
     pub fn middleware(&self) -> AAuthMiddleware {
         AAuthMiddleware { client: self.clone() }
     }
+
+    /// The file in the [`agent_token_cache_dir`](AAuthClientBuilder::agent_token_cache_dir)
+    /// that holds this agent provider's and key's token, when there is a cache folder.
+    pub fn agent_token_cache_file(&self) -> Option<&Path> {
+        self.inner.agent_token_cache.as_deref()
+    }
+
+    /// The file in the [`agent_token_cache_dir`](AAuthClientBuilder::agent_token_cache_dir)
+    /// that holds this agent provider's and key's person and auth tokens for the resource
+    /// serving `url`, when there is a cache folder and `url`'s origin is a server identifier
+    /// the client accepts.
+    pub fn resource_token_cache_file(&self, url: &Url) -> Option<PathBuf> {
+        let inner = &self.inner;
+        let dir = inner.token_cache_dir.as_deref()?;
+        let resource = ServerId::of(Role::Resource, url, inner.allow_http_loopback).ok()?;
+        Some(shared_tokens::cache_file(dir, &inner.agent_provider, &inner.key, &resource))
+    }
 }
 
 impl fmt::Debug for AAuthClient {
@@ -154,6 +191,8 @@ impl fmt::Debug for AAuthClient {
             .field("person_server", &inner.person_server.as_ref().map(ServerId::as_str))
             .field("allow_http_loopback", &inner.allow_http_loopback)
             .field("agent_token_cache", &inner.agent_token_cache)
+            .field("token_cache_dir", &inner.token_cache_dir)
+            .field("exchange_timeout", &inner.exchange_timeout)
             .field("on_interaction", &inner.on_interaction.is_some())
             .field("on_clarification", &inner.on_clarification.is_some())
             .field("max_requirement_rounds", &inner.max_rounds)
@@ -182,10 +221,38 @@ impl AAuthClientBuilder {
         self
     }
 
-    /// Where to keep the agent token (0600) so that other processes with the same key and
-    /// provider reuse it; without it the token lives in memory only.
-    pub fn agent_token_cache(mut self, path: PathBuf) -> Self {
-        self.agent_token_cache = Some(path);
+    /// The folder where tokens are kept, so that other processes with the same key and
+    /// agent provider reuse them: the agent token, and the person and auth tokens of each
+    /// resource. Without it the tokens live in memory only.
+    ///
+    /// Each agent provider and key has its own agent token file in the folder,
+    /// `agent-token-<16 hex digits>.json` ([`AAuthClient::agent_token_cache_file`]), and
+    /// one file per resource for its person and auth tokens,
+    /// `resource-tokens-<16 hex digits>.json`
+    /// ([`AAuthClient::resource_token_cache_file`]), so agents configured with other
+    /// providers or keys can share the folder. A token is read back only while it is
+    /// fresh (until 60 s before it expires) and after the checks a new token passes
+    /// (`typ`, bound to this key, the resource as `aud`, the person server as the person
+    /// token's `iss`). The folder is created 0700 and refused when its group or others can
+    /// write it ([`Error::FolderPermissions`]); files are 0600, written whole and renamed
+    /// into place (with concurrent writers, the last one wins), and a file that cannot be
+    /// used (corrupt, readable by others, another agent's, expired) counts as none and is
+    /// replaced by the next token obtained. A person or auth token that cannot be written
+    /// is still used by this client (with a warning).
+    pub fn agent_token_cache_dir(mut self, dir: PathBuf) -> Self {
+        self.agent_token_cache_dir = Some(dir);
+        self
+    }
+
+    /// How long each of the client's own exchanges may take, from connecting until the
+    /// whole answer is read: fetching metadata, enrolling or refreshing, asking for a
+    /// person or auth token (the auth token request gets 45 s more, since it lets the
+    /// person server wait that long before deferring: `Prefer: wait=45`). 30 s by default.
+    ///
+    /// The caller's own requests and the polling of pending requests are not bounded by
+    /// the client (the caller bounds them); every connection has a 10 s connect timeout.
+    pub fn exchange_timeout(mut self, timeout: Duration) -> Self {
+        self.exchange_timeout = timeout;
         self
     }
 
@@ -222,7 +289,9 @@ impl AAuthClientBuilder {
         // rustls needs one crypto provider per process; `ring` is the one this workspace
         // builds with. A provider installed earlier (by the host) is kept.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+        let mut http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(exchange::CONNECT_TIMEOUT);
         if let Some(path) = &self.ca_file {
             let pem = std::fs::read(path)
                 .map_err(|error| Error::CaFile { path: path.clone(), reason: format!("cannot read it: {error}") })?;
@@ -236,6 +305,8 @@ impl AAuthClientBuilder {
             http = http.tls_certs_merge(certificates);
         }
         let http = http.build().map_err(|source| Error::HttpClient { source })?;
+        let agent_token_cache =
+            self.agent_token_cache_dir.as_ref().map(|dir| enroll::cache_file(dir, &agent_provider, &self.key));
         Ok(AAuthClient {
             inner: Arc::new(Inner {
                 key: self.key,
@@ -243,7 +314,9 @@ impl AAuthClientBuilder {
                 person_server,
                 allow_http_loopback: self.allow_http_loopback,
                 http,
-                agent_token_cache: self.agent_token_cache,
+                exchange_timeout: self.exchange_timeout,
+                agent_token_cache,
+                token_cache_dir: self.agent_token_cache_dir,
                 on_interaction: self.on_interaction,
                 on_clarification: self.on_clarification,
                 max_rounds: self.max_requirement_rounds,
@@ -264,7 +337,8 @@ impl fmt::Debug for AAuthClientBuilder {
             .field("person_server", &self.person_server.as_ref().map(Url::as_str))
             .field("ca_file", &self.ca_file)
             .field("allow_http_loopback", &self.allow_http_loopback)
-            .field("agent_token_cache", &self.agent_token_cache)
+            .field("agent_token_cache_dir", &self.agent_token_cache_dir)
+            .field("exchange_timeout", &self.exchange_timeout)
             .field("on_interaction", &self.on_interaction.is_some())
             .field("on_clarification", &self.on_clarification.is_some())
             .field("max_requirement_rounds", &self.max_requirement_rounds)
@@ -301,7 +375,12 @@ struct Inner {
     allow_http_loopback: bool,
     /// The client for the agent provider and person server, and under the middleware.
     http: reqwest::Client,
+    /// The bound on each of the client's own exchanges.
+    exchange_timeout: Duration,
+    /// The agent token cache file of this provider and key.
     agent_token_cache: Option<PathBuf>,
+    /// The token cache folder, where the person and auth tokens of each resource are shared.
+    token_cache_dir: Option<PathBuf>,
     on_interaction: Option<InteractionCallback>,
     on_clarification: Option<ClarificationCallback>,
     max_rounds: usize,
@@ -363,66 +442,48 @@ impl Inner {
         let url = request.url().clone();
         let shown_url = url_for_errors(&url);
         if request.try_clone().is_none() {
-            return Err(Error::StreamingBody { method: request.method().to_string(), url: shown_url.to_string() });
+            return Err(Error::StreamingBody { method: request.method().to_string(), url: shown_url });
         }
-        let resource_key = url.origin().ascii_serialization();
-        let mut rounds = Rounds { used: 0, max: self.max_rounds, url: shown_url.to_string() };
-        let mut presented = self.best_token(&resource_key).await?;
+        let mut rounds = Rounds { used: 0, max: self.max_rounds, url: shown_url.clone() };
+        let mut presented = self.best_token(&url).await?;
         loop {
             let mut attempt = request.try_clone().expect("the body was checked to be in memory");
             if let Some(capabilities) = self.capabilities_header() {
                 attempt.headers_mut().insert(AAUTH_CAPABILITIES, capabilities);
             }
-            sign_request(&self.key, &mut attempt, &SignatureKey::Jwt(presented.token.clone()), now())?;
+            let created = created::created_for(&self.key, &attempt).await;
+            sign_request(&self.key, &mut attempt, &SignatureKey::Jwt(presented.token.clone()), created)?;
             let response = channel.send(attempt, Step::Request).await?;
             let status = response.status().as_u16();
             if !matches!(status, 401 | 402 | 202) {
                 return Ok(response);
             }
-            let Some(requirement) = requirement_of(&shown_url, &response)? else {
+            let Some(requirement) = requirement_of(&url, &response)? else {
                 return Ok(response);
             };
             if !requirement.allowed_with(status) {
-                return Err(Error::RequirementStatus {
-                    url: shown_url.to_string(),
-                    requirement: requirement.name(),
-                    status,
-                });
+                return Err(Error::RequirementStatus { url: shown_url, requirement: requirement.name(), status });
             }
             tracing::debug!(url = %shown_url, status, requirement = requirement.name(), "AAuth requirement");
             if status == 202 {
                 // A pending answer: the resource holds the call, and its result comes at
                 // `Location`; the requirement is handled (and counted) there.
                 return self
-                    .follow_pending(
-                        channel,
-                        &shown_url,
-                        response,
-                        presented.token,
-                        Some(&url),
-                        presented.sub,
-                        &mut rounds,
-                    )
+                    .follow_pending(channel, &url, response, presented.token, Some(&url), presented.sub, &mut rounds)
                     .await;
             }
             rounds.take(requirement.name())?;
             presented = match requirement {
                 Requirement::AgentToken => {
                     if presented.kind == TokenKind::Agent {
-                        return Err(Error::RequirementNotMet {
-                            url: shown_url.to_string(),
-                            requirement: "agent-token",
-                        });
+                        return Err(Error::RequirementNotMet { url: shown_url, requirement: "agent-token" });
                     }
                     let agent = self.agent_token().await?;
                     Presented { kind: TokenKind::Agent, token: agent.token, sub: None, obtained_now: false }
                 }
                 Requirement::PersonToken => {
                     if presented.kind == TokenKind::Person && presented.obtained_now {
-                        return Err(Error::RequirementNotMet {
-                            url: shown_url.to_string(),
-                            requirement: "person-token",
-                        });
+                        return Err(Error::RequirementNotMet { url: shown_url, requirement: "person-token" });
                     }
                     let refused = (presented.kind == TokenKind::Person).then_some(&presented.token);
                     let person = self.person_token(&url, refused).await?;
@@ -433,21 +494,33 @@ impl Inner {
                     Presented { kind: TokenKind::Auth, token: auth.token, sub: auth.sub, obtained_now: true }
                 }
                 other => {
-                    return Err(Error::RequirementStatus {
-                        url: shown_url.to_string(),
-                        requirement: other.name(),
-                        status,
-                    });
+                    return Err(Error::RequirementStatus { url: shown_url, requirement: other.name(), status });
                 }
             };
         }
     }
 
-    /// The token to present first to `resource`: auth, else person, else agent.
-    async fn best_token(&self, resource: &str) -> Result<Presented, Error> {
+    /// The token to present first to the resource of `url`: auth, else person, else
+    /// agent; in memory, else left in the token cache by another process.
+    async fn best_token(&self, url: &Url) -> Result<Presented, Error> {
         let now = now();
+        let resource = url.origin().ascii_serialization();
+        if self.token_cache_dir.is_some()
+            && self.tokens.get(&resource, TokenKind::Auth, now).is_none()
+            && let Ok(resource_id) = ServerId::of(Role::Resource, url, self.allow_http_loopback)
+            && let Some(person_server) = self.known_person_server().await?
+        {
+            let shared = self.shared_tokens(&resource_id, &person_server, now)?;
+            for (kind, token) in [(TokenKind::Auth, shared.auth), (TokenKind::Person, shared.person)] {
+                if let Some(token) = token
+                    && self.tokens.get(&resource, kind, now).is_none()
+                {
+                    self.tokens.insert(&resource, kind, token);
+                }
+            }
+        }
         for kind in [TokenKind::Auth, TokenKind::Person] {
-            if let Some(cached) = self.tokens.get(resource, kind, now) {
+            if let Some(cached) = self.tokens.get(&resource, kind, now) {
                 return Ok(Presented { kind, token: cached.token, sub: cached.sub, obtained_now: false });
             }
         }
@@ -502,12 +575,16 @@ impl Inner {
                             let Some(callback) = &self.on_interaction else {
                                 self.withdraw(channel, &location, &token).await;
                                 return Err(Error::InteractionUnhandled {
-                                    url: location.to_string(),
-                                    interaction_url: url.to_string(),
+                                    url: url_for_errors(&location),
+                                    interaction_url: url_for_errors(&url),
                                     code,
                                 });
                             };
-                            tracing::info!(pending = %location, interaction = %url, "a person must act");
+                            tracing::info!(
+                                pending = %url_for_errors(&location),
+                                interaction = %url_for_errors(&url),
+                                "a person must act"
+                            );
                             callback(&url, &code);
                             announced = Some((url, code));
                         }
@@ -531,7 +608,7 @@ impl Inner {
                     }
                     (Some(other), _) => {
                         return Err(Error::RequirementStatus {
-                            url: location.to_string(),
+                            url: url_for_errors(&location),
                             requirement: other.name(),
                             status: 202,
                         });
@@ -540,7 +617,8 @@ impl Inner {
             }
             tokio::time::sleep(schedule.delay()).await;
             let mut poll = Request::new(Method::GET, location.clone());
-            sign_request(&self.key, &mut poll, &SignatureKey::Jwt(token.clone()), now())?;
+            let created = created::created_for(&self.key, &poll).await;
+            sign_request(&self.key, &mut poll, &SignatureKey::Jwt(token.clone()), created)?;
             let response = channel.send(poll, Step::Poll).await?;
             match response.status().as_u16() {
                 202 => {
@@ -564,26 +642,27 @@ impl Inner {
         response: Response,
         token: &SecretString,
     ) -> Result<(), Error> {
-        let body = response.bytes().await.map_err(|source| Error::http(Step::Poll, location, source))?;
+        let body = exchange::read_body(Step::Poll, location, response).await?;
         let question: ClarificationBody = serde_json::from_slice(&body).map_err(|_| Error::InvalidResponse {
             step: Step::Poll,
-            url: location.to_string(),
+            url: url_for_errors(location),
             reason: "a clarification without a string `clarification` in its body".to_owned(),
         })?;
         let question = interaction::printable(&question.clarification, 2000);
         let Some(callback) = &self.on_clarification else {
             self.withdraw(channel, location, token).await;
-            return Err(Error::ClarificationUnhandled { url: location.to_string(), question });
+            return Err(Error::ClarificationUnhandled { url: url_for_errors(location), question });
         };
         let Some(answer) = callback(&question) else {
             self.withdraw(channel, location, token).await;
-            return Err(Error::ClarificationDeclined { url: location.to_string() });
+            return Err(Error::ClarificationDeclined { url: url_for_errors(location) });
         };
         let body = serde_json::json!({"action": "clarification_response", "clarification_response": answer});
         let mut request = Request::new(Method::POST, location.clone());
         request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         *request.body_mut() = Some(body.to_string().into());
-        sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), now())?;
+        let created = created::created_for(&self.key, &request).await;
+        sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), created)?;
         let response = channel.send(request, Step::Clarification).await?;
         if !response.status().is_success() {
             return Err(error_from_response(Step::Clarification, location, response).await);
@@ -595,10 +674,11 @@ impl Inner {
     /// lets it: the error the caller gets is the reason for withdrawing, not this.
     async fn withdraw(&self, channel: &mut Channel<'_>, location: &Url, token: &SecretString) {
         let mut request = Request::new(Method::DELETE, location.clone());
-        if sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), now()).is_ok()
+        let created = created::created_for(&self.key, &request).await;
+        if sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), created).is_ok()
             && let Err(error) = channel.send(request, Step::Poll).await
         {
-            tracing::debug!(pending = %location, %error, "withdrawing the pending request failed");
+            tracing::debug!(pending = %url_for_errors(location), %error, "withdrawing the pending request failed");
         }
     }
 
@@ -635,9 +715,12 @@ impl Inner {
 
     /// A new agent token from the agent provider, written to the cache file.
     async fn obtain_agent_token(&self, enrollment: Enrollment, now: u64) -> Result<AgentToken, Error> {
-        let metadata = metadata::agent_provider(&self.http, &self.agent_provider, self.allow_http_loopback).await?;
+        let metadata =
+            metadata::agent_provider(&self.http, self.exchange_timeout, &self.agent_provider, self.allow_http_loopback)
+                .await?;
         let token = enroll::request_agent_token(
             &self.http,
+            self.exchange_timeout,
             &self.key,
             &self.agent_provider,
             &metadata,
@@ -672,7 +755,7 @@ impl Inner {
             return Ok(configured.clone());
         }
         enroll::person_server_id(agent, self.allow_http_loopback)?
-            .ok_or_else(|| Error::NoPersonServer { url: url_for_errors(url).to_string(), requirement })
+            .ok_or_else(|| Error::NoPersonServer { url: url_for_errors(url), requirement })
     }
 
     async fn person_server_metadata(&self, person_server: &ServerId) -> Result<PersonServerMetadata, Error> {
@@ -680,7 +763,8 @@ impl Inner {
         if let Some(metadata) = known.get(person_server) {
             return Ok(metadata.clone());
         }
-        let metadata = metadata::person_server(&self.http, person_server, self.allow_http_loopback).await?;
+        let metadata =
+            metadata::person_server(&self.http, self.exchange_timeout, person_server, self.allow_http_loopback).await?;
         known.insert(person_server.clone(), metadata.clone());
         Ok(metadata)
     }
@@ -705,6 +789,14 @@ impl Inner {
         }
         let agent = self.agent_token().await?;
         let person_server = self.person_server_for(&agent, url, "person-token")?;
+        // Another process may have left one since the request began. After a refusal the
+        // person server is asked: a token from elsewhere may be refused just the same.
+        if refused.is_none()
+            && let Some(shared) = self.shared_tokens(&resource, &person_server, now())?.person
+        {
+            self.tokens.insert(resource.as_str(), TokenKind::Person, shared.clone());
+            return Ok(shared);
+        }
         let metadata = self.person_server_metadata(&person_server).await?;
         let endpoint = &metadata.person_token_endpoint;
         let body = tokens::person_token_request_body(&resource);
@@ -712,6 +804,7 @@ impl Inner {
         let (token, expires_in) = tokens::token_from_response(Step::PersonToken, endpoint, &answer, "person_token")?;
         let person = tokens::check_person_token(token, expires_in, &resource, &person_server, &self.key, now())?;
         self.tokens.insert(resource.as_str(), TokenKind::Person, person.clone());
+        self.share_tokens(&resource, &person_server);
         Ok(person)
     }
 
@@ -731,11 +824,64 @@ impl Inner {
         let metadata = self.person_server_metadata(&person_server).await?;
         let endpoint = &metadata.auth_token_endpoint;
         let body = tokens::auth_token_request_body(resource_token, &self.capabilities());
-        let answer = self.call_person_server(Step::AuthToken, endpoint, body.to_string(), &agent, true).await?;
+        let answer = self.call_person_server(Step::AuthToken, endpoint, body, &agent, true).await?;
         let (token, expires_in) = tokens::token_from_response(Step::AuthToken, endpoint, &answer, "auth_token")?;
         let auth = tokens::check_auth_token(token, expires_in, &resource, &checked, &self.key, now())?;
         self.tokens.insert(resource.as_str(), TokenKind::Auth, auth.clone());
+        self.share_tokens(&resource, &person_server);
         Ok(auth)
+    }
+
+    /// The person server known without any exchange: the configured one, else the `ps` of
+    /// the agent token in memory or in its cache file (taken into memory).
+    async fn known_person_server(&self) -> Result<Option<ServerId>, Error> {
+        if let Some(configured) = &self.person_server {
+            return Ok(Some(configured.clone()));
+        }
+        let mut current = self.agent.lock().await;
+        if current.is_none()
+            && let Some(path) = &self.agent_token_cache
+        {
+            *current = enroll::load_cached(path, &self.agent_provider, &self.key)?;
+        }
+        Ok(current.as_ref().and_then(|agent| enroll::person_server_id(agent, self.allow_http_loopback).ok().flatten()))
+    }
+
+    fn owner<'a>(&'a self, resource: &'a ServerId, person_server: &'a ServerId) -> Owner<'a> {
+        Owner { provider: &self.agent_provider, key: &self.key, resource, person_server }
+    }
+
+    /// The fresh, checked person and auth tokens the token cache holds for `resource` from
+    /// `person_server`; none without a cache folder.
+    fn shared_tokens(&self, resource: &ServerId, person_server: &ServerId, now: u64) -> Result<ResourceTokens, Error> {
+        let Some(dir) = &self.token_cache_dir else { return Ok(ResourceTokens::default()) };
+        let path = shared_tokens::cache_file(dir, &self.agent_provider, &self.key, resource);
+        shared_tokens::load(&path, self.owner(resource, person_server), now)
+    }
+
+    /// Writes the tokens this client holds for `resource` to the token cache, keeping a
+    /// token of the other kind that another process left there when this client holds
+    /// none. A failure is logged: the token obtained is still used.
+    fn share_tokens(&self, resource: &ServerId, person_server: &ServerId) {
+        let Some(dir) = &self.token_cache_dir else { return };
+        let path = shared_tokens::cache_file(dir, &self.agent_provider, &self.key, resource);
+        let owner = self.owner(resource, person_server);
+        let now = now();
+        let held = ResourceTokens {
+            person: self.tokens.get(resource.as_str(), TokenKind::Person, now),
+            auth: self.tokens.get(resource.as_str(), TokenKind::Auth, now),
+        };
+        let merged = if held.person.is_some() && held.auth.is_some() {
+            Ok(held)
+        } else {
+            shared_tokens::load(&path, owner, now).map(|on_disk| ResourceTokens {
+                person: held.person.or(on_disk.person),
+                auth: held.auth.or(on_disk.auth),
+            })
+        };
+        if let Err(error) = merged.and_then(|tokens| shared_tokens::store(&path, owner, &tokens)) {
+            tracing::warn!(%error, "the person and auth tokens were not written to the token cache");
+        }
     }
 
     /// POSTs `body` to a person server endpoint, signed with the agent token, follows a
@@ -756,17 +902,22 @@ impl Inner {
             let headers = request.headers_mut();
             headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
+            let mut timeout = self.exchange_timeout;
             if prefer_wait {
                 // As in the draft's token request: the agent is willing to wait 45 s for a
                 // direct answer before the server defers.
                 headers.insert(HeaderName::from_static("prefer"), HeaderValue::from_static("wait=45"));
+                timeout = timeout.saturating_add(PREFER_WAIT);
             }
             *request.body_mut() = Some(body.into());
-            sign_request(&self.key, &mut request, &SignatureKey::Jwt(agent.token.clone()), now())?;
+            // The exchange is bounded; the polling of a deferred answer is not.
+            *request.timeout_mut() = Some(timeout);
+            let created = created::created_for(&self.key, &request).await;
+            sign_request(&self.key, &mut request, &SignatureKey::Jwt(agent.token.clone()), created)?;
             let mut channel = Channel::Direct(&self.http);
             let mut response = channel.send(request, step).await?;
             if response.status() == StatusCode::ACCEPTED {
-                let mut rounds = Rounds { used: 0, max: self.max_rounds, url: endpoint.to_string() };
+                let mut rounds = Rounds { used: 0, max: self.max_rounds, url: url_for_errors(endpoint) };
                 response = self
                     .follow_pending(&mut channel, endpoint, response, agent.token.clone(), None, None, &mut rounds)
                     .await?;
@@ -774,8 +925,7 @@ impl Inner {
             if response.status() != StatusCode::OK {
                 return Err(error_from_response(step, endpoint, response).await);
             }
-            let body = response.bytes().await;
-            body.map(|body| body.to_vec()).map_err(|source| Error::http(step, endpoint, source))
+            exchange::read_body(step, endpoint, response).await
         })
     }
 }
@@ -784,33 +934,25 @@ impl Inner {
 fn requirement_of(url: &Url, response: &Response) -> Result<Option<Requirement>, Error> {
     let Some(value) = response.headers().get(AAUTH_REQUIREMENT) else { return Ok(None) };
     let value = value.to_str().map_err(|_| Error::Requirement {
-        url: url.to_string(),
+        url: url_for_errors(url),
         problem: RequirementError::Malformed("not visible ASCII".to_owned()),
     })?;
-    Requirement::parse(value).map(Some).map_err(|problem| Error::Requirement { url: url.to_string(), problem })
+    Requirement::parse(value).map(Some).map_err(|problem| Error::Requirement { url: url_for_errors(url), problem })
 }
 
 /// The error for a terminal poll answer: `403` denied or abandoned, `408` expired, `410`
 /// gone, anything else as its status.
 async fn terminal_error(location: &Url, response: Response) -> Error {
     let status = response.status().as_u16();
-    let body = response.bytes().await.unwrap_or_default();
-    let problem = Problem::from_body(&body);
+    let problem = Problem::from_body(&exchange::read_error_body(response).await);
+    let url = url_for_errors(location);
     match status {
-        403 => Error::Denied {
-            url: location.to_string(),
-            error: problem.error.unwrap_or_else(|| "denied".to_owned()),
-            detail: problem.detail,
-        },
-        408 => Error::Expired { url: location.to_string(), detail: problem.detail },
-        410 => Error::Gone { url: location.to_string(), detail: problem.detail },
-        _ => Error::HttpStatus {
-            step: Step::Poll,
-            url: location.to_string(),
-            status,
-            error: problem.error,
-            detail: problem.detail,
-        },
+        403 => {
+            Error::Denied { url, error: problem.error.unwrap_or_else(|| "denied".to_owned()), detail: problem.detail }
+        }
+        408 => Error::Expired { url, detail: problem.detail },
+        410 => Error::Gone { url, detail: problem.detail },
+        _ => Error::HttpStatus { step: Step::Poll, url, status, error: problem.error, detail: problem.detail },
     }
 }
 
@@ -823,21 +965,13 @@ async fn error_from_response(step: Step, url: &Url, response: Response) -> Error
         .get(SIGNATURE_ERROR)
         .and_then(|value| value.to_str().ok())
         .map(|value| interaction::printable(value, 100));
-    let body = response.bytes().await.unwrap_or_default();
+    let body = exchange::read_error_body(response).await;
     match Error::status(step, url, status, &body) {
         Error::HttpStatus { step, url, status, error: None, detail } => {
             Error::HttpStatus { step, url, status, error: signature_error, detail }
         }
         other => other,
     }
-}
-
-/// `url` without its query and fragment, which may carry secrets of the caller's own.
-fn url_for_errors(url: &Url) -> Url {
-    let mut shown = url.clone();
-    shown.set_query(None);
-    shown.set_fragment(None);
-    shown
 }
 
 fn now() -> u64 {
@@ -904,21 +1038,15 @@ mod tests {
         );
     }
 
-    #[test]
-    fn urls_in_errors_lose_query_and_fragment() {
-        let url = Url::parse("https://api.example/items?api_key=secret#top").unwrap();
-        assert_eq!(url_for_errors(&url).as_str(), "https://api.example/items");
-    }
-
     #[tokio::test]
     async fn transport_errors_keep_the_query_out() {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let url = Url::parse("http://127.0.0.1:1/items?api_key=secret").unwrap();
+        let url = Url::parse("http://user:pw@127.0.0.1:1/items?api_key=secret").unwrap();
         let refused = reqwest::Client::new().get(url.clone()).send().await.unwrap_err();
         assert!(format!("{refused:?}").contains("secret"), "reqwest itself keeps the URL: {refused:?}");
         let error = Error::http(Step::Request, &url, refused);
         let shown = format!("{error} {error:?} {:?}", std::error::Error::source(&error));
-        assert!(!shown.contains("secret"), "{shown}");
+        assert!(!shown.contains("secret") && !shown.contains("pw@"), "{shown}");
         assert!(shown.contains("sending the request: request to http://127.0.0.1:1/items failed"), "{shown}");
     }
 

@@ -7,22 +7,32 @@
 //! the optional body `{"ps": URL}`, and answering
 //! `{"agent_token", "agent_id", "expires_in", "ps"}`.
 //!
-//! The agent token and its expiry are kept in a JSON file, mode 0600 in a 0700 folder,
-//! written under a temporary name and renamed into place, so that concurrent processes
-//! with the same key read a whole token or none.
+//! The cache is a folder with one file per agent provider and key,
+//! `agent-token-<16 hex digits>.json` (the start of the SHA-256 of the provider's
+//! identifier and the key's thumbprint), so that agents with other providers or keys
+//! sharing the folder neither use nor overwrite each other's tokens. A file holds the
+//! token, its expiry, and the provider and thumbprint it belongs to; it is a private file
+//! (0600 in a 0700 folder, written in full and renamed into place: see `private_file`),
+//! so concurrent processes read a whole token or none. A file that cannot be used (not
+//! JSON, another provider's or key's token, readable by others, unreadable) counts as no
+//! token: the next enrollment replaces it. The same folder holds the person and auth
+//! tokens of each resource (`shared_tokens`).
 
-use std::io::{ErrorKind, Read as _, Write as _};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
 use skill_core::{ExposeSecret, SecretString};
 use url::Url;
+use zeroize::Zeroizing;
 
-use crate::error::Step;
+use crate::error::{Step, url_for_errors};
 use crate::jwt::{Jwt, TokenKind};
 use crate::metadata::{AgentProviderMetadata, Role, ServerId};
+use crate::private_file::{self, Contents, Placement, Purpose};
 use crate::signing::{SignatureKey, sign_request};
-use crate::{AgentKey, Error};
+use crate::{AgentKey, Error, created, exchange};
 
 /// An agent token with what the client needs to know about it.
 #[derive(Clone)]
@@ -65,9 +75,11 @@ struct EnrollmentResponse {
     ps: Option<String>,
 }
 
-/// Asks the agent provider for an agent token.
+/// Asks the agent provider for an agent token, within `timeout`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn request_agent_token(
     http: &reqwest::Client,
+    timeout: Duration,
     key: &AgentKey,
     provider: &ServerId,
     metadata: &AgentProviderMetadata,
@@ -88,16 +100,18 @@ pub(crate) async fn request_agent_token(
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .header(reqwest::header::ACCEPT, "application/json")
         .body(body.to_string())
+        .timeout(timeout)
         .build()
         .map_err(|source| Error::http(step, endpoint, source))?;
-    sign_request(key, &mut request, &SignatureKey::Hwk, now)?;
+    let created = created::created_for(key, &request).await;
+    sign_request(key, &mut request, &SignatureKey::Hwk, created)?;
     let response = http.execute(request).await.map_err(|source| Error::http(step, endpoint, source))?;
     let status = response.status();
-    let body = response.bytes().await.map_err(|source| Error::http(step, endpoint, source))?;
     if status != reqwest::StatusCode::OK {
-        return Err(Error::status(step, endpoint, status.as_u16(), &body));
+        return Err(Error::status(step, endpoint, status.as_u16(), &exchange::read_error_body(response).await));
     }
-    let invalid = |reason: String| Error::InvalidResponse { step, url: endpoint.to_string(), reason };
+    let body = exchange::read_body(step, endpoint, response).await?;
+    let invalid = |reason: String| Error::InvalidResponse { step, url: url_for_errors(endpoint), reason };
     let answer: EnrollmentResponse = serde_json::from_slice(&body)
         .map_err(|_| invalid("not a JSON object with a string `agent_token`".to_owned()))?;
     let token = SecretString::from(answer.agent_token);
@@ -127,53 +141,67 @@ pub(crate) async fn request_agent_token(
     Ok(AgentToken { token, agent_id, expires_at, person_server })
 }
 
-/// The agent token file: which provider and key the token belongs to, so that a file left
+/// The cache file, read: which provider and key the token belongs to, so that a file left
 /// by another configuration is not used.
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 struct CacheFile {
     agent_provider: String,
     thumbprint: String,
     agent_id: String,
     expires_at: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     person_server: Option<String>,
     agent_token: String,
 }
 
+/// The cache file, written: the token borrowed, so that no copy of it is left behind.
+#[derive(Serialize)]
+struct CacheFileRef<'a> {
+    agent_provider: &'a str,
+    thumbprint: &'a str,
+    agent_id: &'a str,
+    expires_at: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    person_server: Option<&'a str>,
+    agent_token: &'a str,
+}
+
+/// The cache file of `provider` and `key` in the cache folder `dir`.
+pub(crate) fn cache_file(dir: &Path, provider: &ServerId, key: &AgentKey) -> PathBuf {
+    let digest = Sha256::digest(format!("{}\n{}", provider.as_str(), key.thumbprint()));
+    let short: String = digest[..8].iter().map(|byte| format!("{byte:02x}")).collect();
+    dir.join(format!("agent-token-{short}.json"))
+}
+
 /// The agent token cached at `path` for this provider and key, if there is one.
 ///
-/// A file its group or others can read is refused: the token may have leaked. A file
-/// that does not parse, or that holds another provider's or key's token, counts as no
-/// token (the next enrollment replaces it).
+/// Only a folder others can write is an error ([`Error::FolderPermissions`]); a file that
+/// cannot be used counts as no token (with a warning unless it is simply missing), and
+/// the next enrollment replaces it.
 pub(crate) fn load_cached(path: &Path, provider: &ServerId, key: &AgentKey) -> Result<Option<AgentToken>, Error> {
-    let io_error = |source| Error::TokenCacheIo { path: path.to_owned(), action: "read", source };
-    let mut file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(io_error(source)),
+    let unusable = |why: &str| {
+        tracing::warn!(path = %path.display(), "agent token cache {why}; it will be replaced");
+        Ok(None)
     };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = file.metadata().map_err(io_error)?.permissions().mode() & 0o7777;
-        if mode & 0o077 != 0 {
-            return Err(Error::TokenCachePermissions { path: path.to_owned(), mode });
-        }
-    }
-    let mut text = zeroize::Zeroizing::new(String::new());
-    file.read_to_string(&mut text).map_err(io_error)?;
+    let text = match private_file::read(Purpose::TokenCache, path) {
+        Ok(Contents::Private(text)) => text,
+        Ok(Contents::Missing) => return Ok(None),
+        Ok(Contents::Exposed(mode)) => return unusable(&format!("is readable by group or others (mode {mode:o})")),
+        Err(Error::TokenCacheIo { source, .. }) => return unusable(&format!("cannot be read ({source})")),
+        Err(error) => return Err(error),
+    };
     let Ok(cached) = serde_json::from_str::<CacheFile>(&text) else {
-        tracing::warn!(path = %path.display(), "agent token cache is not valid JSON; it will be replaced");
-        return Ok(None);
+        return unusable("is not a JSON agent token cache");
     };
     if cached.agent_provider != provider.as_str() || cached.thumbprint != key.thumbprint() {
-        return Ok(None);
+        return unusable("holds another agent provider's or key's token");
     }
     let token = SecretString::from(cached.agent_token);
     // A token that no longer decodes as ours is as good as none.
-    let Ok(jwt) = Jwt::decode(token.expose_secret(), TokenKind::Agent) else { return Ok(None) };
-    if jwt.check_bound_to(key).is_err() {
-        return Ok(None);
+    let bound =
+        Jwt::decode(token.expose_secret(), TokenKind::Agent).and_then(|jwt| jwt.check_bound_to(key).map(|()| jwt));
+    if bound.is_err() {
+        return unusable("holds a token that is not bound to this key");
     }
     Ok(Some(AgentToken {
         token,
@@ -185,50 +213,17 @@ pub(crate) fn load_cached(path: &Path, provider: &ServerId, key: &AgentKey) -> R
 
 /// Writes the agent token to `path` (0600, folders 0700), replacing what was there.
 pub(crate) fn store_cached(path: &Path, provider: &ServerId, key: &AgentKey, token: &AgentToken) -> Result<(), Error> {
-    let io_error = |action, path: &Path| {
-        let path = path.to_owned();
-        move |source| Error::TokenCacheIo { path, action, source }
-    };
-    if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(parent).map_err(io_error("create the folder", parent))?;
-    }
-    let file = CacheFile {
-        agent_provider: provider.as_str().to_owned(),
-        thumbprint: key.thumbprint(),
-        agent_id: token.agent_id.clone(),
+    let thumbprint = key.thumbprint();
+    let file = CacheFileRef {
+        agent_provider: provider.as_str(),
+        thumbprint: &thumbprint,
+        agent_id: &token.agent_id,
         expires_at: token.expires_at,
-        person_server: token.person_server.clone(),
-        agent_token: token.token.expose_secret().to_owned(),
+        person_server: token.person_server.as_deref(),
+        agent_token: token.token.expose_secret(),
     };
-    let text = zeroize::Zeroizing::new(serde_json::to_string_pretty(&file).expect("the cache file serializes"));
-    drop(zeroize::Zeroizing::new(file.agent_token));
-    let staging = staging_path(path);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let written = options.open(&staging).and_then(|mut handle| {
-        handle.write_all(text.as_bytes())?;
-        handle.write_all(b"\n")?;
-        handle.sync_all()
-    });
-    let renamed = written.and_then(|()| std::fs::rename(&staging, path));
-    if let Err(source) = renamed {
-        // Best effort: the temporary file is 0600 and the error that matters is returned.
-        let _ = std::fs::remove_file(&staging);
-        return Err(io_error("write", path)(source));
-    }
-    Ok(())
-}
-
-/// A temporary name next to `path`, unique to this process.
-fn staging_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|name| name.to_string_lossy()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+    let text = Zeroizing::new(serde_json::to_vec_pretty(&file).expect("the cache file serializes"));
+    private_file::write(Purpose::TokenCache, path, &text, Placement::Replace).map(|_| ())
 }
 
 /// The agent's person server as a URL, for [`AgentIdentity`](crate::AgentIdentity).
@@ -259,22 +254,29 @@ mod tests {
     }
 
     fn agent_token(key: &AgentKey) -> AgentToken {
-        let issuer = AgentKey::generate();
         let claims = json!({"iss": "https://ap.example", "sub": "aauth:a@ap.example", "exp": 4_000_000_000u64,
             "cnf": {"jwk": key.public_jwk()}, "ps": "https://ps.example"});
         AgentToken {
-            token: SecretString::from(Jwt::encode(&issuer, "k", TokenKind::Agent, &claims).unwrap()),
+            token: SecretString::from(crate::jwt::test_token(TokenKind::Agent, &claims)),
             agent_id: "aauth:a@ap.example".into(),
             expires_at: 4_000_000_000,
             person_server: Some("https://ps.example".into()),
         }
     }
 
+    fn names(folder: &Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            std::fs::read_dir(folder).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+
     #[test]
     fn cache_round_trips_for_the_same_provider_and_key_only() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("home/aauth/agent-token.json");
+        let folder = dir.path().join("home/aauth/agent-tokens");
         let key = AgentKey::generate();
+        let path = cache_file(&folder, &provider(), &key);
         let token = agent_token(&key);
         assert!(load_cached(&path, &provider(), &key).unwrap().is_none());
         store_cached(&path, &provider(), &key, &token).unwrap();
@@ -284,42 +286,92 @@ mod tests {
         assert_eq!(loaded.expires_at, 4_000_000_000);
         assert_eq!(person_server_url(&loaded).unwrap().as_str(), "https://ps.example/");
 
+        // The same file, read for another key or provider, holds no token for them.
         assert!(load_cached(&path, &provider(), &AgentKey::generate()).unwrap().is_none());
         let other = ServerId::parse(Role::AgentProvider, &Url::parse("https://other.example").unwrap(), false).unwrap();
         assert!(load_cached(&path, &other, &key).unwrap().is_none());
         // Only the cache file is left.
-        let names: Vec<_> =
-            std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, ["agent-token.json"]);
+        assert_eq!(names(&folder), [path.file_name().unwrap().to_string_lossy()]);
     }
 
+    #[test]
+    fn each_provider_and_key_has_its_own_file() {
+        let folder = Path::new("/cache");
+        let other = ServerId::parse(Role::AgentProvider, &Url::parse("https://other.example").unwrap(), false).unwrap();
+        let (key, other_key) = (AgentKey::generate(), AgentKey::generate());
+        let file = cache_file(folder, &provider(), &key);
+        assert_eq!(file, cache_file(folder, &provider(), &key.clone()));
+        assert_ne!(file, cache_file(folder, &other, &key));
+        assert_ne!(file, cache_file(folder, &provider(), &other_key));
+        let name = file.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("agent-token-") && name.ends_with(".json") && name.len() == 33, "{name}");
+        assert_eq!(file.parent(), Some(folder));
+    }
+
+    /// A cache file others can read is not used (the token may have leaked) and does not
+    /// fail the run: the next enrollment replaces it with a private file.
     #[cfg(unix)]
     #[test]
-    fn cache_is_private_and_a_readable_one_is_refused() {
+    fn a_readable_cache_counts_as_none_and_is_replaced() {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("aauth/agent-token.json");
         let key = AgentKey::generate();
+        let path = cache_file(&dir.path().join("aauth"), &provider(), &key);
         store_cached(&path, &provider(), &key, &agent_token(&key)).unwrap();
         let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&path), 0o600);
         assert_eq!(mode(path.parent().unwrap()), 0o700);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let error = load_cached(&path, &provider(), &key).unwrap_err();
-        assert!(matches!(error, Error::TokenCachePermissions { mode: 0o644, .. }), "{error:?}");
-        assert!(error.to_string().contains(&path.display().to_string()));
+        assert!(load_cached(&path, &provider(), &key).unwrap().is_none());
+        store_cached(&path, &provider(), &key, &agent_token(&key)).unwrap();
+        assert_eq!(mode(&path), 0o600);
+        assert!(load_cached(&path, &provider(), &key).unwrap().is_some());
     }
 
     #[test]
-    fn a_corrupt_cache_counts_as_none() {
+    fn corrupt_or_unreadable_caches_count_as_none_and_are_replaced() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("agent-token.json");
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        options.open(&path).unwrap().write_all(b"{not json").unwrap();
-        assert!(load_cached(&path, &provider(), &AgentKey::generate()).unwrap().is_none());
+        let key = AgentKey::generate();
+        let path = cache_file(dir.path(), &provider(), &key);
+        for contents in ["{not json", r#"{"agent_token": 1}"#] {
+            private_file::write(Purpose::TokenCache, &path, contents.as_bytes(), Placement::Replace).unwrap();
+            assert!(load_cached(&path, &provider(), &key).unwrap().is_none(), "{contents}");
+        }
+        // A token that is not bound to this key.
+        let mut foreign = agent_token(&AgentKey::generate());
+        foreign.agent_id = "aauth:other@ap.example".into();
+        store_cached(&path, &provider(), &key, &foreign).unwrap();
+        assert!(load_cached(&path, &provider(), &key).unwrap().is_none());
+        // A folder where the file should be cannot be read.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        assert!(load_cached(&path, &provider(), &key).unwrap().is_none());
+        std::fs::remove_dir(&path).unwrap();
+        store_cached(&path, &provider(), &key, &agent_token(&key)).unwrap();
+        assert!(load_cached(&path, &provider(), &key).unwrap().is_some());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_cache_folder_others_can_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("tokens");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o775)).unwrap();
+        let key = AgentKey::generate();
+        let path = cache_file(&folder, &provider(), &key);
+        let error = store_cached(&path, &provider(), &key, &agent_token(&key)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "token cache folder {}: writable by group or others (mode 775); run `chmod go-w {}`",
+                folder.display(),
+                folder.display()
+            )
+        );
+        let error = load_cached(&path, &provider(), &key).unwrap_err();
+        assert!(matches!(error, Error::FolderPermissions { purpose: "token cache", .. }), "{error:?}");
     }
 
     #[test]

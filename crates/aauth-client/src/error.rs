@@ -155,6 +155,17 @@ pub enum Error {
         /// The problem details' `detail`, when the body had one.
         detail: Option<String>,
     },
+    /// A server's answer to one of the client's own exchanges (metadata, enrollment, a
+    /// token request, a pending answer it reads) is larger than the client reads.
+    #[error("{step}: {url} answered with more than {limit} bytes")]
+    ResponseTooLarge {
+        /// The step.
+        step: Step,
+        /// The URL requested.
+        url: String,
+        /// The most the client reads, in bytes.
+        limit: usize,
+    },
     /// A server's answer is not what the step expects (not JSON, a member missing, …).
     #[error("{step}: {url}: {reason}")]
     InvalidResponse {
@@ -331,8 +342,9 @@ pub enum Error {
         /// The pending URL.
         url: String,
     },
-    /// The agent token cache file, or its folder, could not be read or written.
-    #[error("agent token cache {}: cannot {action}", path.display())]
+    /// A token cache file (agent token, or person and auth tokens), or its folder, could
+    /// not be read or written.
+    #[error("token cache {}: cannot {action}", path.display())]
     TokenCacheIo {
         /// The file or folder.
         path: PathBuf,
@@ -341,14 +353,17 @@ pub enum Error {
         /// The operating system's error.
         source: std::io::Error,
     },
-    /// The agent token cache file can be read by its group or by others.
+    /// The folder of the agent key or of the token cache can be written by its group
+    /// or by others, who could replace the file in it.
     #[error(
-        "agent token cache {}: readable by group or others (mode {mode:o}); run `chmod 600 {}` or remove the file",
+        "{purpose} folder {}: writable by group or others (mode {mode:o}); run `chmod go-w {}`",
         path.display(),
         path.display()
     )]
-    TokenCachePermissions {
-        /// The file.
+    FolderPermissions {
+        /// Whose folder: `agent key` or `token cache`.
+        purpose: &'static str,
+        /// The folder.
         path: PathBuf,
         /// Its permission bits.
         mode: u32,
@@ -419,18 +434,43 @@ impl Error {
         }
     }
 
-    /// An [`Error::Http`]: the URL without its query and fragment, and the transport
-    /// error without its copy of the URL (the query may carry the caller's secrets).
+    /// An [`Error::Http`]: the URL as [`url_for_errors`] shows it, and the transport error
+    /// without its copy of the URL.
     pub(crate) fn http(step: Step, url: &Url, source: impl Into<reqwest_middleware::Error>) -> Self {
-        let mut shown = url.clone();
-        shown.set_query(None);
-        shown.set_fragment(None);
-        Error::Http { step, url: shown.to_string(), source: source.into().without_url() }
+        Error::Http { step, url: url_for_errors(url), source: source.into().without_url() }
     }
 
     /// An [`Error::HttpStatus`] for a `status` answer, with the problem details of `body`.
     pub(crate) fn status(step: Step, url: &Url, status: u16, body: &[u8]) -> Self {
         let problem = crate::interaction::Problem::from_body(body);
-        Error::HttpStatus { step, url: url.to_string(), status, error: problem.error, detail: problem.detail }
+        Error::HttpStatus { step, url: url_for_errors(url), status, error: problem.error, detail: problem.detail }
+    }
+}
+
+/// A URL as every error and log line of this crate shows it: without user name, password,
+/// query and fragment, any of which may carry the caller's secrets (credentials in the
+/// URL, API keys in a query).
+pub(crate) fn url_for_errors(url: &Url) -> String {
+    let mut shown = url.clone();
+    // Only URLs that cannot have a host refuse these; they have no user info either.
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_in_errors_lose_user_info_query_and_fragment() {
+        let shown = |text: &str| url_for_errors(&Url::parse(text).unwrap());
+        assert_eq!(shown("https://user:pass@api.example/items?api_key=secret#top"), "https://api.example/items");
+        assert_eq!(shown("https://token@api.example:8443/a/b"), "https://api.example:8443/a/b");
+        assert_eq!(shown("http://127.0.0.1:3000/"), "http://127.0.0.1:3000/");
+        let status = Error::status(Step::AuthToken, &Url::parse("https://u:p@ps.example/token?k=v").unwrap(), 500, b"");
+        assert_eq!(status.to_string(), "requesting an auth token: https://ps.example/token answered 500");
     }
 }

@@ -8,14 +8,21 @@ use serde::Deserialize;
 use url::{Host, Url};
 
 use crate::Error;
+use crate::error::url_for_errors;
 
 /// The polling interval when a `202` has no `Retry-After`.
 pub(crate) const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(5);
 /// What each `429` (`slow_down`) adds to the interval.
 pub(crate) const SLOW_DOWN: Duration = Duration::from_secs(5);
+/// The longest wait between two polls, whatever the server says: an hour. A server that
+/// wants the agent to come back later than that gets polled sooner; one that sends a
+/// `Retry-After` beyond reason (`18446744073709551615`) neither overflows the arithmetic
+/// nor parks the request for ever.
+pub(crate) const MAX_POLL_INTERVAL: Duration = Duration::from_secs(3600);
 
 /// When to poll next: the server's `Retry-After` (5 s without one), plus 5 s for every
-/// `429 slow_down` so far (linear backoff, as RFC 8628 §3.5).
+/// `429 slow_down` so far (linear backoff, as RFC 8628 §3.5), at most
+/// [`MAX_POLL_INTERVAL`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PollSchedule {
     base: Duration,
@@ -35,15 +42,15 @@ impl PollSchedule {
 
     /// A `429`: slow down by 5 s more, and follow its `Retry-After` when it has one.
     pub(crate) fn slow_down(&mut self, retry_after: Option<Duration>) {
-        self.slow_down += SLOW_DOWN;
+        self.slow_down = self.slow_down.saturating_add(SLOW_DOWN).min(MAX_POLL_INTERVAL);
         if let Some(retry_after) = retry_after {
             self.base = retry_after;
         }
     }
 
-    /// How long to wait before the next poll.
+    /// How long to wait before the next poll: at most [`MAX_POLL_INTERVAL`].
     pub(crate) fn delay(&self) -> Duration {
-        self.base + self.slow_down
+        self.base.saturating_add(self.slow_down).min(MAX_POLL_INTERVAL)
     }
 }
 
@@ -56,14 +63,14 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 /// The pending URL of a `202` to `request_url`: `Location`, resolved against the request
 /// URL, which must stay on the same origin (protocol draft, "Pending Response").
 pub(crate) fn pending_location(request_url: &Url, headers: &HeaderMap) -> Result<Url, Error> {
-    let invalid = |reason: String| Error::PendingLocation { url: request_url.to_string(), reason };
+    let invalid = |reason: String| Error::PendingLocation { url: url_for_errors(request_url), reason };
     let Some(location) = headers.get(LOCATION) else {
         return Err(invalid("the 202 has no Location header".to_owned()));
     };
     let location = location.to_str().map_err(|_| invalid("Location is not visible ASCII".to_owned()))?;
     let resolved = request_url.join(location).map_err(|error| invalid(format!("Location `{location}`: {error}")))?;
     if resolved.origin() != request_url.origin() {
-        return Err(invalid(format!("Location `{resolved}` is not on the origin of the request")));
+        return Err(invalid(format!("Location `{}` is not on the origin of the request", url_for_errors(&resolved))));
     }
     Ok(resolved)
 }
@@ -76,8 +83,8 @@ pub(crate) fn check_interaction_url(
     allow_http_loopback: bool,
 ) -> Result<(), Error> {
     let invalid = |reason: &'static str| Error::InvalidInteractionUrl {
-        url: request_url.to_string(),
-        interaction_url: interaction_url.to_string(),
+        url: url_for_errors(request_url),
+        interaction_url: url_for_errors(interaction_url),
         reason,
     };
     let loopback = match interaction_url.host() {
@@ -164,6 +171,30 @@ mod tests {
         assert_eq!(PollSchedule::new(Some(Duration::from_secs(30))).delay(), Duration::from_secs(30));
     }
 
+    /// `Retry-After: 18446744073709551615`, alone or with slow-downs on top, neither
+    /// overflows nor waits longer than an hour.
+    #[test]
+    fn huge_retry_after_is_capped_at_an_hour() {
+        let huge = retry_after(&headers(&[(RETRY_AFTER, "18446744073709551615")]));
+        assert_eq!(huge, Some(Duration::from_secs(u64::MAX)));
+        let mut schedule = PollSchedule::new(huge);
+        assert_eq!(schedule.delay(), MAX_POLL_INTERVAL);
+        schedule.slow_down(huge);
+        assert_eq!(schedule.delay(), MAX_POLL_INTERVAL);
+        schedule.pending(huge);
+        for _ in 0..1000 {
+            schedule.slow_down(None);
+        }
+        assert_eq!(schedule.delay(), MAX_POLL_INTERVAL);
+        // The slow-downs alone are capped too, and a sane Retry-After after them is kept.
+        let mut schedule = PollSchedule::new(Some(Duration::ZERO));
+        for _ in 0..1000 {
+            schedule.slow_down(None);
+        }
+        assert_eq!(schedule.delay(), MAX_POLL_INTERVAL);
+        assert_eq!(MAX_POLL_INTERVAL, Duration::from_secs(3600));
+    }
+
     #[test]
     fn retry_after_in_seconds_only() {
         assert_eq!(retry_after(&headers(&[(RETRY_AFTER, "0")])), Some(Duration::ZERO));
@@ -187,7 +218,7 @@ mod tests {
         let error = pending_location(&request, &HeaderMap::new()).unwrap_err().to_string();
         assert_eq!(
             error,
-            "https://r.example/api/items?x=1: a 202 pending response without a usable Location: the 202 has no Location header"
+            "https://r.example/api/items: a 202 pending response without a usable Location: the 202 has no Location header"
         );
     }
 

@@ -1,11 +1,11 @@
-//! Compact JWTs (RFC 7519) as AAuth uses them: decoding with the `typ` checked, the claims
-//! an agent must check on the tokens it receives, and encoding with an [`AgentKey`]
-//! (`alg` `Ed25519`), which test servers use to issue tokens.
+//! Compact JWTs (RFC 7519) as AAuth uses them: decoding with the `typ` checked, and the
+//! claims an agent must check on the tokens it receives.
 //!
 //! The client does not verify the signatures of the tokens it receives: an agent token
 //! and its auth tokens come from servers it already trusts, and it checks what binds a
 //! token to this agent and this resource (`typ`, `cnf.jwk`, `agent_jkt`, `iss`, `aud`,
-//! `exp`). The server that receives a token verifies its signature.
+//! `dwk`, `iat`, `exp`). The server that receives a token verifies its signature. Issuing
+//! tokens is a server's business: the test servers (`aauth-harness`) do it themselves.
 
 use std::fmt;
 
@@ -15,6 +15,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{AgentKey, Error};
+
+/// How far ahead of ours another server's clock may be, in seconds: the draft's default
+/// signature window.
+pub(crate) const CLOCK_SKEW: u64 = 60;
 
 /// The four AAuth token types, told apart by the JWT header `typ`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -197,42 +201,46 @@ impl Jwt {
         Ok(Self { header, claims })
     }
 
-    /// Signs `claims` with `key` as a compact JWT of `kind`: header
-    /// `{"alg":"Ed25519","typ":…,"kid":…}`.
-    pub fn encode(key: &AgentKey, kid: &str, kind: TokenKind, claims: &Value) -> Result<String, Error> {
-        let header = JwtHeader { alg: "Ed25519".to_owned(), typ: kind.typ().to_owned(), kid: Some(kid.to_owned()) };
-        let not_json = |_| Error::MalformedToken { token: kind, reason: "the claims cannot be serialized".to_owned() };
-        let header = serde_json::to_vec(&header).map_err(not_json)?;
-        let claims = serde_json::to_vec(claims).map_err(not_json)?;
-        let signing_input = format!("{}.{}", URL_SAFE_NO_PAD.encode(header), URL_SAFE_NO_PAD.encode(claims));
-        let signature = key.sign(signing_input.as_bytes());
-        Ok(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature)))
-    }
-
     /// The token kind its `typ` names.
     pub fn kind(&self) -> Option<TokenKind> {
         TokenKind::from_typ(&self.header.typ)
     }
 
-    /// Checks that `cnf.jwk` is `key`'s public key (same `kty`, `crv` and `x`, the
-    /// members of an Ed25519 key's thumbprint).
+    /// Checks that `cnf.jwk` is `key`'s public key: the same `kty`, `crv` and `x` (the
+    /// members of an Ed25519 key's thumbprint), and the fully specified `alg` the protocol
+    /// draft requires every conveyed key to carry, `Ed25519` (not `EdDSA`, not absent).
     pub fn check_bound_to(&self, key: &AgentKey) -> Result<(), Error> {
         let kind = self.kind_or_agent();
+        let wrong = |reason: String| Error::TokenClaim { token: kind, claim: "cnf", reason };
         let Some(cnf) = &self.claims.cnf else {
-            return Err(Error::TokenClaim { token: kind, claim: "cnf", reason: "missing".to_owned() });
+            return Err(wrong("missing".to_owned()));
         };
         let ours = key.public_jwk();
         let same = ["kty", "crv", "x"]
             .iter()
             .all(|member| cnf.jwk.get(member).is_some() && cnf.jwk.get(member) == ours.get(member));
-        if same {
-            Ok(())
-        } else {
-            Err(Error::TokenClaim {
+        if !same {
+            return Err(wrong(format!("`jwk` is not this agent's key (thumbprint {})", key.thumbprint())));
+        }
+        match cnf.jwk.get("alg") {
+            None => Err(wrong("`jwk` has no `alg`; AAuth requires a fully specified one".to_owned())),
+            Some(alg) if *alg == ours["alg"] => Ok(()),
+            Some(alg) => Err(wrong(format!("`jwk` has `alg` {alg}, expected {}", ours["alg"]))),
+        }
+    }
+
+    /// Checks that the token was not issued after `now` (Unix seconds), allowing
+    /// [`CLOCK_SKEW`] for clocks that disagree.
+    pub(crate) fn check_issued_before(&self, now: u64) -> Result<(), Error> {
+        let kind = self.kind_or_agent();
+        match self.claims.iat {
+            None => Err(Error::TokenClaim { token: kind, claim: "iat", reason: "missing".to_owned() }),
+            Some(iat) if iat > now.saturating_add(CLOCK_SKEW) => Err(Error::TokenClaim {
                 token: kind,
-                claim: "cnf",
-                reason: format!("`cnf.jwk` is not this agent's key (thumbprint {})", key.thumbprint()),
-            })
+                claim: "iat",
+                reason: format!("{iat} is in the future (now {now}, {CLOCK_SKEW} s of clock skew allowed)"),
+            }),
+            Some(_) => Ok(()),
         }
     }
 
@@ -264,6 +272,20 @@ impl Jwt {
     }
 }
 
+/// A compact JWT of `kind` with `claims`, signed by a fresh key, for unit tests (the
+/// client never issues tokens).
+#[cfg(test)]
+pub(crate) fn test_token(kind: TokenKind, claims: &Value) -> String {
+    let header = serde_json::json!({"alg": "Ed25519", "typ": kind.typ(), "kid": "test"});
+    let signing_input = format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(header.to_string()),
+        URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims).unwrap())
+    );
+    let signature = AgentKey::generate().sign(signing_input.as_bytes());
+    format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -275,41 +297,74 @@ mod tests {
     }
 
     #[test]
-    fn encode_then_decode_round_trips_and_verifies() {
-        let issuer = AgentKey::generate();
+    fn decode_reads_header_and_claims() {
         let agent = AgentKey::generate();
         let claims = json!({
             "iss": "https://ap.example", "dwk": "aauth-agent.json", "sub": "aauth:a1@ap.example",
             "jti": "j1", "iat": 1_700_000_000, "exp": 1_700_003_600, "ps": "https://ps.example",
             "cnf": {"jwk": agent.public_jwk()}, "extra": [1, 2]
         });
-        let token = Jwt::encode(&issuer, "ap-1", TokenKind::Agent, &claims).unwrap();
-        let jwt = Jwt::decode(&token, TokenKind::Agent).unwrap();
+        let jwt = Jwt::decode(&test_token(TokenKind::Agent, &claims), TokenKind::Agent).unwrap();
         assert_eq!(
             jwt.header,
-            JwtHeader { alg: "Ed25519".into(), typ: "aa-agent+jwt".into(), kid: Some("ap-1".into()) }
+            JwtHeader { alg: "Ed25519".into(), typ: "aa-agent+jwt".into(), kid: Some("test".into()) }
         );
         assert_eq!(jwt.claims.sub.as_deref(), Some("aauth:a1@ap.example"));
         assert_eq!(jwt.claims.ps.as_deref(), Some("https://ps.example"));
         assert_eq!(jwt.claims.other["extra"], json!([1, 2]));
         jwt.check_bound_to(&agent).unwrap();
-        assert!(matches!(jwt.check_bound_to(&issuer), Err(Error::TokenClaim { claim: "cnf", .. })));
+        assert!(matches!(jwt.check_bound_to(&AgentKey::generate()), Err(Error::TokenClaim { claim: "cnf", .. })));
         assert_eq!(jwt.check_not_expired(1_700_000_000).unwrap(), 1_700_003_600);
         assert!(matches!(
             jwt.check_not_expired(1_700_003_600),
             Err(Error::TokenExpired { token: TokenKind::Agent, .. })
         ));
+    }
 
-        // The signature is Ed25519 over `header.claims` with the issuer's key.
-        let (signing_input, signature) = token.rsplit_once('.').unwrap();
-        let signature: [u8; 64] = URL_SAFE_NO_PAD.decode(signature).unwrap().try_into().unwrap();
-        assert_eq!(signature, issuer.sign(signing_input.as_bytes()));
+    /// `cnf.jwk` must name the fully specified `alg` of the agent's key: absent or the
+    /// polymorphic `EdDSA` is refused, as is an `alg` that disagrees with the key.
+    #[test]
+    fn binding_requires_the_keys_alg() {
+        let agent = AgentKey::generate();
+        let bound = |jwk: Value| {
+            let token = test_token(TokenKind::Person, &json!({"cnf": {"jwk": jwk}}));
+            Jwt::decode(&token, TokenKind::Person).unwrap().check_bound_to(&agent)
+        };
+        bound(agent.public_jwk()).unwrap();
+        for (alg, expected) in [
+            (None, "person token: claim `cnf` `jwk` has no `alg`; AAuth requires a fully specified one"),
+            (Some("EdDSA"), r#"person token: claim `cnf` `jwk` has `alg` "EdDSA", expected "Ed25519""#),
+            (Some("ES256"), r#"person token: claim `cnf` `jwk` has `alg` "ES256", expected "Ed25519""#),
+        ] {
+            let mut jwk = agent.public_jwk();
+            match alg {
+                Some(alg) => jwk["alg"] = json!(alg),
+                None => _ = jwk.as_object_mut().unwrap().remove("alg"),
+            }
+            assert_eq!(bound(jwk).unwrap_err().to_string(), expected);
+        }
+    }
+
+    #[test]
+    fn iat_may_not_be_in_the_future() {
+        let jwt = |claims: Value| Jwt::decode(&test_token(TokenKind::Resource, &claims), TokenKind::Resource).unwrap();
+        let now = 1_800_000_000;
+        jwt(json!({"iat": now})).check_issued_before(now).unwrap();
+        jwt(json!({"iat": now - 3600})).check_issued_before(now).unwrap();
+        // Another server's clock may be up to a minute ahead.
+        jwt(json!({"iat": now + 60})).check_issued_before(now).unwrap();
+        let error = jwt(json!({"iat": now + 61})).check_issued_before(now).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "resource token: claim `iat` 1800000061 is in the future (now 1800000000, 60 s of clock skew allowed)"
+        );
+        let error = jwt(json!({})).check_issued_before(now).unwrap_err();
+        assert!(matches!(error, Error::TokenClaim { claim: "iat", .. }), "{error:?}");
     }
 
     #[test]
     fn typ_is_checked() {
-        let token =
-            Jwt::encode(&AgentKey::generate(), "k", TokenKind::Person, &json!({"aud": "https://r.example"})).unwrap();
+        let token = test_token(TokenKind::Person, &json!({"aud": "https://r.example"}));
         let error = Jwt::decode(&token, TokenKind::Auth).unwrap_err();
         assert!(
             matches!(&error, Error::TokenType { token: TokenKind::Auth, found } if found == "aa-person+jwt"),
@@ -358,8 +413,7 @@ mod tests {
 
     #[test]
     fn claim_checks_name_the_claim() {
-        let token =
-            Jwt::encode(&AgentKey::generate(), "k", TokenKind::Resource, &json!({"iss": "https://r.example"})).unwrap();
+        let token = test_token(TokenKind::Resource, &json!({"iss": "https://r.example"}));
         let jwt = Jwt::decode(&token, TokenKind::Resource).unwrap();
         jwt.check_claim("iss", jwt.claims.iss.as_deref(), "https://r.example").unwrap();
         let error = jwt.check_claim("iss", jwt.claims.iss.as_deref(), "https://other.example").unwrap_err();

@@ -2,7 +2,7 @@
 //! owner, with its RFC 7638 thumbprint.
 
 use std::fmt;
-use std::io::{ErrorKind, Write as _};
+use std::io::ErrorKind;
 use std::path::Path;
 
 use base64::Engine as _;
@@ -13,6 +13,7 @@ use sha2::{Digest as _, Sha256};
 use zeroize::{Zeroize as _, Zeroizing};
 
 use crate::Error;
+use crate::private_file::{self, Contents, Placement, Purpose};
 
 /// The `alg` of our keys: fully specified, as AAuth requires (`EdDSA` is not allowed).
 const ALG: &str = "Ed25519";
@@ -77,43 +78,27 @@ impl AgentKey {
     /// The key in the JWK file at `path`, or a new key written there when the file does
     /// not exist.
     ///
-    /// A new file is created with mode 0600, and missing parent folders with 0700, on
-    /// Unix. An existing file that its group or others can read is refused
-    /// ([`Error::KeyFilePermissions`]) rather than used: the key may have leaked. Two
-    /// processes starting at once end up with the same key: the file is written under a
-    /// temporary name and linked into place only if no other key got there first.
+    /// On Unix, a new file is created with mode 0600, and missing folders with 0700. An
+    /// existing file that its group or others can read is refused
+    /// ([`Error::KeyFilePermissions`]) rather than used: the key may have leaked; so is a
+    /// folder its group or others can write ([`Error::FolderPermissions`]): the key in it
+    /// could be replaced. Two processes starting at once end up with the same key: the
+    /// file is written in full under a new temporary name and linked into place only if no
+    /// other key got there first.
     pub fn load_or_generate(path: &Path) -> Result<AgentKey, Error> {
-        match std::fs::File::open(path) {
-            Ok(file) => return read_key_file(path, file),
-            Err(error) if error.kind() == ErrorKind::NotFound => {}
-            Err(source) => return Err(Error::KeyFileIo { path: path.to_owned(), action: "read", source }),
+        if let Some(key) = read_key_file(path)? {
+            return Ok(key);
         }
         let key = AgentKey::generate();
-        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-            create_private_dir(parent)?;
+        if private_file::write(Purpose::AgentKey, path, key.private_jwk().as_bytes(), Placement::IfAbsent)? {
+            return Ok(key);
         }
-        let file_name = path.file_name().map(|name| name.to_string_lossy()).unwrap_or_default();
-        let staging = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
-        let written = write_private_file(&staging, key.private_jwk().as_bytes());
-        let linked = written.and_then(|()| match std::fs::hard_link(&staging, path) {
-            Err(error) if error.kind() == ErrorKind::AlreadyExists => Ok(false),
-            Err(source) => Err(Error::KeyFileIo { path: path.to_owned(), action: "write", source }),
-            Ok(()) => Ok(true),
-        });
-        // Best effort: a leftover temporary file is harmless (0600) and the error that
-        // matters is the one returned.
-        let _ = std::fs::remove_file(&staging);
-        if linked? {
-            Ok(key)
-        } else {
-            // Another process wrote its key first: use that one, as it does.
-            let file = std::fs::File::open(path).map_err(|source| Error::KeyFileIo {
-                path: path.to_owned(),
-                action: "read",
-                source,
-            })?;
-            read_key_file(path, file)
-        }
+        // Another process wrote its key first: use that one, as it does.
+        read_key_file(path)?.ok_or_else(|| Error::KeyFileIo {
+            path: path.to_owned(),
+            action: "read",
+            source: std::io::Error::new(ErrorKind::NotFound, "the key file disappeared after it was written"),
+        })
     }
 
     /// The public JWK: `{"kty":"OKP","crv":"Ed25519","x":"…","alg":"Ed25519"}`.
@@ -166,20 +151,13 @@ impl fmt::Debug for AgentKey {
     }
 }
 
-/// Reads the key from `file`, opened at `path`, after checking who else can read it.
-fn read_key_file(path: &Path, mut file: std::fs::File) -> Result<AgentKey, Error> {
-    let io_error = |source| Error::KeyFileIo { path: path.to_owned(), action: "read", source };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        // The open file's own mode, so a file swapped in after the check cannot slip by.
-        let mode = file.metadata().map_err(io_error)?.permissions().mode() & 0o7777;
-        if mode & 0o077 != 0 {
-            return Err(Error::KeyFilePermissions { path: path.to_owned(), mode });
-        }
-    }
-    let mut text = Zeroizing::new(String::new());
-    std::io::Read::read_to_string(&mut file, &mut text).map_err(io_error)?;
+/// The key in the file at `path`, if there is one, after checking who else can read it.
+fn read_key_file(path: &Path) -> Result<Option<AgentKey>, Error> {
+    let text = match private_file::read(Purpose::AgentKey, path)? {
+        Contents::Missing => return Ok(None),
+        Contents::Exposed(mode) => return Err(Error::KeyFilePermissions { path: path.to_owned(), mode }),
+        Contents::Private(text) => text,
+    };
     let invalid = |reason: String| Error::InvalidKeyFile { path: path.to_owned(), reason };
     // Only the position of a syntax error: serde_json's messages could quote the input.
     let mut jwk: Value = serde_json::from_str(&text)
@@ -188,31 +166,10 @@ fn read_key_file(path: &Path, mut file: std::fs::File) -> Result<AgentKey, Error
     if let Some(Value::String(d)) = jwk.get_mut("d") {
         d.zeroize();
     }
-    key.map_err(|error| match error {
+    key.map(Some).map_err(|error| match error {
         Error::InvalidJwk { reason } => invalid(format!("not an Ed25519 private JWK: {reason}")),
         other => other,
     })
-}
-
-/// Creates `dir` and its missing parents, 0700 on Unix; an existing folder is left as it is.
-fn create_private_dir(dir: &Path) -> Result<(), Error> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(|source| Error::KeyFileIo { path: dir.to_owned(), action: "create the folder", source })
-}
-
-/// Writes `contents` to the new file `path`, 0600 on Unix, and flushes it to disk.
-fn write_private_file(path: &Path, contents: &[u8]) -> Result<(), Error> {
-    let io_error = |source| Error::KeyFileIo { path: path.to_owned(), action: "write", source };
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path).map_err(io_error)?;
-    file.write_all(contents).map_err(io_error)?;
-    file.sync_all().map_err(io_error)
 }
 
 #[cfg(test)]
@@ -355,6 +312,30 @@ mod tests {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
             AgentKey::load_or_generate(&path).unwrap();
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn keys_in_folders_others_can_write_are_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("shared");
+        let path = folder.join("agent.jwk");
+        AgentKey::load_or_generate(&path).unwrap();
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let error = AgentKey::load_or_generate(&path).unwrap_err();
+        assert!(matches!(error, Error::FolderPermissions { mode: 0o777, .. }), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "agent key folder {}: writable by group or others (mode 777); run `chmod go-w {}`",
+                folder.display(),
+                folder.display()
+            )
+        );
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(AgentKey::load_or_generate(&path), Err(Error::FolderPermissions { .. })));
+        assert!(!path.exists());
     }
 
     #[cfg(unix)]

@@ -17,17 +17,63 @@
 //!   `created` and nothing else as parameters. Signing is deterministic Ed25519.
 //!   [`signature_base`] and [`signature_base_with_params`] show the exact bytes signed;
 //! - [`AAuthClient`]: enrollment at the agent provider (`bootstrap_endpoint`, then
-//!   `refresh_endpoint` before the agent token expires; the token cached in a 0600 file
-//!   other processes reuse), and [`AAuthClient::http_client`], a
+//!   `refresh_endpoint` before the agent token expires), and
+//!   [`AAuthClient::http_client`], a
 //!   `reqwest_middleware` client that signs every request with the agent, person or auth
 //!   token and satisfies `AAuth-Requirement` answers: person token and auth token from the
 //!   person server, deferred `202` delivery, interaction (`on_interaction`), approval and
 //!   clarification (`on_clarification`), polling `Location` as the draft says;
-//! - [`Requirement`] and [`Jwt`]: the `AAuth-Requirement` header and the tokens, for
-//!   servers and tests as much as for the client.
+//! - caching: the agent token, and the person and auth tokens per resource, are used until
+//!   60 s before they expire. With a cache folder
+//!   ([`agent_token_cache_dir`](AAuthClientBuilder::agent_token_cache_dir)) other processes
+//!   with the same agent provider and key reuse them: the agent token in a 0600 file per
+//!   provider and key, the person and auth tokens in a 0600 file per provider, key and
+//!   resource, each read back only after the checks a new token passes (`typ`, bound to
+//!   this key, audience, issuer, expiry) and ignored (then replaced) when corrupt,
+//!   another agent's, expired or readable by others. One process per command (the
+//!   `omniagent` CLI) then does not ask the person server, or the person, again while the
+//!   tokens last;
+//! - [`Requirement`] and [`Jwt`]: the `AAuth-Requirement` header, and decoding the tokens
+//!   with the checks an agent makes on them.
 //!
-//! Every failure is an [`Error`] naming its step and URL; keys and tokens never appear in
-//! errors, logs or `Debug` output.
+//! Every failure is an [`Error`] naming its step and URL (without user info, query or
+//! fragment, which may carry secrets); keys and tokens never appear in errors, logs or
+//! `Debug` output.
+//!
+//! # Secrets
+//!
+//! The key's private half lives in the [`AgentKey`] and in buffers the crate zeroizes
+//! (reading and writing the key file). Tokens are held as
+//! [`SecretString`](skill_core::SecretString), zeroized when dropped, and so are the
+//! buffers the crate makes of them itself (the token cache files' text). The copies that
+//! go on the wire, in `Signature-Key` headers and request bodies, belong to the HTTP
+//! client and are not zeroized: a token is a bearer of nothing without the key's
+//! signature, and it lives only as long as its `exp`.
+//!
+//! # Bounds
+//!
+//! - Connections time out after 10 s. The client's own exchanges (metadata, enrollment
+//!   and refresh, person and auth token requests) time out after 30 s
+//!   ([`AAuthClientBuilder::exchange_timeout`]), and the client reads at most 1 MiB of
+//!   any answer it reads itself. The caller's requests, and the polling of pending
+//!   requests, are bounded by the caller.
+//! - Polls wait what `Retry-After` says, an hour at most.
+//! - At most [`max_requirement_rounds`](AAuthClientBuilder::max_requirement_rounds)
+//!   requirement rounds per request.
+//! - Signing is deterministic and `created` has whole seconds; so that a verifier's
+//!   replay cache (key, `created`, method, authority, path) never sees a tuple twice,
+//!   state-changing requests of one process wait for the next second rather than reuse
+//!   one. Two processes with the same key can still collide within a second.
+//!
+//! # Not done
+//!
+//! - The signatures of the tokens the agent receives are not verified: not the agent
+//!   token's, not the person and auth tokens', and not the resource token's against the
+//!   resource's JWKS (`{iss}/.well-known/aauth-resource.json`). The agent checks what
+//!   binds each token to itself and to the resource (`typ`, `cnf.jwk` with its `alg`,
+//!   `agent_jkt`, `iss`, `aud`, `ps`, `sub`, `dwk`, `iat`, `exp`); the servers it presents
+//!   the tokens to verify their signatures.
+//! - Only Ed25519 agent keys; no `jkt-jwt` (two-key) enrollment.
 //!
 //! # Example
 //!
@@ -72,7 +118,7 @@
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let key = AgentKey::load_or_generate("/home/me/.omniagent/aauth/agent.jwk".as_ref())?;
 //! let client = AAuthClient::builder(key, "https://agents.example".parse()?)
-//!     .agent_token_cache("/home/me/.omniagent/aauth/agent-token.json".into())
+//!     .agent_token_cache_dir("/home/me/.omniagent/aauth/agent-tokens".into())
 //!     .on_interaction(|url, code| eprintln!("open {url}?code={code} to approve"))
 //!     .build()?;
 //! let response = client.http_client().get("https://api.example/documents").send().await?;
@@ -84,14 +130,18 @@
 #![deny(missing_docs)]
 
 mod client;
+mod created;
 mod digest;
 mod enroll;
 mod error;
+mod exchange;
 mod interaction;
 mod jwt;
 mod key;
 mod metadata;
+mod private_file;
 mod requirement;
+mod shared_tokens;
 mod signing;
 mod tokens;
 

@@ -7,17 +7,20 @@
 //! `issuer` must equal the identifier it was fetched from, byte for byte.
 
 use std::fmt;
+use std::time::Duration;
 
 use serde::Deserialize;
 use url::{Host, Url};
 
-use crate::Error;
-use crate::error::Step;
+use crate::error::{Step, url_for_errors};
+use crate::{Error, exchange};
 
 /// The agent provider's metadata document.
 pub(crate) const AGENT_METADATA: &str = "aauth-agent.json";
 /// The person server's metadata document.
 pub(crate) const PERSON_METADATA: &str = "aauth-person.json";
+/// A resource's metadata document, which resource tokens name in `dwk`.
+pub(crate) const RESOURCE_METADATA: &str = "aauth-resource.json";
 
 /// Which server a URL or document belongs to, for messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +56,7 @@ impl ServerId {
     /// Checks that `url` is a server identifier (a trailing `/` path, as `Url` always
     /// writes one, is allowed).
     pub(crate) fn parse(role: Role, url: &Url, allow_http_loopback: bool) -> Result<Self, Error> {
-        let invalid = |reason: &'static str| Error::InvalidServerIdentifier { role, url: url.to_string(), reason };
+        let invalid = |reason: &'static str| Error::InvalidServerIdentifier { role, url: url_for_errors(url), reason };
         if !url.username().is_empty() || url.password().is_some() {
             return Err(invalid("it carries credentials"));
         }
@@ -131,10 +134,15 @@ fn is_loopback(url: &Url) -> bool {
 }
 
 /// Checks an endpoint URL from a metadata document: `https` (or loopback `http` when
-/// allowed), no query and no fragment (protocol draft, "Endpoint URLs").
+/// allowed), no credentials, no query and no fragment (protocol draft, "Endpoint URLs").
 pub(crate) fn endpoint(role: Role, field: &'static str, value: &str, allow_http_loopback: bool) -> Result<Url, Error> {
-    let invalid = |reason: &'static str| Error::InvalidEndpoint { role, field, value: value.to_owned(), reason };
-    let url = Url::parse(value).map_err(|_| invalid("it is not an absolute URL"))?;
+    let parsed = Url::parse(value);
+    let shown = parsed.as_ref().map_or_else(|_| value.to_owned(), url_for_errors);
+    let invalid = |reason: &'static str| Error::InvalidEndpoint { role, field, value: shown.clone(), reason };
+    let url = parsed.map_err(|_| invalid("it is not an absolute URL"))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(invalid("it carries credentials"));
+    }
     match url.scheme() {
         "https" => {}
         "http" if allow_http_loopback && is_loopback(&url) => {}
@@ -178,18 +186,20 @@ struct RawPersonServerMetadata {
     auth_token_endpoint: Option<String>,
 }
 
-/// Fetches the agent provider's `/.well-known/aauth-agent.json`.
+/// Fetches the agent provider's `/.well-known/aauth-agent.json`, within `timeout`.
 pub(crate) async fn agent_provider(
     http: &reqwest::Client,
+    timeout: Duration,
     id: &ServerId,
     allow_http_loopback: bool,
 ) -> Result<AgentProviderMetadata, Error> {
-    let (url, raw): (Url, RawAgentProviderMetadata) = fetch(http, id, AGENT_METADATA, Step::AgentMetadata).await?;
+    let (url, raw): (Url, RawAgentProviderMetadata) =
+        fetch(http, timeout, id, AGENT_METADATA, Step::AgentMetadata).await?;
     check_issuer(&url, id, raw.issuer.as_deref())?;
     let role = Role::AgentProvider;
     let bootstrap_endpoint = raw.bootstrap_endpoint.ok_or_else(|| Error::InvalidResponse {
         step: Step::AgentMetadata,
-        url: url.to_string(),
+        url: url_for_errors(&url),
         reason: "no `bootstrap_endpoint`".to_owned(),
     })?;
     Ok(AgentProviderMetadata {
@@ -201,19 +211,21 @@ pub(crate) async fn agent_provider(
     })
 }
 
-/// Fetches the person server's `/.well-known/aauth-person.json`.
+/// Fetches the person server's `/.well-known/aauth-person.json`, within `timeout`.
 pub(crate) async fn person_server(
     http: &reqwest::Client,
+    timeout: Duration,
     id: &ServerId,
     allow_http_loopback: bool,
 ) -> Result<PersonServerMetadata, Error> {
-    let (url, raw): (Url, RawPersonServerMetadata) = fetch(http, id, PERSON_METADATA, Step::PersonMetadata).await?;
+    let (url, raw): (Url, RawPersonServerMetadata) =
+        fetch(http, timeout, id, PERSON_METADATA, Step::PersonMetadata).await?;
     check_issuer(&url, id, raw.issuer.as_deref())?;
     let role = Role::PersonServer;
     let required = |field: &'static str, value: Option<String>| {
         let value = value.ok_or_else(|| Error::InvalidResponse {
             step: Step::PersonMetadata,
-            url: url.to_string(),
+            url: url_for_errors(&url),
             reason: format!("no `{field}`"),
         })?;
         endpoint(role, field, &value, allow_http_loopback)
@@ -226,6 +238,7 @@ pub(crate) async fn person_server(
 
 async fn fetch<T: serde::de::DeserializeOwned>(
     http: &reqwest::Client,
+    timeout: Duration,
     id: &ServerId,
     document: &str,
     step: Step,
@@ -234,17 +247,18 @@ async fn fetch<T: serde::de::DeserializeOwned>(
     let response = http
         .get(url.clone())
         .header(reqwest::header::ACCEPT, "application/json")
+        .timeout(timeout)
         .send()
         .await
         .map_err(|source| Error::http(step, &url, source))?;
     let status = response.status();
-    let body = response.bytes().await.map_err(|source| Error::http(step, &url, source))?;
     if !status.is_success() {
-        return Err(Error::status(step, &url, status.as_u16(), &body));
+        return Err(Error::status(step, &url, status.as_u16(), &exchange::read_error_body(response).await));
     }
+    let body = exchange::read_body(step, &url, response).await?;
     let parsed = serde_json::from_slice(&body).map_err(|error| Error::InvalidResponse {
         step,
-        url: url.to_string(),
+        url: url_for_errors(&url),
         reason: format!("not a JSON metadata document ({error})"),
     })?;
     Ok((url, parsed))
@@ -252,9 +266,9 @@ async fn fetch<T: serde::de::DeserializeOwned>(
 
 fn check_issuer(url: &Url, id: &ServerId, issuer: Option<&str>) -> Result<(), Error> {
     match issuer {
-        None => Err(Error::IssuerMissing { url: url.to_string() }),
+        None => Err(Error::IssuerMissing { url: url_for_errors(url) }),
         Some(issuer) if issuer == id.as_str() => Ok(()),
-        Some(issuer) => Err(Error::IssuerMismatch { url: url.to_string(), issuer: issuer.to_owned() }),
+        Some(issuer) => Err(Error::IssuerMismatch { url: url_for_errors(url), issuer: issuer.to_owned() }),
     }
 }
 
@@ -320,9 +334,11 @@ mod tests {
             ("http://ps.example/token", "not https"),
             ("https://ps.example/token?x=1", "query or fragment"),
             ("/token", "not an absolute URL"),
+            ("https://user:secret@ps.example/token", "carries credentials"),
         ] {
             let error = check(value, false).unwrap_err().to_string();
             assert!(error.contains(reason) && error.contains("auth_token_endpoint"), "{value}: {error}");
+            assert!(!error.contains("secret") && !error.contains("x=1"), "{error}");
         }
     }
 

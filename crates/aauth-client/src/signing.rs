@@ -18,6 +18,7 @@ use reqwest::{Request, Url};
 use sfv::{DictSerializer, StringRef, key_ref, string_ref, token_ref};
 use skill_core::{ExposeSecret as _, SecretString};
 
+use crate::error::url_for_errors;
 use crate::{AgentKey, Error, content_digest};
 
 /// The signature label: `Signature-Input: sig=(…)`, `Signature: sig=:…:`, `Signature-Key: sig=…`.
@@ -276,15 +277,6 @@ fn request_target(url: &Url) -> String {
     match url.query() {
         Some(query) => format!("{}?{query}", path(url)),
         None => path(url).to_owned(),
-    }
-}
-
-/// The URL for an error message: without user info, query or fragment, which may hold
-/// secrets (API keys in a query, for instance).
-fn url_for_errors(url: &Url) -> String {
-    match authority(url) {
-        Ok(authority) => format!("{}://{authority}{}", url.scheme(), path(url)),
-        Err(_) => url.scheme().to_owned() + ":",
     }
 }
 

@@ -1,9 +1,11 @@
 //! Person and auth tokens: the requests to the person server, the checks an agent makes on
-//! what it receives, and the per-resource cache.
+//! what it receives (or reads back from the token cache file), and the per-resource cache
+//! in memory.
 //!
 //! A token is cached per resource (its server identifier) until 60 s before it expires,
 //! the margin the reference agent uses too, so that a token never expires between the
-//! moment it is chosen and the moment the resource verifies it.
+//! moment it is chosen and the moment the resource verifies it. With a token cache folder
+//! the tokens are also shared with other processes (`shared_tokens`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -13,11 +15,10 @@ use serde::Deserialize;
 use serde_json::json;
 use skill_core::{ExposeSecret, SecretString};
 use url::Url;
-use zeroize::Zeroizing;
 
-use crate::error::Step;
+use crate::error::{Step, url_for_errors};
 use crate::jwt::{Jwt, TokenKind};
-use crate::metadata::ServerId;
+use crate::metadata::{RESOURCE_METADATA, ServerId};
 use crate::{AgentKey, Error};
 
 /// How long before its expiry a token stops being used.
@@ -97,13 +98,14 @@ pub(crate) fn person_token_request_body(resource: &ServerId) -> String {
 
 /// The body of an auth token request: the resource token and, when the agent can handle
 /// them, the capabilities it declares to the person server (the body member replaces the
-/// `AAuth-Capabilities` header on person server endpoints).
-pub(crate) fn auth_token_request_body(resource_token: &SecretString, capabilities: &[&str]) -> Zeroizing<String> {
+/// `AAuth-Capabilities` header on person server endpoints). It goes on the wire as it is,
+/// like every token the client presents (see the crate doc on secrets).
+pub(crate) fn auth_token_request_body(resource_token: &SecretString, capabilities: &[&str]) -> String {
     let mut body = json!({"resource_token": resource_token.expose_secret()});
     if !capabilities.is_empty() {
         body["capabilities"] = json!(capabilities);
     }
-    Zeroizing::new(body.to_string())
+    body.to_string()
 }
 
 /// Reads `{"<field>": "<token>", "expires_in": N}` from a token endpoint's `200`.
@@ -121,7 +123,7 @@ pub(crate) fn token_from_response(
     }
     let invalid = || Error::InvalidResponse {
         step,
-        url: url.to_string(),
+        url: url_for_errors(url),
         reason: format!("not a JSON object with a string `{field}`"),
     };
     let answer: Answer = serde_json::from_slice(body).map_err(|_| invalid())?;
@@ -151,10 +153,28 @@ pub(crate) fn check_person_token(
     Ok(CachedToken { token, expires_at: expires_at(exp, expires_in, now), sub: jwt.claims.sub })
 }
 
+/// Checks a person token read back from the token cache file as [`check_person_token`]
+/// checks a new one; it is usable until `expires_at` (as stored) or its `exp`, whichever
+/// comes first.
+pub(crate) fn check_cached_person_token(
+    token: SecretString,
+    expires_at: u64,
+    resource: &ServerId,
+    person_server: &ServerId,
+    key: &AgentKey,
+    now: u64,
+) -> Result<CachedToken, Error> {
+    let mut cached = check_person_token(token, None, resource, person_server, key, now)?;
+    cached.expires_at = cached.expires_at.min(expires_at);
+    Ok(cached)
+}
+
 /// Checks a resource token before it goes to the person server (protocol draft, "Resource
-/// Challenge Verification"): `typ`; `iss` is the resource the request went to;
-/// `agent_jkt` is our key's thumbprint; `ps` is our person server; `sub` is the person
-/// token's (when the agent presented one); not expired.
+/// Challenge Verification" and "Resource Token Verification"): `typ`; `dwk` is
+/// `aauth-resource.json`; `iss` is the resource the request went to; `agent_jkt` is our
+/// key's thumbprint; `ps` is our person server; `sub` is the person token's (when the
+/// agent presented one); `iat` not in the future (with a minute of clock skew); not
+/// expired. Its signature is not verified: the person server it goes to does that.
 pub(crate) fn check_resource_token(
     token: &SecretString,
     resource: &ServerId,
@@ -164,12 +184,14 @@ pub(crate) fn check_resource_token(
     now: u64,
 ) -> Result<Jwt, Error> {
     let jwt = Jwt::decode(token.expose_secret(), TokenKind::Resource)?;
+    jwt.check_claim("dwk", jwt.claims.dwk.as_deref(), RESOURCE_METADATA)?;
     jwt.check_claim("iss", jwt.claims.iss.as_deref(), resource.as_str())?;
     jwt.check_claim("agent_jkt", jwt.claims.agent_jkt.as_deref(), &key.thumbprint())?;
     jwt.check_claim("ps", jwt.claims.ps.as_deref(), person_server.as_str())?;
     if let Some(person_sub) = person_sub {
         jwt.check_claim("sub", jwt.claims.sub.as_deref(), person_sub)?;
     }
+    jwt.check_issued_before(now)?;
     jwt.check_not_expired(now)?;
     Ok(jwt)
 }
@@ -185,17 +207,45 @@ pub(crate) fn check_auth_token(
     key: &AgentKey,
     now: u64,
 ) -> Result<CachedToken, Error> {
-    let jwt = Jwt::decode(token.expose_secret(), TokenKind::Auth)?;
-    jwt.check_bound_to(key)?;
+    let (jwt, exp) = check_auth_token_binding(&token, resource, key, now)?;
     if let Some(issuer) = resource_token.claims.aud.as_ref().and_then(|aud| aud.single()) {
         jwt.check_claim("iss", jwt.claims.iss.as_deref(), issuer)?;
     }
-    check_audience(&jwt, resource)?;
     if let Some(sub) = &resource_token.claims.sub {
         jwt.check_claim("sub", jwt.claims.sub.as_deref(), sub)?;
     }
-    let exp = jwt.check_not_expired(now)?;
     Ok(CachedToken { token, expires_at: expires_at(exp, expires_in, now), sub: jwt.claims.sub })
+}
+
+/// Checks an auth token read back from the token cache file, where the resource token it
+/// was exchanged for is no longer at hand: everything [`check_auth_token`] checks but the
+/// two claims compared with the resource token (`iss`, `sub`), which were checked when
+/// the token arrived. It is usable until `expires_at` (as stored) or its `exp`, whichever
+/// comes first.
+pub(crate) fn check_cached_auth_token(
+    token: SecretString,
+    expires_at: u64,
+    resource: &ServerId,
+    key: &AgentKey,
+    now: u64,
+) -> Result<CachedToken, Error> {
+    let (jwt, exp) = check_auth_token_binding(&token, resource, key, now)?;
+    Ok(CachedToken { token, expires_at: exp.min(expires_at), sub: jwt.claims.sub })
+}
+
+/// The checks on an auth token that need no resource token: `typ`, bound to our key,
+/// `aud` is the resource, not expired; the decoded token and its `exp`.
+fn check_auth_token_binding(
+    token: &SecretString,
+    resource: &ServerId,
+    key: &AgentKey,
+    now: u64,
+) -> Result<(Jwt, u64), Error> {
+    let jwt = Jwt::decode(token.expose_secret(), TokenKind::Auth)?;
+    jwt.check_bound_to(key)?;
+    check_audience(&jwt, resource)?;
+    let exp = jwt.check_not_expired(now)?;
+    Ok((jwt, exp))
 }
 
 fn check_audience(jwt: &Jwt, resource: &ServerId) -> Result<(), Error> {
@@ -232,12 +282,13 @@ mod tests {
     }
 
     fn issue(kind: TokenKind, claims: Value) -> SecretString {
-        SecretString::from(Jwt::encode(&AgentKey::generate(), "k", kind, &claims).unwrap())
+        SecretString::from(crate::jwt::test_token(kind, &claims))
     }
 
     fn resource_claims(agent: &AgentKey) -> Value {
-        json!({"iss": "https://r.example", "aud": "https://ps.example", "ps": "https://ps.example", "sub": "p1",
-            "agent_jkt": agent.thumbprint(), "exp": NOW + 300, "scope": "data.read"})
+        json!({"iss": "https://r.example", "dwk": "aauth-resource.json", "aud": "https://ps.example",
+            "ps": "https://ps.example", "sub": "p1", "agent_jkt": agent.thumbprint(), "iat": NOW - 1, "exp": NOW + 300,
+            "scope": "data.read"})
     }
 
     #[test]
@@ -287,6 +338,20 @@ mod tests {
         let mut claims = resource_claims(&agent);
         claims.as_object_mut().unwrap().remove("agent_jkt");
         cases.push((claims, "agent_jkt"));
+        // The resource's keys are in `aauth-resource.json`, nowhere else.
+        let mut claims = resource_claims(&agent);
+        claims["dwk"] = json!("aauth-person.json");
+        cases.push((claims, "dwk"));
+        let mut claims = resource_claims(&agent);
+        claims.as_object_mut().unwrap().remove("dwk");
+        cases.push((claims, "dwk"));
+        // Issued in the future, beyond the minute of clock skew allowed.
+        let mut claims = resource_claims(&agent);
+        claims["iat"] = json!(NOW + 61);
+        cases.push((claims, "iat"));
+        let mut claims = resource_claims(&agent);
+        claims.as_object_mut().unwrap().remove("iat");
+        cases.push((claims, "iat"));
         for (claims, expected) in cases {
             let error = check(claims, Some("p1")).unwrap_err();
             assert!(

@@ -1,13 +1,11 @@
 //! The AAuth flows end to end against the harness's agent provider, person server and
-//! resource, which verify every signature they receive.
-
-mod harness;
+//! resource (`aauth-harness`), which verify every signature they receive.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use aauth_client::{AAuthClient, AgentKey, Error, SignatureKey, Step, TokenKind, sign_request};
-use harness::{Consent, Harness};
+use aauth_harness::{Consent, Harness};
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use skill_core::SecretString;
 use url::Url;
@@ -20,7 +18,7 @@ fn client(harness: &Harness, dir: &Path) -> AAuthClient {
 fn builder(harness: &Harness, key: AgentKey, dir: &Path) -> aauth_client::AAuthClientBuilder {
     AAuthClient::builder(key, harness.ap.clone())
         .allow_http_loopback(true)
-        .agent_token_cache(dir.join("aauth/agent-token.json"))
+        .agent_token_cache_dir(dir.join("aauth/agent-tokens"))
 }
 
 fn data_url(harness: &Harness) -> Url {
@@ -110,12 +108,35 @@ async fn agent_token_cache_file_is_private() {
     use std::os::unix::fs::PermissionsExt as _;
     let harness = Harness::start().await;
     let dir = tempfile::tempdir().unwrap();
-    client(&harness, dir.path()).enroll().await.unwrap();
-    let path = dir.path().join("aauth/agent-token.json");
-    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    let client = client(&harness, dir.path());
+    client.enroll().await.unwrap();
+    let path = client.agent_token_cache_file().unwrap();
+    assert_eq!(path.parent().unwrap(), dir.path().join("aauth/agent-tokens"));
+    assert_eq!(std::fs::metadata(path).unwrap().permissions().mode() & 0o777, 0o600);
     assert_eq!(std::fs::metadata(path.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
-    let cached: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let cached: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     assert_eq!(cached["agent_token"], harness.issued_tokens()[0]);
+}
+
+/// Agents with other agent providers or other keys share one cache folder: each finds its
+/// own token there, and none re-enrolls because another one enrolled.
+#[tokio::test]
+async fn agents_with_other_providers_or_keys_share_the_cache_folder() {
+    let (first, second) = (Harness::start().await, Harness::start().await);
+    let dir = tempfile::tempdir().unwrap();
+    let (key, other_key) = (AgentKey::generate(), AgentKey::generate());
+    let setups = [(&first, &key), (&second, &key), (&first, &other_key)];
+    let mut identities = Vec::new();
+    for (harness, key) in setups {
+        identities.push(builder(harness, key.clone(), dir.path()).build().unwrap().enroll().await.unwrap());
+    }
+    // Each setup again, as a later process would: its own cached token, no enrollment.
+    for ((harness, key), identity) in setups.into_iter().zip(&identities) {
+        let again = builder(harness, key.clone(), dir.path()).build().unwrap();
+        assert_eq!(&again.agent_identity().await.unwrap(), identity);
+    }
+    assert_eq!((first.count("ap.bootstrap"), second.count("ap.bootstrap")), (2, 1));
+    assert_eq!(std::fs::read_dir(dir.path().join("aauth/agent-tokens")).unwrap().count(), 3);
 }
 
 /// An agent token within a minute of its expiry is renewed at `refresh_endpoint`.
@@ -374,7 +395,7 @@ async fn harness_rejects_created_outside_sixty_seconds() {
     let harness = Harness::start().await;
     let key = AgentKey::generate();
     let http = reqwest::Client::new();
-    let now = harness::now();
+    let now = aauth_harness::now();
     for created in [now - 120, now + 120] {
         let response = http.execute(signed(&harness, &key, post_data(&harness), created)).await.unwrap();
         assert_eq!(response.status(), 401);
@@ -394,7 +415,7 @@ async fn harness_rejects_a_replayed_request() {
     let harness = Harness::start().await;
     let key = AgentKey::generate();
     let http = reqwest::Client::new();
-    let request = signed(&harness, &key, post_data(&harness), harness::now());
+    let request = signed(&harness, &key, post_data(&harness), aauth_harness::now());
     let replay = request.try_clone().unwrap();
     let first = http.execute(request).await.unwrap();
     assert_eq!(first.headers()["aauth-requirement"], "requirement=person-token");
@@ -409,7 +430,7 @@ async fn harness_rejects_a_replayed_request() {
 async fn harness_rejects_a_tampered_body() {
     let harness = Harness::start().await;
     let key = AgentKey::generate();
-    let mut request = signed(&harness, &key, post_data(&harness), harness::now());
+    let mut request = signed(&harness, &key, post_data(&harness), aauth_harness::now());
     *request.body_mut() = Some(r#"{"n":2}"#.into());
     let response = reqwest::Client::new().execute(request).await.unwrap();
     assert_eq!(response.status(), 401);
@@ -420,7 +441,7 @@ async fn harness_rejects_a_tampered_body() {
 async fn harness_rejects_a_request_changed_after_signing() {
     let harness = Harness::start().await;
     let key = AgentKey::generate();
-    let mut request = signed(&harness, &key, post_data(&harness), harness::now());
+    let mut request = signed(&harness, &key, post_data(&harness), aauth_harness::now());
     // `content-type` is covered; the body (and so `Content-Digest`) is unchanged.
     request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
     let response = reqwest::Client::new().execute(request).await.unwrap();
@@ -452,7 +473,7 @@ async fn ca_file_adds_a_trust_root() {
     let harness = Harness::start_tls().await;
     assert_eq!(harness.ap.scheme(), "https");
     let dir = tempfile::tempdir().unwrap();
-    let ca = harness::tls_fixtures().join("ca.pem");
+    let ca = aauth_harness::ca_file();
     let trusting = builder(&harness, AgentKey::generate(), dir.path()).ca_file(&ca).build().unwrap();
     let response = trusting.http_client().get(data_url(&harness)).send().await.unwrap();
     assert_eq!(response.status(), 200);
@@ -502,4 +523,257 @@ async fn errors_name_the_step() {
     let error = client.http_client().get(data_url(&harness)).send().await.unwrap_err();
     let Error::Http { step, .. } = aauth_error(&error) else { panic!("{error:?}") };
     assert_eq!(*step, Step::PersonMetadata);
+}
+
+/// Identical state-changing requests back to back all pass a verifier with a replay cache
+/// keyed by (key, `created`, method, authority, path): the harness's. Signing is
+/// deterministic and `created` has whole seconds, so each needs a second of its own. The
+/// three retries of the first request's token dance are such requests too.
+#[tokio::test]
+async fn identical_posts_back_to_back_are_not_replays() {
+    let harness = Harness::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let http = client(&harness, dir.path()).http_client();
+    for _ in 0..4 {
+        let response = http
+            .post(data_url(&harness))
+            .header(CONTENT_TYPE, "application/json")
+            .body(r#"{"n":1}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{:?}", harness.counts());
+    }
+    assert_eq!(harness.count("rejected:replay"), 0);
+    assert_eq!(harness.count("resource.auth_token"), 4);
+    assert_eq!(harness.count("ps.auth_token"), 1);
+}
+
+/// The URL of the caller's request appears in errors without its user info, query and
+/// fragment.
+#[tokio::test]
+async fn errors_show_the_request_url_without_credentials_or_query() {
+    let harness = Harness::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = builder(&harness, AgentKey::generate(), dir.path()).max_requirement_rounds(1).build().unwrap();
+    let mut url = data_url(&harness);
+    url.set_username("alice").unwrap();
+    url.set_password(Some("hunter2")).unwrap();
+    url.set_query(Some("api_key=sesame"));
+    url.set_fragment(Some("frag"));
+    let request = reqwest::Request::new(reqwest::Method::GET, url);
+    let error = client.http_client().execute(request).await.unwrap_err();
+    let aauth = aauth_error(&error);
+    assert!(matches!(aauth, Error::TooManyRounds { .. }), "{aauth:?}");
+    let shown = format!("{error} {error:?} {aauth} {aauth:?}");
+    assert!(shown.contains(&format!("{}: more than 1", data_url(&harness))), "{shown}");
+    for secret in ["alice", "hunter2", "sesame", "frag"] {
+        assert!(!shown.contains(secret), "{secret} in {shown}");
+    }
+}
+
+/// How much each step's count grew from `before` to `after` (steps that did not grow are
+/// left out).
+fn growth(
+    before: &std::collections::BTreeMap<String, usize>,
+    after: &std::collections::BTreeMap<String, usize>,
+) -> Vec<(String, usize)> {
+    after
+        .iter()
+        .filter_map(|(step, count)| {
+            let grown = count - before.get(step).copied().unwrap_or(0);
+            (grown > 0).then(|| (step.clone(), grown))
+        })
+        .collect()
+}
+
+fn steps(list: &[(&str, usize)]) -> Vec<(String, usize)> {
+    list.iter().map(|(step, count)| ((*step).to_owned(), *count)).collect()
+}
+
+/// One request through the whole dance; the answer's `sub`.
+async fn dance(client: &AAuthClient, harness: &Harness) -> serde_json::Value {
+    let response = client.http_client().get(data_url(harness)).send().await.unwrap();
+    assert_eq!(response.status(), 200, "{:?}", harness.counts());
+    let body: serde_json::Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+    body["sub"].clone()
+}
+
+/// The person and auth tokens are shared with later processes: a second client with the
+/// same key and cache folder (as the next `omniagent` command would be) presents the auth
+/// token the first obtained, and its request goes straight through.
+#[tokio::test]
+async fn a_later_process_presents_the_cached_auth_token() {
+    let harness = Harness::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = AgentKey::generate();
+    let first = builder(&harness, key.clone(), dir.path()).build().unwrap();
+    let sub = dance(&first, &harness).await;
+    assert_eq!((harness.count("ps.person_token"), harness.count("ps.auth_token")), (1, 1));
+
+    let before = harness.counts();
+    let second = builder(&harness, key, dir.path()).build().unwrap();
+    assert_eq!(dance(&second, &harness).await, sub);
+    // One signed request, presenting the auth token: no enrollment, no metadata, no token
+    // request, no other attempt at the resource.
+    assert_eq!(growth(&before, &harness.counts()), steps(&[("resource.auth_token", 1), ("verified", 1)]));
+    assert_no_token(&harness, &format!("{second:?}"));
+}
+
+/// The token cache file of a resource is private, beside the agent token's, and says
+/// whose tokens it holds.
+#[cfg(unix)]
+#[tokio::test]
+async fn resource_token_cache_file_is_private() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let harness = Harness::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = AgentKey::generate();
+    let client = builder(&harness, key.clone(), dir.path()).build().unwrap();
+    dance(&client, &harness).await;
+    let path = client.resource_token_cache_file(&data_url(&harness)).unwrap();
+    assert_eq!(path.parent(), client.agent_token_cache_file().unwrap().parent());
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::metadata(path.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+    let cached: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(cached["agent_provider"].as_str(), Some(harness.ap.as_str().trim_end_matches('/')));
+    assert_eq!(cached["thumbprint"].as_str(), Some(key.thumbprint().as_str()));
+    assert_eq!(cached["resource"].as_str(), Some(harness.resource.as_str().trim_end_matches('/')));
+    assert_eq!(cached["person_server"].as_str(), Some(harness.ps.as_str().trim_end_matches('/')));
+    let issued = harness.issued_tokens();
+    for member in ["person_token", "auth_token"] {
+        let token = cached[member]["token"].as_str().unwrap();
+        assert!(issued.iter().any(|issued| issued == token), "{member}");
+        assert!(cached[member]["expires_at"].as_u64().unwrap() > aauth_harness::now() + 3000, "{member}");
+    }
+    // Every file in the folder is private, and none is left over from writing.
+    for entry in std::fs::read_dir(path.parent().unwrap()).unwrap() {
+        let path = entry.unwrap().path();
+        assert_eq!(path.extension().and_then(|extension| extension.to_str()), Some("json"), "{}", path.display());
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600, "{}", path.display());
+    }
+}
+
+/// A person who approved once is not asked again by the next process while the auth
+/// token lasts.
+#[tokio::test]
+async fn a_later_process_does_not_ask_the_person_again() {
+    let harness = Harness::start().await;
+    harness.set(|scenario| scenario.consent = Consent::Interaction);
+    let dir = tempfile::tempdir().unwrap();
+    let key = AgentKey::generate();
+    let (callback, mut interactions) = on_interaction_channel();
+    let first = builder(&harness, key.clone(), dir.path()).on_interaction(callback).build().unwrap();
+    let request = first.http_client().get(data_url(&harness)).send();
+    let person = async {
+        let (url, code) = interactions.recv().await.unwrap();
+        harness.wait_for_ps_polls(1).await;
+        person_decides(&url, &code, "approve").await;
+    };
+    let (response, ()) = tokio::join!(request, person);
+    assert_eq!(response.unwrap().status(), 200);
+    assert_eq!(harness.count("ps.interaction_decision"), 1);
+
+    let (callback, mut interactions) = on_interaction_channel();
+    let second = builder(&harness, key, dir.path()).on_interaction(callback).build().unwrap();
+    let response = second.http_client().get(data_url(&harness)).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(interactions.try_recv().is_err(), "the person was asked again");
+    assert_eq!((harness.count("ps.auth_token"), harness.count("ps.interaction_decision")), (1, 1));
+    assert_eq!(harness.count("resource.auth_token"), 2);
+}
+
+/// An auth token in the cache that is no longer fresh (within 60 s of its expiry) is not
+/// presented: the later process presents the cached person token and exchanges a new
+/// resource token. A short-lived auth token is not kept for later processes at all.
+#[tokio::test]
+async fn a_cached_auth_token_near_its_expiry_is_not_used() {
+    let harness = Harness::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = AgentKey::generate();
+    let first = builder(&harness, key.clone(), dir.path()).build().unwrap();
+    dance(&first, &harness).await;
+    let path = first.resource_token_cache_file(&data_url(&harness)).unwrap();
+
+    // The cached auth token said to be usable for 30 s more only (as an `expires_in` of 90
+    // an hour ago would leave it): too close to its expiry to be presented.
+    let mut cached: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    cached["auth_token"]["expires_at"] = serde_json::json!(aauth_harness::now() + 30);
+    std::fs::write(&path, cached.to_string()).unwrap();
+    // The person server now issues auth tokens that are stale as soon as they arrive.
+    harness.set(|scenario| scenario.auth_token_lifetime = 30);
+    let before = harness.counts();
+    let second = builder(&harness, key.clone(), dir.path()).build().unwrap();
+    dance(&second, &harness).await;
+    // A new process reads the person server's metadata once.
+    let expected = [
+        ("ps.auth_token", 1),
+        ("ps.metadata", 1),
+        ("resource.auth_token", 1),
+        ("resource.person_token", 1),
+        // The request with the person token, the auth token request, the retry.
+        ("verified", 3),
+    ];
+    assert_eq!(growth(&before, &harness.counts()), steps(&expected));
+
+    // The 30 s auth token was used once, and not kept: the next process starts from the
+    // person token again.
+    let cached: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert!(cached.get("auth_token").is_none(), "{cached}");
+    let before = harness.counts();
+    let third = builder(&harness, key, dir.path()).build().unwrap();
+    dance(&third, &harness).await;
+    assert_eq!(growth(&before, &harness.counts()), steps(&expected));
+    assert_eq!(harness.count("ps.person_token"), 1);
+}
+
+/// A cache file that is another agent's, or whose tokens are bound to another key, is
+/// ignored: the client goes through the dance again (no token is presented that the
+/// resource would refuse), and replaces the file with its own tokens.
+#[tokio::test]
+async fn foreign_or_tampered_cache_entries_are_ignored() {
+    let harness = Harness::start().await;
+    let (dir, other_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (key, other_key) = (AgentKey::generate(), AgentKey::generate());
+    let ours = builder(&harness, key.clone(), dir.path()).build().unwrap();
+    let theirs = builder(&harness, other_key, other_dir.path()).build().unwrap();
+    dance(&ours, &harness).await;
+    dance(&theirs, &harness).await;
+    let path = ours.resource_token_cache_file(&data_url(&harness)).unwrap();
+    let their_path = theirs.resource_token_cache_file(&data_url(&harness)).unwrap();
+    let read = |path: &Path| serde_json::from_slice::<serde_json::Value>(&std::fs::read(path).unwrap()).unwrap();
+    let write = |path: &Path, value: &serde_json::Value| std::fs::write(path, value.to_string()).unwrap();
+
+    // Their whole file in our file's place: another key's tokens, by its own account.
+    // Their tokens under our name: bound to their key all the same.
+    let mut tampered = read(&path);
+    for member in ["person_token", "auth_token"] {
+        tampered[member] = read(&their_path)[member].clone();
+    }
+    for planted in [read(&their_path), tampered] {
+        write(&path, &planted);
+        let before = harness.counts();
+        let again = builder(&harness, key.clone(), dir.path()).build().unwrap();
+        dance(&again, &harness).await;
+        let grown = growth(&before, &harness.counts());
+        let expected = [
+            ("ps.auth_token", 1),
+            ("ps.metadata", 1),
+            ("ps.person_token", 1),
+            ("resource.agent_token", 1),
+            ("resource.auth_token", 1),
+            ("resource.person_token", 1),
+            ("verified", 5),
+        ];
+        assert_eq!(grown, steps(&expected));
+        // Replaced by tokens bound to our key.
+        let replaced = read(&path);
+        assert_eq!(replaced["thumbprint"].as_str(), Some(key.thumbprint().as_str()));
+        for member in ["person_token", "auth_token"] {
+            let token = replaced[member]["token"].as_str().unwrap();
+            let kind = if member == "auth_token" { TokenKind::Auth } else { TokenKind::Person };
+            let jwt = aauth_client::Jwt::decode(token, kind).unwrap();
+            jwt.check_bound_to(&key).unwrap();
+        }
+    }
 }

@@ -35,8 +35,8 @@ impl Home {
         self.root.join("skills")
     }
 
-    /// The AAuth agent's folder: its key and its cached agent token.
-    #[cfg(feature = "aauth")]
+    /// The AAuth agent's folder: its key and its cached tokens.
+    #[cfg(any(feature = "openapi", feature = "aauth"))]
     pub(crate) fn aauth_dir(&self) -> PathBuf {
         self.root.join("aauth")
     }

@@ -50,7 +50,7 @@ pub(crate) async fn start_agent(
     #[cfg(feature = "openapi")]
     for (name, settings) in &config.openapi {
         let signer = &signer;
-        let make = move || openapi_skill(config, name, settings, signer);
+        let make = move || openapi_skill(config, home, name, settings, signer);
         candidates.push((name.as_str(), Cow::Owned(settings.secret_refs()), Box::new(make)));
     }
     let wanted_name = match wanted {
@@ -81,11 +81,13 @@ pub(crate) async fn start_agent(
 const SIGNED_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
 /// The OpenAPI skill `name`, its `spec` (unless a URL) and `upload_folder` taken from the
-/// config file's folder; with `aauth: true`, its calls go through the agent's AAuth
-/// client, and without one it loads as skipped, with the reason.
+/// config file's folder, and no `$ref` of its document allowed into the AAuth agent's
+/// folder (its key and tokens); with `aauth: true`, its calls go through the agent's
+/// AAuth client, and without one it loads as skipped, with the reason.
 #[cfg(feature = "openapi")]
 fn openapi_skill(
     config: &Config,
+    home: &Home,
     name: &str,
     settings: &skill_openapi::OpenApiConfig,
     signer: &Signer<'_>,
@@ -97,11 +99,18 @@ fn openapi_skill(
     if let Some(folder) = &settings.upload_folder {
         settings.upload_folder = Some(config.resolve_path(folder).display().to_string());
     }
-    if !settings.aauth {
-        return Box::new(skill_openapi::OpenApiSkill::new(name, settings));
+    // The agent's tokens are JSON files: no document may refer to them. (Its key, wherever
+    // `aauth.key` puts it, is a `.jwk` file, which no ref may name.)
+    let private = skill_openapi::LoadOptions::new().with_private_folder(home.aauth_dir());
+    let signed = settings.aauth;
+    if signed {
+        settings.timeout.get_or_insert(SIGNED_CALL_TIMEOUT);
     }
-    settings.timeout.get_or_insert(SIGNED_CALL_TIMEOUT);
-    match signer.sign(skill_openapi::OpenApiSkill::new(name, settings)) {
+    let skill = skill_openapi::OpenApiSkill::new(name, settings).with_load_options(private);
+    if !signed {
+        return Box::new(skill);
+    }
+    match signer.sign(skill) {
         Ok(skill) => Box::new(skill),
         Err(reason) => Box::new(Unavailable {
             name: name.to_owned(),
@@ -214,7 +223,7 @@ pub(crate) fn aauth_client(
         .map_err(|error| UsageError::new(format!("aauth.key: {error}")))?;
     let mut builder = aauth_client::AAuthClient::builder(key, url("agent_provider", &provider)?)
         .allow_http_loopback(settings.allow_http_loopback)
-        .agent_token_cache(home.aauth_dir().join("agent-token.json"))
+        .agent_token_cache_dir(home.aauth_dir())
         .on_interaction(crate::render::interaction);
     if let Some(person_server) = overrides.person_server.or(settings.person_server) {
         builder = builder.person_server(url("person_server", &person_server)?);
@@ -234,7 +243,7 @@ pub(crate) async fn load_openapi_tools(
     name: &str,
     settings: &skill_openapi::OpenApiConfig,
 ) -> Result<usize, skill_core::BoxError> {
-    let mut skill = openapi_skill(config, name, settings, &Signer::new(config, home));
+    let mut skill = openapi_skill(config, home, name, settings, &Signer::new(config, home));
     skill.init().await?;
     Ok(skill.tools().len())
 }

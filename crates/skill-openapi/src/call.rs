@@ -3,9 +3,10 @@
 //! [`reqwest_middleware::ClientWithMiddleware`], and its response becomes a [`ToolOutput`].
 //!
 //! An [`Endpoint`] holds what every call of one document's tools shares: the server URL,
-//! the credentials matched to the document's security schemes, what each operation says
-//! beyond its tool (its security, its own servers, its multipart part headers), the
-//! per-call timeout, the response size limit and the upload folder.
+//! the credentials matched to the document's security schemes, the per-call timeout, the
+//! response size limit and the upload folder. What each operation says beyond its input
+//! (its security, its own servers, its multipart part headers) is read with its tool and
+//! carried on the [`OperationTool`] (module `operations`).
 //!
 //! - Server ([`Endpoint::new`]): the base URL given, else `servers[0]` of the document
 //!   with its variables' defaults (checked against their `enum`), a relative URL resolved
@@ -13,7 +14,7 @@
 //!   own `servers` is called there, unless a base URL was given. A document without
 //!   `servers` is served from `/` (the spec's default), which for a file needs a base URL.
 //! - Request: see the modules `request` (parameters) and `body` (request bodies), and
-//!   [`BINARY_ARGUMENT_HELP`] for how binary fields are given.
+//!   [`BINARY_ARGUMENT_HELP`] and [`FILE_ARGUMENT_HELP`] for how binary fields are given.
 //! - Auth: an `apiKey` scheme gives its name and `in` to an [`Credential::ApiKey`]
 //!   without them; `http` `bearer` (and `oauth2`, `openIdConnect`) schemes take a
 //!   [`Credential::Bearer`]; `http` `basic` a [`Credential::Basic`]. A request carries the
@@ -23,19 +24,18 @@
 //!   `security: []`).
 //! - Response: see the module `response`. Transport failures are [`ToolError::Failed`]
 //!   naming the tool, the method and the URL (user info left out, and `REDACTED` for
-//!   the query values that came from credentials or from the base URL's own query); a
-//!   call over the timeout is [`ToolError::Timeout`].
+//!   every query value, as any may be a credential); a call over the timeout is
+//!   [`ToolError::Timeout`].
 
 mod auth;
 mod binary;
 mod body;
-mod operations;
+pub(crate) mod operations;
 mod request;
 mod response;
 mod schema;
 mod server;
 
-use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -47,13 +47,17 @@ use skill_core::{ToolError, ToolOutput};
 use url::Url;
 
 pub use self::auth::{ApiKeyLocation, Credential};
-pub use self::binary::BINARY_ARGUMENT_HELP;
+pub use self::binary::{BINARY_ARGUMENT_HELP, DEFAULT_MAX_UPLOAD_BYTES, FILE_ARGUMENT_HELP};
 
-use self::auth::{PlacedCredential, Requirements};
-use self::operations::OperationDetails;
+pub(crate) use self::auth::{Requirements, read_requirements};
+
+use self::auth::PlacedCredential;
+use self::binary::Uploads;
 use crate::Error;
 use crate::document::{Document, DocumentOrigin};
-use crate::operation::{Method, OperationTool};
+use crate::http::{USER_AGENT, install_crypto_provider, reqwest_reason};
+use crate::operation::OperationTool;
+use crate::redact::redacted;
 use crate::reference::Resolver;
 use crate::serialize::ValueKind;
 
@@ -64,19 +68,20 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// model's context, and past which a body is cut with a note.
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 
-/// Everything the calls of one document's tools share: server URL, credentials, the
-/// operations' details, limits. Cheap to clone; its `Debug` output shows no secret.
+/// Everything the calls of one document's tools share: server URL, credentials, limits.
+/// Cheap to clone; its `Debug` output shows no secret.
 #[derive(Clone)]
 pub struct Endpoint {
     document: DocumentOrigin,
     base_url: Url,
     credentials: Arc<[PlacedCredential]>,
     schemes_defined: bool,
-    root_security: Option<Requirements>,
-    operations: Arc<HashMap<(Method, String), OperationDetails>>,
+    /// Whether the base URL was given, so that it wins over operations' own servers.
+    base_url_given: bool,
     timeout: Duration,
     max_response_bytes: usize,
     upload_folder: Option<PathBuf>,
+    max_upload_bytes: u64,
 }
 
 impl Endpoint {
@@ -126,17 +131,16 @@ impl Endpoint {
         };
         let mut resolver = Resolver::new(document);
         let (credentials, schemes_defined) = auth::place_credentials(document, &mut resolver, credentials)?;
-        let (operations, root_security) = operations::read_operations(document, &mut resolver, base_url.is_some());
         Ok(Endpoint {
             document: origin.clone(),
             base_url: url,
             credentials: credentials.into(),
             schemes_defined,
-            root_security,
-            operations: Arc::new(operations),
+            base_url_given: base_url.is_some(),
             timeout: DEFAULT_CALL_TIMEOUT,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             upload_folder: None,
+            max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
         })
     }
 
@@ -158,6 +162,13 @@ impl Endpoint {
     /// only, so that no call can send a file the model picked anywhere on the machine.
     pub fn with_upload_folder(mut self, folder: impl Into<PathBuf>) -> Self {
         self.upload_folder = Some(folder.into());
+        self
+    }
+
+    /// Sends a file from the upload folder only up to `limit` bytes (default 100 MiB,
+    /// [`DEFAULT_MAX_UPLOAD_BYTES`]); a larger one is refused, naming the argument.
+    pub fn with_max_upload_bytes(mut self, limit: u64) -> Self {
+        self.max_upload_bytes = limit;
         self
     }
 
@@ -215,39 +226,33 @@ impl Endpoint {
                 });
             }
         };
-        let details = self.operations.get(&(tool.method, tool.path.clone()));
-        let base = match details.and_then(|details| details.server.as_ref()) {
+        let details = &tool.details;
+        let base = match details.server.as_ref().filter(|_| !self.base_url_given) {
             Some(Ok(url)) => url,
             Some(Err(message)) => return Err(ToolError::failed(format!("`{}`: {message}", tool.name))),
             None => &self.base_url,
         };
-        let security = match details {
-            Some(details) => details.security.as_ref(),
-            None => self.root_security.as_ref(),
-        };
-        let credentials = auth::select(&self.credentials, self.schemes_defined, security);
+        let credentials = auth::select(&self.credentials, self.schemes_defined, details.security.as_ref());
         let target = request::build_target(tool, arguments, base, &credentials)?;
-        let part_headers = match (details, &tool.request_body) {
-            (Some(details), Some(body)) => details.part_headers.get(&body.media_type),
-            _ => None,
-        };
-        let body = body::build_body(tool, arguments, part_headers, self.upload_folder.as_deref()).await?;
+        let uploads = Uploads { folder: self.upload_folder.as_deref(), max_bytes: self.max_upload_bytes };
+        let body = body::build_body(tool, arguments, uploads).await?;
 
         let method = reqwest::Method::from_bytes(tool.method.as_str().as_bytes())
             .map_err(|_| ToolError::failed(format!("`{}`: {} is not an HTTP method", tool.name, tool.method)))?;
+        let shown = redacted(&target.url);
         let mut headers = target.headers;
         let mut builder = client.request(method, target.url);
         if let Some(body) = body {
             headers.insert(reqwest::header::CONTENT_TYPE, body.content_type);
             builder = builder.body(body.bytes);
         }
-        tracing::debug!(tool = %tool.name, method = %tool.method, url = %target.shown, "calling");
-        let failed =
-            |reason: String| ToolError::failed(format!("`{}`: {} {}: {reason}", tool.name, tool.method, target.shown));
+        tracing::debug!(tool = %tool.name, method = %tool.method, url = %shown, "calling");
+        let failed = |reason: String| ToolError::failed(format!("`{}`: {} {shown}: {reason}", tool.name, tool.method));
         let response = builder.headers(headers).send().await.map_err(|error| failed(transport_reason(error)))?;
         tracing::debug!(tool = %tool.name, status = response.status().as_u16(), "response");
-        let uri = target.shown.split('?').next().unwrap_or_default();
-        response::read_response(response, self.max_response_bytes, uri)
+        let mut resource = shown.clone();
+        resource.set_query(None);
+        response::read_response(response, self.max_response_bytes, resource.as_str())
             .await
             .map_err(|error| failed(format!("reading the response: {}", reqwest_reason(error))))
     }
@@ -255,20 +260,15 @@ impl Endpoint {
 
 impl fmt::Debug for Endpoint {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The base URL might carry user info: only its origin and path are shown.
-        let mut shown_url = self.base_url.clone();
-        let _ = shown_url.set_username("");
-        let _ = shown_url.set_password(None);
-        shown_url.set_query(None);
         formatter
             .debug_struct("Endpoint")
             .field("document", &self.document)
-            .field("base_url", &shown_url.as_str())
+            .field("base_url", &redacted(&self.base_url).as_str())
             .field("credentials", &self.credentials)
-            .field("operations", &self.operations.len())
             .field("timeout", &self.timeout)
             .field("max_response_bytes", &self.max_response_bytes)
             .field("upload_folder", &self.upload_folder)
+            .field("max_upload_bytes", &self.max_upload_bytes)
             .finish()
     }
 }
@@ -284,16 +284,10 @@ pub fn default_client() -> ClientWithMiddleware {
     install_crypto_provider();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("skill-openapi/", env!("CARGO_PKG_VERSION")))
+        .user_agent(USER_AGENT)
         .build()
         .expect("the TLS backend initialises");
     ClientWithMiddleware::from(client)
-}
-
-/// rustls needs one crypto provider per process; `ring` is the one this crate builds
-/// with. A provider installed earlier (by the host) is kept.
-fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// Why a request failed, without the URL (whose query may hold a credential).
@@ -302,16 +296,4 @@ fn transport_reason(error: reqwest_middleware::Error) -> String {
         reqwest_middleware::Error::Reqwest(error) => reqwest_reason(error),
         reqwest_middleware::Error::Middleware(error) => format!("{error:#}"),
     }
-}
-
-fn reqwest_reason(error: reqwest::Error) -> String {
-    let error = error.without_url();
-    let mut reason = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        reason.push_str(": ");
-        reason.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    reason
 }

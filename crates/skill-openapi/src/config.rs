@@ -2,18 +2,22 @@
 //! them, and the credentials they name.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use skill_core::{SecretRef, Secrets};
 
 use crate::call::{ApiKeyLocation, Credential};
 use crate::filter::{OperationFilter, OperationMatcher};
+use crate::redact::redacted_text;
 
 /// An OpenAPI skill: which document, which of its operations, where to send requests and
 /// how to authenticate them.
 ///
-/// Unknown keys are refused, so a typo is reported rather than ignored.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+/// Unknown keys are refused, so a typo is reported rather than ignored. Its `Debug`
+/// output shows `spec` (when a URL) and `base_url` redacted: no user info, each query value
+/// as `REDACTED`.
+#[derive(Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct OpenApiConfig {
@@ -74,6 +78,11 @@ impl OpenApiConfig {
         crate::document::is_http_url(&self.spec)
     }
 
+    /// `spec` as messages show it: a URL redacted, a path as is.
+    pub(crate) fn shown_spec(&self) -> String {
+        if self.spec_is_url() { redacted_text(&self.spec) } else { self.spec.clone() }
+    }
+
     /// The operations that become tools.
     pub fn filter(&self) -> OperationFilter {
         OperationFilter { include: self.include.clone(), exclude: self.exclude.clone() }
@@ -118,6 +127,36 @@ impl OpenApiConfig {
             credentials.push(Credential::Basic { username: basic.username.clone(), password });
         }
         credentials
+    }
+}
+
+impl fmt::Debug for OpenApiConfig {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let OpenApiConfig {
+            spec: _,
+            base_url,
+            include,
+            exclude,
+            auth,
+            secrets,
+            timeout,
+            max_response_bytes,
+            upload_folder,
+            aauth,
+        } = self;
+        formatter
+            .debug_struct("OpenApiConfig")
+            .field("spec", &self.shown_spec())
+            .field("base_url", &base_url.as_deref().map(redacted_text))
+            .field("include", include)
+            .field("exclude", exclude)
+            .field("auth", auth)
+            .field("secrets", secrets)
+            .field("timeout", timeout)
+            .field("max_response_bytes", max_response_bytes)
+            .field("upload_folder", upload_folder)
+            .field("aauth", aauth)
+            .finish()
     }
 }
 
@@ -328,6 +367,18 @@ mod tests {
 
     fn parse(text: &str) -> Result<OpenApiConfig, String> {
         serde_yaml_ng::from_str(text).map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn debug_output_shows_urls_redacted_and_paths_as_they_are() {
+        let mut config = OpenApiConfig::new("https://user:pw@host/spec.json?key=s3cret");
+        config.base_url = Some("https://api:pw@host/v1?token=s3cret".to_owned());
+        let debug = format!("{config:?}");
+        assert!(!debug.contains("pw") && !debug.contains("s3cret"), "{debug}");
+        assert!(debug.contains(r#"spec: "https://host/spec.json?key=REDACTED""#), "{debug}");
+        assert!(debug.contains(r#"base_url: Some("https://host/v1?token=REDACTED")"#), "{debug}");
+        let debug = format!("{:?}", OpenApiConfig::new("specs/a?b.yaml"));
+        assert!(debug.contains(r#"spec: "specs/a?b.yaml""#), "{debug}");
     }
 
     #[test]

@@ -9,7 +9,8 @@ use serde_json::Value;
 use url::Url;
 
 use crate::Error;
-use crate::fetch::{self, Fetcher};
+use crate::fetch::{self, Budget, LoadOptions};
+use crate::redact::{redacted, redacted_text};
 use crate::reference::FetchedDocument;
 
 /// The OpenAPI version line of a document.
@@ -33,7 +34,10 @@ impl fmt::Display for SpecVersion {
 }
 
 /// Where a document (the spec, or one its `$ref`s reach) came from: errors name it by this.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// Its `Display` and `Debug` show a URL redacted (no user info, each query value as
+/// `REDACTED`), since a URL may carry credentials; [`DocumentOrigin::url`] gives it whole.
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub enum DocumentOrigin {
     /// Read from this file.
     File(PathBuf),
@@ -72,12 +76,22 @@ impl DocumentOrigin {
     }
 }
 
-/// The file's path as the user gave it, or the URL.
+/// The file's path as the user gave it, or the URL redacted.
 impl fmt::Display for DocumentOrigin {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DocumentOrigin::File(path) => path.display().fmt(formatter),
-            DocumentOrigin::Url(url) => formatter.write_str(url.as_str()),
+            DocumentOrigin::Url(url) => formatter.write_str(redacted(url).as_str()),
+        }
+    }
+}
+
+/// As `Display`, in the variant: the URL redacted.
+impl fmt::Debug for DocumentOrigin {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DocumentOrigin::File(path) => formatter.debug_tuple("File").field(path).finish(),
+            DocumentOrigin::Url(url) => formatter.debug_tuple("Url").field(&redacted(url).as_str()).finish(),
         }
     }
 }
@@ -95,32 +109,37 @@ pub struct Document {
     /// For a fetched spec, every other document its `$ref`s reach, fetched when it was
     /// loaded; empty for a file, whose referenced files are read as refs are resolved.
     pub(crate) referenced: Arc<[FetchedDocument]>,
+    /// The folders no file ref may enter, symbolic links resolved
+    /// ([`LoadOptions::with_private_folder`]).
+    pub(crate) private_folders: Arc<[PathBuf]>,
 }
 
 impl Document {
-    /// Loads the spec `source` names: an `http://` or `https://` URL is fetched with
-    /// `fetcher` ([`Document::from_url`]); anything else is a file path
-    /// ([`Document::from_file`]).
+    /// Loads the spec `source` names under `options`: an `http://` or `https://` URL is
+    /// fetched ([`Document::from_url`]); anything else is a file path
+    /// ([`Document::from_file`]), whose refs may not enter the options' private folders.
     ///
     /// ```no_run
-    /// use skill_openapi::{Document, Error, Fetcher, OperationFilter};
+    /// use skill_openapi::{Document, Error, LoadOptions, OperationFilter};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Error> {
-    /// let fetcher = Fetcher::new();
-    /// let document = Document::load("https://api.example.com/openapi.yaml", &fetcher).await?;
+    /// let options = LoadOptions::new();
+    /// let document = Document::load("https://api.example.com/openapi.yaml", &options).await?;
     /// assert_eq!(document.url().map(|url| url.as_str()), Some("https://api.example.com/openapi.yaml"));
     /// let tools = document.tools(&OperationFilter::default())?.tools;
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn load(source: &str, fetcher: &Fetcher) -> Result<Self, Error> {
+    pub async fn load(source: &str, options: &LoadOptions) -> Result<Self, Error> {
         if is_http_url(source) {
             let url = Url::parse(source)
-                .map_err(|error| Error::InvalidUrl { url: source.to_owned(), reason: error.to_string() })?;
-            Self::from_url(&url, fetcher).await
+                .map_err(|error| Error::InvalidUrl { url: redacted_text(source), reason: error.to_string() })?;
+            Self::from_url(&url, options).await
         } else {
-            Self::from_file(source)
+            let mut document = Self::from_file(source)?;
+            document.private_folders = options.resolved_private_folders().into();
+            Ok(document)
         }
     }
 
@@ -128,30 +147,46 @@ impl Document {
     /// reach, breadth-first, each once, so that tools can be built without further I/O.
     ///
     /// The body is parsed as its `Content-Type` says (JSON, or YAML), else as its URL's
-    /// extension says, else as JSON then YAML. Refs are resolved against the URL of the
-    /// document they are in and may name http(s) URLs only: a `file:` URL, an absolute path
-    /// or another scheme is refused ([`Error::RefNotHttp`]), and a relative ref that climbs
-    /// out of the spec's URL folder is refused before anything is requested
+    /// extension says, else as JSON then YAML. Every ref is resolved against the URL of the
+    /// document it is in and must land on the spec's origin (scheme, host and port) under
+    /// the folder of the spec's URL: one that resolves to a `file:` URL or another scheme is
+    /// refused ([`Error::RefNotHttp`]), and one that lands anywhere else (another host, a
+    /// `..` or a `/` out of the folder) is refused before anything is requested
     /// ([`Error::RefOutsideSpecFolder`]). A referenced document that is refused or cannot
-    /// be fetched fails the whole load, as do more than
-    /// [`Fetcher::max_documents`] documents. Every fetch follows the [`Fetcher`]'s rules.
-    pub async fn from_url(url: &Url, fetcher: &Fetcher) -> Result<Self, Error> {
+    /// be fetched fails the whole load, as do more than [`LoadOptions::max_documents`]
+    /// documents, more than [`LoadOptions::max_total_bytes`] bytes in all, or a load longer
+    /// than [`LoadOptions::total_timeout`]. Every fetch follows the [`LoadOptions`]' rules.
+    pub async fn from_url(url: &Url, options: &LoadOptions) -> Result<Self, Error> {
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(Error::InvalidUrl { url: url.to_string(), reason: "only http and https are fetched".into() });
+            return Err(Error::InvalidUrl {
+                url: redacted(url).to_string(),
+                reason: "only http and https are fetched".into(),
+            });
         }
         let mut url = url.clone();
         url.set_fragment(None);
-        let root = fetcher.get(&url).await?.parse(&url)?;
+        tokio::time::timeout(options.total_timeout(), Self::fetch_all(url.clone(), options))
+            .await
+            .map_err(|_elapsed| Error::LoadTimeout { url: redacted(&url), after: options.total_timeout() })?
+    }
+
+    /// The spec at `url` and every document its refs reach, within one [`Budget`].
+    async fn fetch_all(url: Url, options: &LoadOptions) -> Result<Self, Error> {
+        let mut budget = Budget::new(&url, options);
+        let root = options.get(&url, &mut budget).await?.parse(&url)?;
         let mut document = Self::with_origin(url.into(), root)?;
-        document.referenced = fetch::fetch_referenced(&document, fetcher).await?.into();
+        document.referenced = fetch::fetch_referenced(&document, options, &mut budget).await?.into();
         Ok(document)
     }
 
     /// Reads the document at `path`: JSON for `.json`, YAML for `.yaml` and `.yml`, else
     /// JSON then YAML. Refuses Swagger 2.0 and versions other than 3.0.x and 3.1.x.
+    ///
+    /// Its refs follow the file rules of [`Document::load`], with no private folders: load
+    /// it with [`Document::load`] to name some.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
-        let root = read_value(path)?;
+        let root = read_value(path, path)?;
         Self::from_value(path, root)
     }
 
@@ -163,7 +198,13 @@ impl Document {
 
     fn with_origin(origin: DocumentOrigin, root: Value) -> Result<Self, Error> {
         let version = detect_version(&origin, &root)?;
-        Ok(Document { origin, version, root: Arc::new(root), referenced: Arc::from([]) })
+        Ok(Document {
+            origin,
+            version,
+            root: Arc::new(root),
+            referenced: Arc::from([]),
+            private_folders: Arc::from([]),
+        })
     }
 
     /// Where the document came from.
@@ -245,10 +286,11 @@ impl Format {
     }
 }
 
-/// Reads a JSON or YAML file into a value, choosing the parser by extension.
-pub(crate) fn read_value(path: &Path) -> Result<Value, Error> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Read { path: path.to_owned(), source })?;
-    let format = path.file_name().and_then(|name| name.to_str()).and_then(Format::from_extension);
+/// Reads the JSON or YAML file at `real_path` into a value, choosing the parser by its
+/// extension; errors name it `path` (as the user or the ref wrote it).
+pub(crate) fn read_value(real_path: &Path, path: &Path) -> Result<Value, Error> {
+    let bytes = std::fs::read(real_path).map_err(|source| Error::Read { path: path.to_owned(), source })?;
+    let format = real_path.file_name().and_then(|name| name.to_str()).and_then(Format::from_extension);
     parse_value(&bytes, &DocumentOrigin::File(path.to_owned()), format)
 }
 

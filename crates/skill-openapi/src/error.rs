@@ -72,6 +72,19 @@ pub enum Error {
         /// What the body was.
         kind: ValueKind,
     },
+    /// A cookie parameter given by `content`, whose value is sent as its media type writes
+    /// it, with a character that a cookie value cannot hold (RFC 6265 §4.1.1: whitespace,
+    /// `"`, `,`, `;`, `\`, control and non-ASCII characters), which could end the cookie
+    /// and add others.
+    #[error(
+        "parameter `{parameter}`: the value cannot be sent as a cookie: it holds {character:?}, and a cookie value given by `content` is sent as written, so it may hold only RFC 6265 cookie octets"
+    )]
+    CookieValueNotSafe {
+        /// The parameter's name.
+        parameter: String,
+        /// The first character that cannot be sent.
+        character: char,
+    },
     /// A document file could not be read.
     #[error("cannot read {}", path.display())]
     Read {
@@ -117,14 +130,47 @@ pub enum Error {
     },
     /// A `$ref` out of the spec's folder. In a file: an absolute path, a `file:` URL, or a
     /// relative path that climbs out with `..` (or through a symbolic link). In a fetched
-    /// document: a relative ref that climbs out of the folder of the spec's URL (or of the
-    /// document an absolute URL ref reached); it is never requested.
+    /// document: a ref (relative, root-relative or absolute) that, resolved against its
+    /// document's URL, is not on the spec's origin (scheme, host, port) under the folder of
+    /// the spec's URL; it is never requested.
     #[error("$ref `{reference}` in {document} points outside the spec's folder")]
     RefOutsideSpecFolder {
         /// The ref as written.
         reference: String,
         /// The document it is in.
         document: DocumentOrigin,
+    },
+    /// A `$ref` in a file to a file that is not a JSON or YAML document (its name, or its
+    /// real name once symbolic links are resolved, does not end in `.json`, `.yaml` or
+    /// `.yml`), such as a key file.
+    #[error("$ref `{reference}` in {document} is refused: a spec may reference only .json, .yaml and .yml files")]
+    RefNotADocument {
+        /// The ref as written.
+        reference: String,
+        /// The document it is in.
+        document: DocumentOrigin,
+    },
+    /// A `$ref` in a file whose path has a hidden file or folder (a name starting with
+    /// `.`), as written or once symbolic links are resolved.
+    #[error(
+        "$ref `{reference}` in {document} is refused: it names a hidden file or folder (one whose name starts with `.`)"
+    )]
+    RefHidden {
+        /// The ref as written.
+        reference: String,
+        /// The document it is in.
+        document: DocumentOrigin,
+    },
+    /// A `$ref` in a file to a file in a folder the host named private
+    /// ([`LoadOptions::with_private_folder`](crate::LoadOptions::with_private_folder)).
+    #[error("$ref `{reference}` in {document} is refused: it points into the private folder {}", folder.display())]
+    RefInPrivateFolder {
+        /// The ref as written.
+        reference: String,
+        /// The document it is in.
+        document: DocumentOrigin,
+        /// The private folder, symbolic links resolved.
+        folder: PathBuf,
     },
     /// A `$ref` to an http(s) URL in a spec read from a file, which may reference files
     /// under its folder only.
@@ -135,8 +181,8 @@ pub enum Error {
         /// The document it is in.
         document: DocumentOrigin,
     },
-    /// A `$ref` in a fetched document that is not an http(s) URL or a path relative to the
-    /// document: a `file:` URL, an absolute local path, or another scheme.
+    /// A `$ref` in a fetched document that, resolved against its document's URL, is not an
+    /// http(s) URL: a `file:` URL, or another scheme.
     #[error("$ref `{reference}` in {document} is refused: a fetched document may reference only http(s) URLs")]
     RefNotHttp {
         /// The ref as written.
@@ -164,7 +210,7 @@ pub enum Error {
     /// not http(s).
     #[error("`{url}` is not a URL that can be fetched: {reason}")]
     InvalidUrl {
-        /// The source as given.
+        /// The source as given, redacted: no user info, query values as `REDACTED`.
         url: String,
         /// Why.
         reason: String,
@@ -173,56 +219,80 @@ pub enum Error {
     /// client could not be built.
     #[error("cannot fetch {url}: {reason}")]
     Fetch {
-        /// The document's URL.
+        /// The document's URL, redacted: no user info, query values as `REDACTED`.
         url: Url,
         /// Why, down to the innermost cause (such as `Connection refused`).
         reason: String,
     },
     /// Fetching a document (connecting, the answer and the whole body) took longer than
-    /// the fetcher allows.
+    /// the load options allow.
     #[error("fetching {url} took longer than {} s", after.as_secs_f64())]
     FetchTimeout {
-        /// The document's URL.
+        /// The document's URL, redacted: no user info, query values as `REDACTED`.
         url: Url,
         /// The time allowed.
         after: Duration,
     },
     /// A document's URL answered with a redirect (3xx), which is never followed.
-    #[error("{url} answered {} {}, and redirects are not followed", crate::fetch::status_text(*status), location.as_deref().map_or_else(|| "without a Location".to_owned(), |location| format!("to {location}")))]
+    #[error("{url} answered {} {}, and redirects are not followed", crate::http::status_text(*status), location.as_deref().map_or_else(|| "without a Location".to_owned(), |location| format!("to {location}")))]
     Redirect {
-        /// The document's URL.
+        /// The document's URL, redacted: no user info, query values as `REDACTED`.
         url: Url,
         /// The HTTP status.
         status: u16,
-        /// The `Location` header, if there is one.
+        /// The `Location` header, if there is one, redacted as the URL is.
         location: Option<String>,
     },
     /// A document's URL answered with a status other than 2xx and 3xx.
-    #[error("{url} answered {}", crate::fetch::status_text(*status))]
+    #[error("{url} answered {}", crate::http::status_text(*status))]
     HttpStatus {
-        /// The document's URL.
+        /// The document's URL, redacted: no user info, query values as `REDACTED`.
         url: Url,
         /// The HTTP status.
         status: u16,
     },
-    /// A document larger than the fetcher allows: refused as soon as its `Content-Length`
+    /// A document larger than the load options allow: refused as soon as its `Content-Length`
     /// says so, else as soon as the bytes received pass the limit.
     #[error("{url} is larger than the limit of {limit} bytes per document{}", declared.map_or_else(String::new, |declared| format!(" (Content-Length: {declared})")))]
     TooLarge {
-        /// The document's URL.
+        /// The document's URL, redacted: no user info, query values as `REDACTED`.
         url: Url,
         /// The limit, in bytes.
         limit: u64,
         /// The `Content-Length`, when it was over the limit.
         declared: Option<u64>,
     },
-    /// A fetched spec whose refs reach more documents than the fetcher allows.
+    /// A fetched spec whose refs reach more documents than the load options allow.
     #[error("{url} references more than {limit} documents (the spec included)")]
     TooManyDocuments {
-        /// The spec's URL.
+        /// The spec's URL, redacted.
         url: Url,
         /// The limit.
         limit: usize,
+    },
+    /// A fetched spec whose documents together (the spec and every document its refs
+    /// reach) are larger than the load options allow: refused as soon as a
+    /// `Content-Length`, or the bytes received, pass what is left.
+    #[error(
+        "{url} and the documents it references are larger than the limit of {limit} bytes for one load (passed while fetching {document})"
+    )]
+    TotalTooLarge {
+        /// The spec's URL, redacted.
+        url: Url,
+        /// The document being fetched when the limit was passed, redacted (boxed, as two
+        /// URLs would make every error larger).
+        document: Box<Url>,
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// Loading a fetched spec (the spec and every document its refs reach) took longer
+    /// than the load options allow.
+    #[error("loading {url} and the documents it references took longer than {} s", after.as_secs_f64())]
+    LoadTimeout {
+        /// The spec's URL, redacted.
+        url: Url,
+        /// The time allowed.
+        after: Duration,
     },
     /// A parameter's `style` is not one the spec defines.
     #[error("parameter `{parameter}`: unknown style `{style}`")]
@@ -245,7 +315,8 @@ pub enum Error {
     InvalidServerUrl {
         /// The document.
         document: DocumentOrigin,
-        /// The URL as written (variables not yet substituted).
+        /// The URL as written (variables not yet substituted), redacted: no user info, query
+        /// values as `REDACTED`.
         url: String,
         /// What is wrong with it.
         reason: String,
@@ -258,7 +329,7 @@ pub enum Error {
     RelativeServerUrl {
         /// The document.
         document: DocumentOrigin,
-        /// The URL as written.
+        /// The URL as written, redacted.
         url: String,
     },
     /// A server variable that cannot be substituted: undeclared, without a `default`, or
@@ -267,7 +338,7 @@ pub enum Error {
     ServerVariable {
         /// The document.
         document: DocumentOrigin,
-        /// The server URL as written.
+        /// The server URL as written, redacted.
         url: String,
         /// The variable's name.
         variable: String,

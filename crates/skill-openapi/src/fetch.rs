@@ -1,8 +1,10 @@
-//! Fetching documents over http(s) with the skill's own client and its rules: no
-//! redirects, a size limit enforced while the body streams in, timeouts; and fetching, up
-//! front, every document a fetched spec's `$ref`s reach.
+//! Loading rules: fetching documents over http(s) with the loader's own client (no
+//! redirects, a size limit enforced while the body streams in, timeouts, a budget for the
+//! whole load), fetching up front every document a fetched spec's `$ref`s reach, and the
+//! folders a spec read from a file may never reference into.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,37 +14,51 @@ use url::Url;
 
 use crate::Error;
 use crate::document::{Document, DocumentOrigin, Format, parse_value};
+use crate::http::{USER_AGENT, install_crypto_provider, reqwest_reason};
+use crate::media_type::essence;
+use crate::redact::{redacted, redacted_text};
 use crate::reference::{FetchedDocument, folder_of, url_ref_target};
 
-/// Fetches OpenAPI documents by URL, with the skill's own HTTP client (never one given for
-/// calling the API, whose middleware might sign or follow redirects) and these rules:
+/// How documents are loaded ([`Document::load`]): the rules for fetching them by URL, with
+/// the loader's own HTTP client (never one given for calling the API, whose middleware
+/// might sign or follow redirects), and the folders a spec read from a file may not
+/// reference into.
 ///
 /// - Redirects are never followed: any 3xx is [`Error::Redirect`], naming its `Location`.
 /// - A status other than 2xx is [`Error::HttpStatus`], naming the URL and the status.
-/// - A document has at most [`max_bytes`](Fetcher::max_bytes) bytes (10 MiB by default):
-///   a `Content-Length` over the limit is refused before the body is read, and the body is
-///   counted as it streams in, so a chunked body without `Content-Length` is refused as
-///   soon as it passes the limit too ([`Error::TooLarge`]). A body longer than its
+/// - A document has at most [`max_bytes`](LoadOptions::max_bytes) bytes (10 MiB by
+///   default): a `Content-Length` over the limit is refused before the body is read, and the
+///   body is counted as it streams in, so a chunked body without `Content-Length` is refused
+///   as soon as it passes the limit too ([`Error::TooLarge`]). A body longer than its
 ///   `Content-Length` is read only up to the length it declares.
 /// - Connecting may take 10 s, and a whole fetch (connecting, the answer and the body)
-///   [`timeout`](Fetcher::timeout), 30 s by default ([`Error::FetchTimeout`]).
-/// - A fetched spec's refs may reach at most [`max_documents`](Fetcher::max_documents)
+///   [`timeout`](LoadOptions::timeout), 30 s by default ([`Error::FetchTimeout`]).
+/// - A fetched spec's refs may reach at most [`max_documents`](LoadOptions::max_documents)
 ///   documents, the spec included (200 by default, [`Error::TooManyDocuments`]).
+/// - One load, the spec and every document its refs reach together, has a budget besides:
+///   at most [`max_total_bytes`](LoadOptions::max_total_bytes) bytes (50 MiB by default,
+///   [`Error::TotalTooLarge`]) and [`total_timeout`](LoadOptions::total_timeout) (60 s by
+///   default, [`Error::LoadTimeout`]).
+/// - A spec read from a file may not reference a file in a
+///   [private folder](LoadOptions::with_private_folder) ([`Error::RefInPrivateFolder`]).
 ///
 /// Cloning is cheap: clones share the connection pool.
 #[derive(Debug, Clone)]
-pub struct Fetcher {
+pub struct LoadOptions {
     /// The client, or why it could not be built (reported by the first fetch).
     client: Result<reqwest::Client, String>,
     max_bytes: u64,
     timeout: Duration,
     max_documents: usize,
+    max_total_bytes: u64,
+    total_timeout: Duration,
+    private_folders: Vec<PathBuf>,
 }
 
 /// The `Accept` header of every fetch: OpenAPI documents are JSON or YAML.
 const ACCEPT_DOCUMENTS: &str = "application/json, application/yaml;q=0.9, */*;q=0.8";
 
-impl Fetcher {
+impl LoadOptions {
     /// The default size limit of one document: 10 MiB.
     pub const DEFAULT_MAX_BYTES: u64 = 10 * 1024 * 1024;
     /// The default time one whole fetch may take: 30 s.
@@ -51,40 +67,70 @@ impl Fetcher {
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
     /// The default number of documents a fetched spec may reach, itself included: 200.
     pub const DEFAULT_MAX_DOCUMENTS: usize = 200;
+    /// The default size limit of all the documents of one load together: 50 MiB.
+    pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 50 * 1024 * 1024;
+    /// The default time one whole load (every fetch of it) may take: 60 s.
+    pub const DEFAULT_TOTAL_TIMEOUT: Duration = Duration::from_secs(60);
 
-    /// A fetcher with the default limits.
+    /// Options with the default limits and no private folder.
     pub fn new() -> Self {
         install_crypto_provider();
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Self::CONNECT_TIMEOUT)
-            .user_agent(concat!(env!("CARGO_PKG_NAME"), "/", env!("CARGO_PKG_VERSION")))
+            .user_agent(USER_AGENT)
             .build()
-            .map_err(|error| format!("cannot build the HTTP client: {}", error_chain(&error)));
-        Fetcher {
+            .map_err(|error| format!("cannot build the HTTP client: {}", reqwest_reason(error)));
+        LoadOptions {
             client,
             max_bytes: Self::DEFAULT_MAX_BYTES,
             timeout: Self::DEFAULT_TIMEOUT,
             max_documents: Self::DEFAULT_MAX_DOCUMENTS,
+            max_total_bytes: Self::DEFAULT_MAX_TOTAL_BYTES,
+            total_timeout: Self::DEFAULT_TOTAL_TIMEOUT,
+            private_folders: Vec::new(),
         }
     }
 
-    /// The same fetcher with another size limit per document, in bytes.
+    /// The same options with another size limit per document, in bytes.
     pub fn with_max_bytes(mut self, max_bytes: u64) -> Self {
         self.max_bytes = max_bytes;
         self
     }
 
-    /// The same fetcher with another time limit for one whole fetch.
+    /// The same options with another time limit for one whole fetch.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
     }
 
-    /// The same fetcher with another limit on the documents a fetched spec may reach,
+    /// The same options with another limit on the documents a fetched spec may reach,
     /// itself included.
     pub fn with_max_documents(mut self, max_documents: usize) -> Self {
         self.max_documents = max_documents;
+        self
+    }
+
+    /// The same options with another size limit for all the documents of one load
+    /// together, in bytes.
+    pub fn with_max_total_bytes(mut self, max_total_bytes: u64) -> Self {
+        self.max_total_bytes = max_total_bytes;
+        self
+    }
+
+    /// The same options with another time limit for one whole load.
+    pub fn with_total_timeout(mut self, total_timeout: Duration) -> Self {
+        self.total_timeout = total_timeout;
+        self
+    }
+
+    /// The same options with `folder` private: no `$ref` of a spec read from a file may
+    /// name a file in it (or under it), whatever symbolic links lead there. For the
+    /// folders that hold the agent's own keys and tokens, which a spec placed beside them
+    /// could otherwise copy into the tool schemas sent to a model. A relative path is
+    /// relative to the current folder when the spec loads.
+    pub fn with_private_folder(mut self, folder: impl Into<PathBuf>) -> Self {
+        self.private_folders.push(folder.into());
         self
     }
 
@@ -103,35 +149,67 @@ impl Fetcher {
         self.max_documents
     }
 
-    /// Fetches `url` under the rules above.
-    pub(crate) async fn get(&self, url: &Url) -> Result<FetchedBody, Error> {
-        tokio::time::timeout(self.timeout, self.get_untimed(url))
-            .await
-            .map_err(|_elapsed| Error::FetchTimeout { url: url.clone(), after: self.timeout })?
+    /// The size limit of all the documents of one load together, in bytes.
+    pub fn max_total_bytes(&self) -> u64 {
+        self.max_total_bytes
     }
 
-    async fn get_untimed(&self, url: &Url) -> Result<FetchedBody, Error> {
+    /// The time one whole load may take.
+    pub fn total_timeout(&self) -> Duration {
+        self.total_timeout
+    }
+
+    /// The private folders, as given.
+    pub fn private_folders(&self) -> &[PathBuf] {
+        &self.private_folders
+    }
+
+    /// The private folders with symbolic links resolved, as the real paths of files are
+    /// compared with them; a folder that does not exist (and so holds no file) as given,
+    /// made absolute.
+    pub(crate) fn resolved_private_folders(&self) -> Vec<PathBuf> {
+        self.private_folders
+            .iter()
+            .map(|folder| {
+                folder.canonicalize().unwrap_or_else(|_| std::path::absolute(folder).unwrap_or_else(|_| folder.clone()))
+            })
+            .collect()
+    }
+
+    /// Fetches `url` under the rules above, within `budget`.
+    pub(crate) async fn get(&self, url: &Url, budget: &mut Budget) -> Result<FetchedBody, Error> {
+        tokio::time::timeout(self.timeout, self.get_untimed(url, budget))
+            .await
+            .map_err(|_elapsed| Error::FetchTimeout { url: redacted(url), after: self.timeout })?
+    }
+
+    async fn get_untimed(&self, url: &Url, budget: &mut Budget) -> Result<FetchedBody, Error> {
         let client =
-            self.client.as_ref().map_err(|reason| Error::Fetch { url: url.clone(), reason: reason.clone() })?;
+            self.client.as_ref().map_err(|reason| Error::Fetch { url: redacted(url), reason: reason.clone() })?;
         let mut response = client
             .get(url.clone())
             .header(ACCEPT, ACCEPT_DOCUMENTS)
             .send()
             .await
-            .map_err(|error| fetch_error(url, &error))?;
+            .map_err(|error| fetch_error(url, error))?;
         let status = response.status();
         if status.is_redirection() {
-            let location =
-                response.headers().get(LOCATION).map(|location| String::from_utf8_lossy(location.as_bytes()).into());
-            return Err(Error::Redirect { url: url.clone(), status: status.as_u16(), location });
+            let location = response.headers().get(LOCATION).map(|location| {
+                let location = String::from_utf8_lossy(location.as_bytes());
+                url.join(&location).map_or_else(|_| redacted_text(&location), |target| redacted(&target).into())
+            });
+            return Err(Error::Redirect { url: redacted(url), status: status.as_u16(), location });
         }
         if !status.is_success() {
-            return Err(Error::HttpStatus { url: url.clone(), status: status.as_u16() });
+            return Err(Error::HttpStatus { url: redacted(url), status: status.as_u16() });
         }
-        let too_large = |declared| Error::TooLarge { url: url.clone(), limit: self.max_bytes, declared };
+        let too_large = |declared| Error::TooLarge { url: redacted(url), limit: self.max_bytes, declared };
         let declared = response.content_length();
         if let Some(declared) = declared.filter(|&declared| declared > self.max_bytes) {
             return Err(too_large(Some(declared)));
+        }
+        if declared.is_some_and(|declared| declared > budget.remaining) {
+            return Err(budget.exceeded(url));
         }
         let content_type = response
             .headers()
@@ -141,19 +219,45 @@ impl Fetcher {
         // default limit up front, however high the limit was set: the rest grows as it comes.
         let reserve = declared.unwrap_or(0).min(Self::DEFAULT_MAX_BYTES);
         let mut bytes = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
-        while let Some(chunk) = response.chunk().await.map_err(|error| fetch_error(url, &error))? {
-            if (bytes.len() + chunk.len()) as u64 > self.max_bytes {
+        while let Some(chunk) = response.chunk().await.map_err(|error| fetch_error(url, error))? {
+            let received = (bytes.len() + chunk.len()) as u64;
+            if received > self.max_bytes {
                 return Err(too_large(None));
+            }
+            if received > budget.remaining {
+                return Err(budget.exceeded(url));
             }
             bytes.extend_from_slice(&chunk);
         }
+        budget.remaining -= bytes.len() as u64;
         Ok(FetchedBody { bytes, content_type })
     }
 }
 
-impl Default for Fetcher {
+impl Default for LoadOptions {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// What is left of one load's byte budget ([`LoadOptions::max_total_bytes`]).
+#[derive(Debug)]
+pub(crate) struct Budget {
+    /// The spec's URL, which the error names.
+    spec: Url,
+    limit: u64,
+    remaining: u64,
+}
+
+impl Budget {
+    /// The whole budget of a load of the spec at `spec`.
+    pub(crate) fn new(spec: &Url, options: &LoadOptions) -> Self {
+        Budget { spec: spec.clone(), limit: options.max_total_bytes, remaining: options.max_total_bytes }
+    }
+
+    /// The error for passing the budget while fetching `url`.
+    fn exceeded(&self, url: &Url) -> Error {
+        Error::TotalTooLarge { url: redacted(&self.spec), document: Box::new(redacted(url)), limit: self.limit }
     }
 }
 
@@ -176,10 +280,7 @@ impl FetchedBody {
 /// YAML types, `+yaml`, and `application/vnd.oai.openapi`, which is YAML), else as the
 /// extension of its URL's last path segment says; `None` when neither tells.
 pub(crate) fn format_of(content_type: Option<&str>, url: &Url) -> Option<Format> {
-    let essence = content_type
-        .and_then(|content_type| content_type.split(';').next())
-        .map(|essence| essence.trim().to_ascii_lowercase())
-        .unwrap_or_default();
+    let essence = content_type.map(essence).unwrap_or_default();
     match essence.as_str() {
         "application/json" | "text/json" => return Some(Format::Json),
         "application/yaml" | "application/x-yaml" | "text/yaml" | "text/x-yaml" | "application/vnd.oai.openapi" => {
@@ -193,37 +294,42 @@ pub(crate) fn format_of(content_type: Option<&str>, url: &Url) -> Option<Format>
 }
 
 /// Fetches every document that the refs of `spec` (a fetched spec) reach, breadth-first,
-/// each URL once, checking each ref with [`url_ref_target`] before anything is requested.
-pub(crate) async fn fetch_referenced(spec: &Document, fetcher: &Fetcher) -> Result<Vec<FetchedDocument>, Error> {
+/// each URL once, within `budget`, checking each ref with [`url_ref_target`] before
+/// anything is requested: every ref must land under the folder of the spec's URL.
+pub(crate) async fn fetch_referenced(
+    spec: &Document,
+    options: &LoadOptions,
+    budget: &mut Budget,
+) -> Result<Vec<FetchedDocument>, Error> {
     let Some(spec_url) = spec.url() else { return Ok(Vec::new()) };
-    let spec_scope = folder_of(spec_url);
+    let scope = folder_of(spec_url);
     let mut seen = HashSet::from([spec_url.clone()]);
     let mut fetched: Vec<FetchedDocument> = Vec::new();
     // The document whose refs are read next: the spec, then each fetched one in turn.
-    let mut next = (spec_url.clone(), spec_scope, Arc::clone(&spec.root));
+    let mut next = (spec_url.clone(), Arc::clone(&spec.root));
     let mut index = 0;
     loop {
-        let (url, scope, value) = next;
+        let (url, value) = next;
         let origin = DocumentOrigin::from(url.clone());
         for reference in ref_strings(&value) {
             let document_part = reference.split_once('#').map_or(reference, |(document_part, _)| document_part);
             if document_part.is_empty() {
                 continue;
             }
-            let (target, target_scope) = url_ref_target(document_part, &url, &scope)
+            let target = url_ref_target(document_part, &url, &scope)
                 .map_err(|refusal| refusal.into_error(reference, &origin))?;
             if seen.contains(&target) {
                 continue;
             }
-            if seen.len() >= fetcher.max_documents {
-                return Err(Error::TooManyDocuments { url: spec_url.clone(), limit: fetcher.max_documents });
+            if seen.len() >= options.max_documents {
+                return Err(Error::TooManyDocuments { url: redacted(spec_url), limit: options.max_documents });
             }
             seen.insert(target.clone());
-            let value = fetcher.get(&target).await?.parse(&target)?;
-            fetched.push(FetchedDocument { url: target, scope: target_scope, value: Arc::new(value) });
+            let value = options.get(&target, budget).await?.parse(&target)?;
+            fetched.push(FetchedDocument { url: target, value: Arc::new(value) });
         }
         let Some(document) = fetched.get(index) else { break };
-        next = (document.url.clone(), document.scope.clone(), Arc::clone(&document.value));
+        next = (document.url.clone(), Arc::clone(&document.value));
         index += 1;
     }
     Ok(fetched)
@@ -248,46 +354,9 @@ fn ref_strings(value: &Value) -> Vec<&str> {
     found
 }
 
-/// rustls needs one crypto provider per process; `ring` is the one this crate builds
-/// with. A provider installed earlier (by the host) is kept.
-fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
-/// A reqwest error as [`Error::Fetch`]: its causes say what went wrong (reqwest's own
-/// message only repeats the URL).
-fn fetch_error(url: &Url, error: &reqwest::Error) -> Error {
-    Error::Fetch { url: url.clone(), reason: error_chain(error) }
-}
-
-/// The messages of `error`'s causes, outermost first, each once; `error`'s own message
-/// (without its URL) when it has no cause.
-fn error_chain(error: &reqwest::Error) -> String {
-    let mut messages: Vec<String> = Vec::new();
-    let mut cause = std::error::Error::source(error);
-    while let Some(error) = cause {
-        let message = error.to_string();
-        if !messages.iter().any(|earlier| earlier.contains(&message)) {
-            messages.push(message);
-        }
-        cause = error.source();
-    }
-    if messages.is_empty() {
-        let mut error_text = error.to_string();
-        if let Some(url) = error.url() {
-            error_text = error_text.replace(&format!(" for url ({url})"), "");
-        }
-        messages.push(error_text);
-    }
-    messages.join(": ")
-}
-
-/// An HTTP status with its reason phrase, such as `404 Not Found`.
-pub(crate) fn status_text(status: u16) -> String {
-    match reqwest::StatusCode::from_u16(status).ok().and_then(|status| status.canonical_reason()) {
-        Some(reason) => format!("{status} {reason}"),
-        None => status.to_string(),
-    }
+/// A reqwest error as [`Error::Fetch`], naming the URL redacted.
+fn fetch_error(url: &Url, error: reqwest::Error) -> Error {
+    Error::Fetch { url: redacted(url), reason: reqwest_reason(error) }
 }
 
 #[cfg(test)]
@@ -318,12 +387,5 @@ mod tests {
             "c": {"$ref": "#/local", "properties": {"d": {"$ref": "three.yaml"}}}
         });
         assert_eq!(ref_strings(&value), ["one.yaml", "two.yaml#/B", "#/local", "three.yaml"]);
-    }
-
-    #[test]
-    fn statuses_carry_their_reason_phrase() {
-        assert_eq!(status_text(404), "404 Not Found");
-        assert_eq!(status_text(308), "308 Permanent Redirect");
-        assert_eq!(status_text(599), "599");
     }
 }

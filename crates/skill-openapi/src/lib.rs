@@ -17,17 +17,19 @@
 //! its version checked (3.0.x and 3.1.x; Swagger 2.0 and others refused with a typed
 //! [`Error`] naming the file or URL, a [`DocumentOrigin`]). Nothing else is checked up
 //! front: the parts a tool needs are read when tools are built, so a document that is
-//! sloppy where no tool looks still loads. URLs are fetched by a [`Fetcher`], the skill's
-//! own client, under the fetch rules of `DESIGN.md`: redirects are refused (naming the
-//! `Location`), never followed; a non-2xx status is an error; a document has at most
-//! 10 MiB, counted while the body streams in, so neither a chunked body nor a wrong
-//! `Content-Length` gets past the limit; connecting may take 10 s and a whole fetch 30 s.
-//! A fetched spec's `$ref`s are resolved against the URL of the document they are in and
-//! may name http(s) URLs only (never `file:` URLs or local paths); relative ones must stay
-//! under the spec's URL folder (in a document that an absolute URL reached outside it,
-//! under that document's folder), and every document they reach (at most 200) is fetched,
-//! once, when the spec is loaded, so that building tools does no I/O. A document that
-//! cannot be fetched, or a ref that breaks these rules, fails the whole load.
+//! sloppy where no tool looks still loads. [`LoadOptions`] hold the rules. URLs are fetched
+//! with the loader's own client, under the fetch rules of `DESIGN.md`: redirects are refused
+//! (naming the `Location`), never followed; a non-2xx status is an error; a document has at
+//! most 10 MiB, counted while the body streams in, so neither a chunked body nor a wrong
+//! `Content-Length` gets past the limit; connecting may take 10 s and a whole fetch 30 s;
+//! and one load, all its documents together, at most 50 MiB and 60 s. Every `$ref` of a
+//! fetched spec is resolved against the URL of the document it is in, and must land on the
+//! spec's origin (scheme, host and port) under the folder of the spec's URL: never a
+//! `file:` URL, another host (a metadata address, a private network) or a path outside
+//! the folder. Every document the refs reach (at most 200) is fetched, once, when the spec
+//! is loaded, so that building tools does no network I/O. A document that cannot be fetched, or a
+//! ref that breaks these rules, fails the whole load. URLs are shown redacted in errors,
+//! descriptions and `Debug` output: no user info, each query value as `REDACTED`.
 //!
 //! Operations to tools ([`Document::tools`]): one [`OperationTool`] per operation that an
 //! [`OperationFilter`] keeps, named from its `operationId` (else method and path) within
@@ -36,7 +38,9 @@
 //! disambiguated as `name__query`; the request body's media type chosen (JSON, then form,
 //! multipart, text, binary); and an input schema with one property per parameter plus
 //! `body`. `$ref`s are followed into the document, into files under the spec's folder
-//! (never out of it), and for a fetched spec into the documents fetched with it; schemas
+//! (never out of it, only `.json`, `.yaml` and `.yml` files, none hidden and none in a
+//! folder the host named private with [`LoadOptions::with_private_folder`]), and for a
+//! fetched spec into the documents fetched with it; schemas
 //! keep their refs, rewritten to `#/$defs/...` with the schemas they reach carried along,
 //! so recursive schemas stay finite. OpenAPI 3.0 schemas are
 //! converted where JSON Schema 2020-12 reads them differently (`nullable`, boolean
@@ -60,8 +64,10 @@
 //! bearer, basic), matched to `securitySchemes` and sent as each operation's `security`
 //! asks. Parameters are serialized per the style tables, or by their media type when
 //! given by `content`; bodies go as JSON, form-urlencoded and multipart with the Encoding
-//! Object, text, or bytes (binary fields as base64, or `file:` and a path in the upload
-//! folder: [`BINARY_ARGUMENT_HELP`]). The response is a `ToolOutput`: status line,
+//! Object, text, or bytes (binary fields as base64, [`BINARY_ARGUMENT_HELP`], or with an
+//! upload folder `file:` and a path in it, at most 100 MiB: [`FILE_ARGUMENT_HELP`]). A cookie
+//! given by `content` is sent as written, so one with a `;` or another character a cookie
+//! value cannot hold is refused. The response is a `ToolOutput`: status line,
 //! content type and body as text, JSON also as structured content, binary as an embedded
 //! resource, cut with a note past 1 MiB (configurable), `is_error` for non-2xx.
 //!
@@ -145,22 +151,24 @@ mod document;
 mod error;
 mod fetch;
 mod filter;
+mod http;
 mod input_schema;
 mod media_type;
 mod naming;
 mod operation;
+mod redact;
 mod reference;
 pub mod serialize;
 mod skill;
 
 pub use call::{
-    ApiKeyLocation, BINARY_ARGUMENT_HELP, Credential, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, Endpoint,
-    default_client,
+    ApiKeyLocation, BINARY_ARGUMENT_HELP, Credential, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_UPLOAD_BYTES, Endpoint, FILE_ARGUMENT_HELP, default_client,
 };
 pub use config::{ApiKeyAuth, AuthConfig, BasicAuth, BearerAuth, OpenApiConfig, SecretSetting};
 pub use document::{Document, DocumentOrigin, SpecVersion};
 pub use error::Error;
-pub use fetch::Fetcher;
+pub use fetch::LoadOptions;
 pub use filter::{OperationFilter, OperationInfo, OperationMatcher};
 pub use naming::{MAX_TOOL_NAME_LEN, operation_tool_name};
 pub use operation::{BodyKind, Method, OperationParameter, OperationTool, RequestBody, SkippedOperation, ToolSet};

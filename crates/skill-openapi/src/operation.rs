@@ -5,10 +5,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use serde_json::{Map, Value, json};
+use url::Url;
 
 use crate::Error;
-use crate::call::BINARY_ARGUMENT_HELP;
-use crate::document::Document;
+use crate::call::operations::{OperationDetails, PartHeaders, operation_server, read_part_headers};
+use crate::call::{BINARY_ARGUMENT_HELP, FILE_ARGUMENT_HELP, Requirements, read_requirements};
+use crate::document::{Document, DocumentOrigin};
 use crate::filter::{OperationFilter, OperationInfo};
 use crate::input_schema::SchemaCatalog;
 use crate::media_type::{essence, is_textual};
@@ -163,6 +165,26 @@ pub struct OperationTool {
     /// What the tool will refuse at call time although the document loads, such as a style
     /// with an `explode` the spec leaves undefined.
     pub warnings: Vec<Error>,
+    /// What a call needs beyond the input: security, the operation's own server, part headers.
+    pub(crate) details: OperationDetails,
+}
+
+impl OperationTool {
+    /// Says in the `body` description of a tool that takes binary data (a binary body, or
+    /// a multipart body's binary parts), after [`BINARY_ARGUMENT_HELP`], that it may also
+    /// be given as a file: [`FILE_ARGUMENT_HELP`]. For the tools of an endpoint with an
+    /// upload folder ([`Endpoint::with_upload_folder`](crate::Endpoint::with_upload_folder)),
+    /// and only those, since without one no file is read. Does nothing for other tools, and
+    /// nothing the second time.
+    pub fn add_file_argument_help(&mut self) {
+        let Some(Value::String(description)) = self.input_schema.pointer_mut("/properties/body/description") else {
+            return;
+        };
+        if description.ends_with(BINARY_ARGUMENT_HELP) {
+            description.push(' ');
+            description.push_str(FILE_ARGUMENT_HELP);
+        }
+    }
 }
 
 /// An operation that could not become a tool, and why.
@@ -248,6 +270,11 @@ fn string_list(value: Option<&Value>) -> Vec<String> {
 struct ToolBuilder {
     resolver: Resolver,
     catalog: SchemaCatalog,
+    /// The document, and its URL, against which operations' relative server URLs resolve.
+    origin: DocumentOrigin,
+    url: Option<Url>,
+    /// The document's `security`, for operations without their own.
+    root_security: Option<Requirements>,
 }
 
 /// A parameter read from the document, before its argument name is chosen.
@@ -264,7 +291,13 @@ impl ToolBuilder {
     fn new(document: &Document) -> Self {
         let resolver = Resolver::new(document);
         let catalog = SchemaCatalog::new(document.version, &resolver);
-        ToolBuilder { resolver, catalog }
+        ToolBuilder {
+            resolver,
+            catalog,
+            origin: document.origin.clone(),
+            url: document.url().cloned(),
+            root_security: read_requirements(document.root.get("security")),
+        }
     }
 
     fn invalid(&self, doc: DocId, reason: String) -> Error {
@@ -318,6 +351,11 @@ impl ToolBuilder {
             Some(raw) => Some(self.read_request_body(item_doc, raw, &mut referenced)?),
             None => None,
         };
+        let mut details = OperationDetails {
+            security: read_requirements(operation.get("security")).or_else(|| self.root_security.clone()),
+            server: operation_server(&self.origin, self.url.as_ref(), path_item, operation),
+            part_headers: BTreeMap::new(),
+        };
 
         // Argument names: sanitized; a name used twice gets its location added; at most
         // 64 characters, as model APIs require of property names.
@@ -363,12 +401,13 @@ impl ToolBuilder {
             }
         }
         let mut body_spec = None;
-        if let Some((body, schema)) = request_body {
+        if let Some((body, schema, part_headers)) = request_body {
             if body.required {
                 required.push("body".into());
             }
             properties.insert("body".to_owned(), schema);
             body_spec = Some(body);
+            details.part_headers = part_headers;
         }
         let mut input_schema = json!({"type": "object", "properties": properties});
         if !required.is_empty() {
@@ -401,6 +440,7 @@ impl ToolBuilder {
             request_body: body_spec,
             input_schema,
             warnings,
+            details,
         })
     }
 
@@ -475,13 +515,14 @@ impl ToolBuilder {
         }))
     }
 
-    /// Reads a Request Body Object: the media type chosen and the `body` property's schema.
+    /// Reads a Request Body Object: the media type chosen, the `body` property's schema, and
+    /// for a multipart body, its parts' fixed headers.
     fn read_request_body(
         &mut self,
         item_doc: DocId,
         raw: &Value,
         referenced: &mut Vec<String>,
-    ) -> Result<(RequestBody, Value), Error> {
+    ) -> Result<(RequestBody, Value, BTreeMap<String, PartHeaders>), Error> {
         let (doc, body) = self.resolver.resolve_object(item_doc, raw)?;
         let empty = Map::new();
         let content = body.get("content").and_then(Value::as_object).unwrap_or(&empty);
@@ -522,7 +563,8 @@ impl ToolBuilder {
         {
             object.insert("description".into(), Value::String(description.to_owned()));
         }
-        // The model must learn how binary data is given: base64, or a file in the upload folder.
+        // The model must learn how binary data is given: base64 (a file in the upload folder
+        // only where there is one: `OperationTool::add_file_argument_help`).
         let binary = match kind {
             BodyKind::Binary => Some(BINARY_ARGUMENT_HELP.to_owned()),
             BodyKind::Multipart => Some(format!("Binary parts: {BINARY_ARGUMENT_HELP}")),
@@ -536,7 +578,11 @@ impl ToolBuilder {
             object.insert("description".into(), Value::String(description));
         }
         let required = body.get("required") == Some(&Value::Bool(true));
-        Ok((RequestBody { media_type, kind, required, encodings }, schema))
+        let part_headers = match kind {
+            BodyKind::Multipart => read_part_headers(&mut self.resolver, doc, media),
+            _ => BTreeMap::new(),
+        };
+        Ok((RequestBody { media_type, kind, required, encodings }, schema, part_headers))
     }
 }
 
@@ -721,6 +767,34 @@ mod tests {
         assert_eq!(description("multipart/form-data"), format!("The upload.\n\nBinary parts: {BINARY_ARGUMENT_HELP}"));
         assert_eq!(description("application/xml"), "The upload.");
         assert_eq!(description("application/json"), "The upload.");
+        // Nothing about files: a tool learns of them only where there is an upload folder.
+        assert!(!description("image/png").contains("file:"));
+    }
+
+    #[test]
+    fn file_help_is_added_to_binary_bodies_only_once() {
+        let set = tools_of(json!({
+            "openapi": "3.1.0",
+            "paths": {
+                "/png": {"post": {"operationId": "png", "requestBody": {"content": {"image/png": {}}}}},
+                "/parts": {"post": {"operationId": "parts", "requestBody": {"content": {"multipart/form-data": {}}}}},
+                "/json": {"post": {"operationId": "json", "requestBody": {"description": "JSON.", "content": {"application/json": {}}}}},
+                "/none": {"get": {"operationId": "none"}}
+            }
+        }));
+        let mut tools = set.tools;
+        for tool in &mut tools {
+            tool.add_file_argument_help();
+            tool.add_file_argument_help();
+        }
+        let body = |name: &str| {
+            let tool = tools.iter().find(|tool| tool.name == name).unwrap();
+            tool.input_schema.pointer("/properties/body/description").cloned()
+        };
+        assert_eq!(body("png"), Some(json!(format!("{BINARY_ARGUMENT_HELP} {FILE_ARGUMENT_HELP}"))));
+        assert_eq!(body("parts"), Some(json!(format!("Binary parts: {BINARY_ARGUMENT_HELP} {FILE_ARGUMENT_HELP}"))));
+        assert_eq!(body("json"), Some(json!("JSON.")));
+        assert_eq!(body("none"), None);
     }
 
     #[test]

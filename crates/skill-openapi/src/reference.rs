@@ -2,20 +2,32 @@
 //! each loaded once.
 //!
 //! In a spec read from a file, a ref to another file is resolved against the folder of the
-//! document it is in and read when first reached. It must stay under the folder of the
-//! spec the user named: absolute paths, `file:` URLs and paths that climb out with `..`
-//! (or through a symbolic link) are refused with [`Error::RefOutsideSpecFolder`]; http(s)
-//! refs are refused with [`Error::RemoteRefNotSupported`].
+//! document it is in and read when first reached, under these rules, so that a spec cannot
+//! copy a private file (a key, a token cache) into the tool schemas sent to a model:
 //!
-//! In a fetched spec, a ref is resolved against the URL of the document it is in
-//! ([`url_ref_target`]); every document the refs reach was fetched when the spec was
-//! loaded, so resolving does no I/O. Only http(s) is allowed ([`Error::RefNotHttp`]
-//! otherwise), and a relative ref must stay under its document's scope: the folder of the
-//! spec's URL, or for a document reached by an absolute URL outside that folder, its own
-//! folder ([`Error::RefOutsideSpecFolder`] otherwise).
+//! - It must stay under the folder of the spec the user named: absolute paths, `file:`
+//!   URLs and paths that climb out with `..` (or through a symbolic link) are refused with
+//!   [`Error::RefOutsideSpecFolder`]; http(s) refs with [`Error::RemoteRefNotSupported`].
+//! - It must name a document: a file ending in `.json`, `.yaml` or `.yml`
+//!   ([`Error::RefNotADocument`]).
+//! - No folder or file on its way may be hidden (a name starting with `.`), as written or
+//!   once symbolic links are resolved ([`Error::RefHidden`]).
+//! - It may not enter a folder the host named private
+//!   ([`LoadOptions::with_private_folder`](crate::LoadOptions::with_private_folder)),
+//!   checked on the real path, symbolic links resolved ([`Error::RefInPrivateFolder`]).
+//!
+//! In a fetched spec, every ref is resolved against the URL of the document it is in
+//! ([`url_ref_target`]) and the result must be an http(s) URL ([`Error::RefNotHttp`]
+//! otherwise) on the spec's origin (scheme, host and port) under the folder of the spec's
+//! URL ([`Error::RefOutsideSpecFolder`] otherwise): one rule, for relative and absolute refs
+//! alike, so that a fetched spec cannot make the agent request another host (a cloud
+//! metadata address, a private network) or another part of its own. Every document the refs
+//! reach was fetched when the spec was loaded, so resolving does no I/O.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::fmt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -24,7 +36,8 @@ use serde_json::Value;
 use url::Url;
 
 use crate::Error;
-use crate::document::{Document, DocumentOrigin, read_value};
+use crate::document::{Document, DocumentOrigin, Format, read_value};
+use crate::redact::redacted;
 
 /// Which loaded document a value comes from: refs inside it are relative to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,13 +57,17 @@ pub(crate) struct RefTarget {
 }
 
 /// A document that a fetched spec's refs reach, fetched when the spec was loaded.
-#[derive(Debug)]
 pub(crate) struct FetchedDocument {
     /// Its URL, without fragment.
     pub(crate) url: Url,
-    /// The folder its relative refs must stay under.
-    pub(crate) scope: Url,
     pub(crate) value: Arc<Value>,
+}
+
+/// The URL redacted: it may carry the spec URL's user info.
+impl fmt::Debug for FetchedDocument {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.debug_struct("FetchedDocument").field("url", &redacted(&self.url).as_str()).finish_non_exhaustive()
+    }
 }
 
 /// What a loaded document's relative refs are resolved against.
@@ -58,8 +75,8 @@ pub(crate) struct FetchedDocument {
 enum Base {
     /// A file: its folder relative to the spec's folder, already checked to stay in it.
     Folder(PathBuf),
-    /// A fetched document: its URL and the folder its relative refs must stay under.
-    Url { url: Url, scope: Url },
+    /// A fetched document: its URL.
+    Url(Url),
 }
 
 #[derive(Debug)]
@@ -74,6 +91,10 @@ struct LoadedDocument {
 pub(crate) struct Resolver {
     /// The spec's folder, for a spec read from a file.
     spec_dir: PathBuf,
+    /// The folders no file ref may enter, symbolic links resolved.
+    private_folders: Arc<[PathBuf]>,
+    /// The folder of the spec's URL, for a fetched spec: every ref must stay under it.
+    scope: Option<Url>,
     docs: Vec<LoadedDocument>,
     by_relative_path: HashMap<PathBuf, DocId>,
     by_url: HashMap<Url, DocId>,
@@ -96,6 +117,8 @@ impl Resolver {
                 let file_name = path.file_name().map(PathBuf::from).unwrap_or_default();
                 Resolver {
                     spec_dir,
+                    private_folders: Arc::clone(&document.private_folders),
+                    scope: None,
                     docs: vec![root],
                     by_relative_path: HashMap::from([(file_name, DocId::ROOT)]),
                     by_url: HashMap::new(),
@@ -105,7 +128,7 @@ impl Resolver {
                 let url: &Url = url;
                 let root = LoadedDocument {
                     origin: document.origin.clone(),
-                    base: Base::Url { url: url.clone(), scope: folder_of(url) },
+                    base: Base::Url(url.clone()),
                     value: Arc::clone(&document.root),
                 };
                 let mut docs = vec![root];
@@ -114,11 +137,18 @@ impl Resolver {
                     by_url.insert(fetched.url.clone(), DocId(docs.len()));
                     docs.push(LoadedDocument {
                         origin: fetched.url.clone().into(),
-                        base: Base::Url { url: fetched.url.clone(), scope: fetched.scope.clone() },
+                        base: Base::Url(fetched.url.clone()),
                         value: Arc::clone(&fetched.value),
                     });
                 }
-                Resolver { spec_dir: PathBuf::new(), docs, by_relative_path: HashMap::new(), by_url }
+                Resolver {
+                    spec_dir: PathBuf::new(),
+                    private_folders: Arc::clone(&document.private_folders),
+                    scope: Some(folder_of(url)),
+                    docs,
+                    by_relative_path: HashMap::new(),
+                    by_url,
+                }
             }
         }
     }
@@ -150,8 +180,9 @@ impl Resolver {
                 let from_dir = from_dir.clone();
                 self.load_file(from, &from_dir, reference, document_part)?
             }
-            Base::Url { url, scope } => {
-                let (target, _) = url_ref_target(document_part, url, scope)
+            Base::Url(url) => {
+                let Some(scope) = &self.scope else { return Err(self.not_found(from, reference)) };
+                let target = url_ref_target(document_part, url, scope)
                     .map_err(|refusal| refusal.into_error(reference, self.origin(from)))?;
                 // Every document the refs of a fetched spec reach was fetched with it.
                 *self.by_url.get(&target).ok_or_else(|| self.not_found(from, reference))?
@@ -198,16 +229,15 @@ impl Resolver {
     }
 
     /// Loads (once) the file `file_part` names, relative to document `from`, whose folder
-    /// relative to the spec's folder is `from_dir`.
+    /// relative to the spec's folder is `from_dir`, under the rules of the module doc.
     fn load_file(&mut self, from: DocId, from_dir: &Path, reference: &str, file_part: &str) -> Result<DocId, Error> {
-        let outside =
-            || Error::RefOutsideSpecFolder { reference: reference.to_owned(), document: self.origin(from).clone() };
+        let (reference, document) = (reference.to_owned(), self.origin(from).clone());
+        let outside = || Error::RefOutsideSpecFolder { reference: reference.clone(), document: document.clone() };
+        let hidden = || Error::RefHidden { reference: reference.clone(), document: document.clone() };
+        let not_a_document = || Error::RefNotADocument { reference: reference.clone(), document: document.clone() };
         let lowercase = file_part.to_ascii_lowercase();
         if lowercase.starts_with("http://") || lowercase.starts_with("https://") {
-            return Err(Error::RemoteRefNotSupported {
-                reference: reference.to_owned(),
-                document: self.origin(from).clone(),
-            });
+            return Err(Error::RemoteRefNotSupported { reference, document });
         }
         if has_uri_scheme(file_part) {
             // `file:`, and any other scheme: only relative paths are allowed.
@@ -217,6 +247,7 @@ impl Resolver {
         let mut relative = from_dir.to_owned();
         for component in Path::new(decoded.as_ref()).components() {
             match component {
+                Component::Normal(part) if is_hidden(part) => return Err(hidden()),
                 Component::Normal(part) => relative.push(part),
                 Component::CurDir => {}
                 Component::ParentDir => {
@@ -227,19 +258,30 @@ impl Resolver {
                 Component::RootDir | Component::Prefix(_) => return Err(outside()),
             }
         }
+        // A document loaded already (the spec itself, or a file that passed these checks).
         if let Some(&doc) = self.by_relative_path.get(&relative) {
             return Ok(doc);
         }
-        let path = self.spec_dir.join(&relative);
-        // The lexical check above cannot see symbolic links: the real path must be inside
-        // the real spec folder too.
-        if let Ok(real_path) = path.canonicalize() {
-            let inside = self.spec_dir.canonicalize().is_ok_and(|real_dir| real_path.starts_with(real_dir));
-            if !inside {
-                return Err(outside());
-            }
+        if !names_a_document(&relative) {
+            return Err(not_a_document());
         }
-        let value = read_value(&path)?;
+        let path = self.spec_dir.join(&relative);
+        // The checks above cannot see symbolic links: the real path must pass them too.
+        let real_path = path.canonicalize().map_err(|source| Error::Read { path: path.clone(), source })?;
+        let real_dir =
+            self.spec_dir.canonicalize().map_err(|source| Error::Read { path: self.spec_dir.clone(), source })?;
+        let Ok(inside) = real_path.strip_prefix(&real_dir) else { return Err(outside()) };
+        if inside.components().any(|component| is_hidden(component.as_os_str())) {
+            return Err(hidden());
+        }
+        if !names_a_document(&real_path) {
+            return Err(not_a_document());
+        }
+        if let Some(folder) = self.private_folders.iter().find(|folder| real_path.starts_with(folder)) {
+            return Err(Error::RefInPrivateFolder { reference, document, folder: folder.clone() });
+        }
+        // The real path is read, the one checked, not one whose links might since have changed.
+        let value = read_value(&real_path, &path)?;
         let doc = DocId(self.docs.len());
         let relative_dir = relative.parent().map(Path::to_owned).unwrap_or_default();
         self.docs.push(LoadedDocument {
@@ -252,14 +294,24 @@ impl Resolver {
     }
 }
 
+/// A hidden file or folder: its name starts with `.`.
+fn is_hidden(name: &OsStr) -> bool {
+    name.as_encoded_bytes().starts_with(b".")
+}
+
+/// Whether `path`'s file name ends in `.json`, `.yaml` or `.yml` (any case).
+fn names_a_document(path: &Path) -> bool {
+    path.file_name().and_then(OsStr::to_str).and_then(Format::from_extension).is_some()
+}
+
 /// Why a ref in a fetched document is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum UrlRefRefusal {
-    /// Not http(s): a `file:` URL, another scheme, or an absolute (or network) path.
+    /// It resolves to a URL that is not http(s): `file:`, another scheme.
     NotHttp,
-    /// A relative ref that climbs out of its document's scope.
+    /// It resolves to an http(s) URL on another origin, or outside the spec's folder.
     OutsideScope,
-    /// A ref that does not resolve to a URL at all.
+    /// It does not resolve to a URL at all.
     Malformed,
 }
 
@@ -276,32 +328,23 @@ impl UrlRefRefusal {
 }
 
 /// The URL that the document part of a ref (the part before `#`) names, when written in the
-/// fetched document at `document` whose relative refs must stay under `scope`; with the
-/// scope of the target's own relative refs.
+/// fetched document at `document`, for a spec whose URL folder is `scope`.
 ///
-/// An absolute http(s) URL may point anywhere; the document it reaches keeps `scope` if
-/// it is under it, else its own folder becomes its scope. A relative ref is resolved
-/// against `document` (`Url::join`, which also removes `.` and `..` segments, encoded
-/// or not) and must stay under `scope`; it keeps `scope`. Anything else is refused: other
-/// schemes (`file:`, `ftp:`, `C:`), absolute paths (`/etc/passwd`, `\\server`) and
-/// network paths (`//host/x`), which in a file would name local files.
-pub(crate) fn url_ref_target(document_part: &str, document: &Url, scope: &Url) -> Result<(Url, Url), UrlRefRefusal> {
-    if document_part.starts_with(['/', '\\']) {
+/// The ref is resolved against `document` (`Url::join`, which also removes `.` and `..`
+/// segments, encoded or not), whatever its form: relative (`common.yaml`, `../x.yaml`),
+/// root-relative (`/x.yaml`), network-path (`//host/x.yaml`) or absolute. The result must be
+/// http(s) ([`UrlRefRefusal::NotHttp`] otherwise: `file:///etc/passwd`, `C:/x.yaml`), on
+/// `scope`'s origin, and under its path, with no encoded `/` or `\` that a server might
+/// decode into a way out ([`UrlRefRefusal::OutsideScope`] otherwise).
+pub(crate) fn url_ref_target(document_part: &str, document: &Url, scope: &Url) -> Result<Url, UrlRefRefusal> {
+    let target = document.join(document_part).map_err(|_| UrlRefRefusal::Malformed)?;
+    if !matches!(target.scheme(), "http" | "https") {
         return Err(UrlRefRefusal::NotHttp);
     }
-    if has_uri_scheme(document_part) {
-        let target = Url::parse(document_part).map_err(|_| UrlRefRefusal::NotHttp)?;
-        if !matches!(target.scheme(), "http" | "https") {
-            return Err(UrlRefRefusal::NotHttp);
-        }
-        let target_scope = if is_under(&target, scope) { scope.clone() } else { folder_of(&target) };
-        return Ok((target, target_scope));
-    }
-    let target = document.join(document_part).map_err(|_| UrlRefRefusal::Malformed)?;
     if !is_under(&target, scope) {
         return Err(UrlRefRefusal::OutsideScope);
     }
-    Ok((target, scope.clone()))
+    Ok(target)
 }
 
 /// The folder a URL is in: its path up to the last `/`, without query or fragment.
@@ -314,19 +357,20 @@ pub(crate) fn folder_of(url: &Url) -> Url {
     folder
 }
 
-/// Whether `url` is on the same origin (scheme, credentials, host, port) as the folder
-/// `scope` and its path is under the folder's path.
+/// Whether `url` is on the origin (scheme, host, port) of the folder `scope` and its path
+/// is under the folder's path, without an encoded slash or backslash.
 fn is_under(url: &Url, scope: &Url) -> bool {
+    let path = url.path();
+    let encoded_separator = ["%2f", "%5c"].iter().any(|encoded| path.to_ascii_lowercase().contains(encoded));
     url.scheme() == scope.scheme()
-        && url.username() == scope.username()
-        && url.password() == scope.password()
         && url.host() == scope.host()
         && url.port_or_known_default() == scope.port_or_known_default()
-        && url.path().starts_with(scope.path())
+        && path.starts_with(scope.path())
+        && !encoded_separator
 }
 
 /// Whether `reference` starts with a URI scheme (`file:`, `urn:`, `C:` on Windows).
-fn has_uri_scheme(reference: &str) -> bool {
+pub(crate) fn has_uri_scheme(reference: &str) -> bool {
     let Some((scheme, _)) = reference.split_once(':') else { return false };
     let mut chars = scheme.chars();
     chars.next().is_some_and(|first| first.is_ascii_alphabetic())
@@ -412,53 +456,115 @@ mod tests {
         assert!(matches!(error, Error::RemoteRefNotSupported { .. }), "{error:?}");
     }
 
+    #[test]
+    fn file_refs_name_json_or_yaml_documents_only() {
+        let folder = tempfile::tempdir().unwrap();
+        let dir = folder.path();
+        std::fs::write(dir.join("agent.jwk"), r#"{"kty": "OKP", "d": "private"}"#).unwrap();
+        std::fs::write(dir.join("notes.txt"), r#"{"a": 1}"#).unwrap();
+        std::fs::write(dir.join("params.YML"), "a: 1\n").unwrap();
+        std::os::unix::fs::symlink(dir.join("agent.jwk"), dir.join("key.json")).unwrap();
+        let mut resolver = spec_in(dir, json!({"openapi": "3.1.0"}));
+        for reference in ["agent.jwk", "agent.jwk#/d", "notes.txt#/a", "key.json#/d", "params"] {
+            let error = resolver.locate(DocId::ROOT, reference).unwrap_err();
+            assert!(matches!(&error, Error::RefNotADocument { reference: r, .. } if r == reference), "{error:?}");
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "$ref `{reference}` in {} is refused: a spec may reference only .json, .yaml and .yml files",
+                    dir.join("spec.json").display()
+                )
+            );
+        }
+        let target = resolver.locate(DocId::ROOT, "params.YML#/a").unwrap();
+        assert_eq!(resolver.lookup(DocId::ROOT, "params.YML#/a", &target).unwrap(), json!(1));
+    }
+
+    #[test]
+    fn file_refs_through_hidden_files_or_folders_are_refused() {
+        let folder = tempfile::tempdir().unwrap();
+        let dir = folder.path();
+        std::fs::create_dir_all(dir.join(".secrets")).unwrap();
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join(".secrets/token.json"), r#"{"token": "t0ken"}"#).unwrap();
+        std::fs::write(dir.join(".env.json"), r#"{"token": "t0ken"}"#).unwrap();
+        std::fs::write(dir.join("sub/ok.json"), r#"{"a": 1}"#).unwrap();
+        std::os::unix::fs::symlink(dir.join(".secrets/token.json"), dir.join("visible.json")).unwrap();
+        std::os::unix::fs::symlink(dir.join(".secrets"), dir.join("shared")).unwrap();
+        let mut resolver = spec_in(dir, json!({"openapi": "3.1.0"}));
+        for reference in [
+            ".secrets/token.json#/token",
+            ".env.json",
+            "sub/../.env.json",
+            "sub/%2Eenv.json",
+            "visible.json",
+            "shared/token.json",
+        ] {
+            let error = resolver.locate(DocId::ROOT, reference).unwrap_err();
+            assert!(matches!(&error, Error::RefHidden { reference: r, .. } if r == reference), "{error:?}");
+            assert!(
+                error
+                    .to_string()
+                    .ends_with("is refused: it names a hidden file or folder (one whose name starts with `.`)"),
+                "{error}"
+            );
+        }
+        // `.` and `..` are no hidden names.
+        resolver.locate(DocId::ROOT, "./sub/../sub/ok.json#/a").unwrap();
+    }
+
     fn url(text: &str) -> Url {
         Url::parse(text).unwrap()
     }
 
     #[test]
-    fn url_refs_resolve_against_their_document_and_stay_in_its_scope() {
+    fn every_url_ref_resolves_against_its_document_and_stays_in_the_spec_folder() {
         let spec = url("http://host/specs/api.yaml?version=2");
         let scope = folder_of(&spec);
         assert_eq!(scope.as_str(), "http://host/specs/");
-        let check = |document_part: &str, expect: Result<(&str, &str), UrlRefRefusal>| {
+        let check = |document_part: &str, expect: Result<&str, UrlRefRefusal>| {
             let found = url_ref_target(document_part, &spec, &scope);
-            let found =
-                found.as_ref().map(|(target, scope)| (target.as_str(), scope.as_str())).map_err(|refusal| *refusal);
-            assert_eq!(found, expect, "{document_part}");
+            assert_eq!(found.as_ref().map(Url::as_str).map_err(|refusal| *refusal), expect, "{document_part}");
         };
-        let specs = "http://host/specs/";
-        // Relative refs resolve against the document and keep its scope.
-        check("common.yaml", Ok(("http://host/specs/common.yaml", specs)));
-        check("./v1/../params.json", Ok(("http://host/specs/params.json", specs)));
-        check("v1/pets%20list.yaml?raw=1", Ok(("http://host/specs/v1/pets%20list.yaml?raw=1", specs)));
-        // ... but never climb out of it, however `..` is written.
-        for outside in
-            ["../secret.yaml", "v1/../../secret.yaml", "%2e%2e/secret.yaml", ".%2E/secret.yaml", "..\\secret.yaml"]
-        {
+        // Relative refs resolve against the document.
+        check("common.yaml", Ok("http://host/specs/common.yaml"));
+        check("./v1/../params.json", Ok("http://host/specs/params.json"));
+        check("v1/pets%20list.yaml?raw=1", Ok("http://host/specs/v1/pets%20list.yaml?raw=1"));
+        // Root-relative and absolute refs that land in the folder are the same documents.
+        check("/specs/common.yaml", Ok("http://host/specs/common.yaml"));
+        check("HTTP://HOST:80/specs/common.yaml", Ok("http://host/specs/common.yaml"));
+        // Nothing may leave the folder, however it is written.
+        for outside in [
+            "../secret.yaml",
+            "v1/../../secret.yaml",
+            "%2e%2e/secret.yaml",
+            ".%2E/secret.yaml",
+            "..\\secret.yaml",
+            "/x.yaml",
+            "/etc/passwd",
+            "../specs-private/x.yaml",
+            "v1%2F..%2F..%2Fsecret.yaml",
+            "v1%5c..%5c..%5csecret.yaml",
+        ] {
             check(outside, Err(UrlRefRefusal::OutsideScope));
         }
-        // The scope is a folder: `specs-private` is not under `specs`.
-        check("../specs-private/x.yaml", Err(UrlRefRefusal::OutsideScope));
-        // Absolute http(s) URLs may point anywhere; outside the scope, their own folder
-        // becomes the scope of their relative refs.
-        check("HTTP://HOST:80/specs/common.yaml", Ok(("http://host/specs/common.yaml", specs)));
-        check(
+        // Nor go to another origin: another host, port or scheme, whatever the path.
+        for other_origin in [
+            "http://127.0.0.1/specs/x.yaml",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://10.0.0.1/specs/x.yaml",
+            "https://host/specs/x.yaml",
+            "http://host:8080/specs/x.yaml",
+            "//other.example/specs/x.yaml",
+            "\\\\server\\specs\\x.yaml",
             "https://other.example/lib/types.yaml",
-            Ok(("https://other.example/lib/types.yaml", "https://other.example/lib/")),
-        );
-        check("http://host:8080/specs/x.yaml", Ok(("http://host:8080/specs/x.yaml", "http://host:8080/specs/")));
-        check(
-            "http://host/specs-private/x.yaml",
-            Ok(("http://host/specs-private/x.yaml", "http://host/specs-private/")),
-        );
-        // Anything that is not http(s), or that a file would read as a local path, is refused.
+        ] {
+            check(other_origin, Err(UrlRefRefusal::OutsideScope));
+        }
+        // Anything that is not http(s) is refused as such.
         for not_http in [
             "file:///etc/passwd",
             "FILE:/etc/passwd",
-            "/etc/passwd",
-            "//other.example/x.yaml",
-            "\\\\server\\share\\x.yaml",
             "C:/Windows/win.ini",
             "ftp://host/specs/a.yaml",
             "urn:example:schema",
@@ -468,24 +574,32 @@ mod tests {
     }
 
     #[test]
-    fn a_document_reached_by_an_absolute_url_keeps_its_own_scope() {
-        let library = url("https://other.example/lib/v1/types.yaml");
-        let scope = url("https://other.example/lib/v1/");
-        let (target, target_scope) = url_ref_target("money.yaml", &library, &scope).unwrap();
-        assert_eq!((target.as_str(), &target_scope), ("https://other.example/lib/v1/money.yaml", &scope));
-        assert_eq!(url_ref_target("../v2/money.yaml", &library, &scope), Err(UrlRefRefusal::OutsideScope));
+    fn refs_of_a_referenced_document_keep_to_the_spec_folder_too() {
+        let scope = url("https://host/specs/");
+        let nested = url("https://host/specs/v1/types.yaml");
+        assert_eq!(
+            url_ref_target("../common.yaml", &nested, &scope).map(String::from),
+            Ok("https://host/specs/common.yaml".to_owned())
+        );
+        assert_eq!(url_ref_target("../../x.yaml", &nested, &scope), Err(UrlRefRefusal::OutsideScope));
+        // The spec URL's user info goes with relative refs; an absolute ref needs none.
+        let spec = url("https://user:pw@host/specs/api.yaml");
+        let found = url_ref_target("common.yaml", &spec, &folder_of(&spec)).unwrap();
+        assert_eq!(found.as_str(), "https://user:pw@host/specs/common.yaml");
+        assert!(url_ref_target("https://host/specs/common.yaml", &spec, &folder_of(&spec)).is_ok());
     }
 
     /// A fetched spec with the documents its refs reach, as `Document::from_url` leaves it.
-    fn fetched_spec(root: Value, referenced: Vec<(&str, &str, Value)>) -> Document {
+    fn fetched_spec(root: Value, referenced: Vec<(&str, Value)>) -> Document {
         Document {
             origin: url("http://host/specs/api.json").into(),
             version: crate::SpecVersion::V3_1,
             root: Arc::new(root),
             referenced: referenced
                 .into_iter()
-                .map(|(at, scope, value)| FetchedDocument { url: url(at), scope: url(scope), value: Arc::new(value) })
+                .map(|(at, value)| FetchedDocument { url: url(at), value: Arc::new(value) })
                 .collect(),
+            private_folders: Arc::from([]),
         }
     }
 
@@ -494,16 +608,8 @@ mod tests {
         let spec = fetched_spec(
             json!({"openapi": "3.1.0", "components": {"parameters": {"self": {"$ref": "api.json#/components/parameters/limit"}, "limit": {"$ref": "common/params.json#/limit"}}}}),
             vec![
-                (
-                    "http://host/specs/common/params.json",
-                    "http://host/specs/",
-                    json!({"limit": {"$ref": "../shared.json#/page"}}),
-                ),
-                (
-                    "http://host/specs/shared.json",
-                    "http://host/specs/",
-                    json!({"page": {"name": "limit", "in": "query"}}),
-                ),
+                ("http://host/specs/common/params.json", json!({"limit": {"$ref": "../shared.json#/page"}})),
+                ("http://host/specs/shared.json", json!({"page": {"name": "limit", "in": "query"}})),
             ],
         );
         let mut resolver = Resolver::new(&spec);

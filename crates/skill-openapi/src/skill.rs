@@ -10,11 +10,11 @@ use skill_core::{BoxError, Secrets, Skill, SourceKind, Tool, ToolContext, ToolEr
 use crate::call::{Endpoint, default_client};
 use crate::config::OpenApiConfig;
 use crate::document::Document;
-use crate::fetch::Fetcher;
+use crate::fetch::LoadOptions;
 use crate::operation::OperationTool;
 
 /// An OpenAPI document as a skill (source kind `openapi`): `init` loads the document
-/// (a file, or a URL fetched under the [`Fetcher`]'s rules), makes one tool per operation
+/// (a file, or a URL fetched, under the [`LoadOptions`]' rules), makes one tool per operation
 /// the config's filter keeps, and settles the server URL and credentials; each tool call
 /// is one HTTP request through the skill's client.
 ///
@@ -25,7 +25,7 @@ use crate::operation::OperationTool;
 pub struct OpenApiSkill {
     name: String,
     config: OpenApiConfig,
-    fetcher: Fetcher,
+    load_options: LoadOptions,
     client: Option<ClientWithMiddleware>,
     secrets: Secrets,
     description: String,
@@ -36,11 +36,11 @@ impl OpenApiSkill {
     /// The skill `name` for the document and settings of `config`.
     pub fn new(name: impl Into<String>, config: OpenApiConfig) -> Self {
         let name = name.into();
-        let description = format!("Operations of the OpenAPI document {}", config.spec);
+        let description = format!("Operations of the OpenAPI document {}", config.shown_spec());
         OpenApiSkill {
             name,
             config,
-            fetcher: Fetcher::default(),
+            load_options: LoadOptions::default(),
             client: None,
             secrets: Secrets::new(),
             description,
@@ -55,9 +55,11 @@ impl OpenApiSkill {
         self
     }
 
-    /// Fetches a URL document (and the documents it refers to) under `fetcher`'s rules.
-    pub fn with_fetcher(mut self, fetcher: Fetcher) -> Self {
-        self.fetcher = fetcher;
+    /// Loads the document (and the documents it refers to) under `options`' rules, such
+    /// as their limits and the folders a file spec may not reference into, instead of the
+    /// defaults.
+    pub fn with_load_options(mut self, options: LoadOptions) -> Self {
+        self.load_options = options;
         self
     }
 }
@@ -89,7 +91,7 @@ impl Skill for OpenApiSkill {
             // A skill that must call as an AAuth agent never sends an unsigned request.
             return Err("`aauth: true`, but no AAuth client was given to sign its calls".into());
         }
-        let document = Document::load(&self.config.spec, &self.fetcher).await?;
+        let document = Document::load(&self.config.spec, &self.load_options).await?;
         if let Some(title) = document.root().pointer("/info/title").and_then(Value::as_str) {
             self.description = title.to_owned();
         }
@@ -114,7 +116,10 @@ impl Skill for OpenApiSkill {
         self.tools = tool_set
             .tools
             .into_iter()
-            .map(|operation| {
+            .map(|mut operation| {
+                if self.config.upload_folder.is_some() {
+                    operation.add_file_argument_help();
+                }
                 for warning in &operation.warnings {
                     tracing::warn!("openapi skill {}: tool {}: {warning}", self.name, operation.name);
                 }
@@ -153,5 +158,40 @@ impl Tool for OperationCall {
 
     async fn call(&self, _context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {
         self.endpoint.call(&self.client, &self.operation, &arguments).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::call::{BINARY_ARGUMENT_HELP, FILE_ARGUMENT_HELP};
+
+    /// The `body` description of the skill's one tool, with and without an upload folder.
+    async fn body_description(upload_folder: Option<&str>) -> String {
+        let folder = tempfile::tempdir().unwrap();
+        let spec = folder.path().join("spec.json");
+        let document = json!({
+            "openapi": "3.1.0",
+            "paths": {"/photo": {"put": {"operationId": "putPhoto", "requestBody": {"content": {"image/png": {}}}}}}
+        });
+        std::fs::write(&spec, document.to_string()).unwrap();
+        let mut config = OpenApiConfig::new(spec.to_str().unwrap());
+        config.base_url = Some("http://127.0.0.1:9".to_owned());
+        config.upload_folder = upload_folder.map(str::to_owned);
+        let mut skill = OpenApiSkill::new("photos", config);
+        skill.init().await.unwrap();
+        let tools = skill.tools();
+        tools[0].input_schema()["properties"]["body"]["description"].as_str().unwrap().to_owned()
+    }
+
+    #[tokio::test]
+    async fn tools_offer_files_only_when_the_skill_has_an_upload_folder() {
+        assert_eq!(body_description(None).await, BINARY_ARGUMENT_HELP);
+        assert_eq!(
+            body_description(Some("/srv/uploads")).await,
+            format!("{BINARY_ARGUMENT_HELP} {FILE_ARGUMENT_HELP}")
+        );
     }
 }

@@ -329,15 +329,15 @@ fn sensitive_header(text: &str) -> Option<HeaderValue> {
 }
 
 /// RFC 6265 §4.1.1 `cookie-octet`.
-fn is_cookie_octet(byte: u8) -> bool {
+pub(super) fn is_cookie_octet(byte: u8) -> bool {
     matches!(byte, 0x21 | 0x23..=0x2B | 0x2D..=0x3A | 0x3C..=0x5B | 0x5D..=0x7E)
 }
 
 /// Security requirements: alternatives, each the names of the schemes it needs together.
-pub(super) type Requirements = Vec<Vec<String>>;
+pub(crate) type Requirements = Vec<Vec<String>>;
 
 /// A `security` field read, `None` when absent or not an array.
-pub(super) fn read_requirements(value: Option<&Value>) -> Option<Requirements> {
+pub(crate) fn read_requirements(value: Option<&Value>) -> Option<Requirements> {
     let alternatives = value?.as_array()?;
     Some(
         alternatives

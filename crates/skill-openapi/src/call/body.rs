@@ -21,9 +21,6 @@
 //!
 //! [`default_part_type`]: super::schema::default_part_type
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
 use futures_util::StreamExt;
 use percent_encoding::percent_decode_str;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -31,8 +28,7 @@ use reqwest::multipart::{Form, Part};
 use serde_json::{Map, Value};
 use skill_core::ToolError;
 
-use super::binary::read_binary;
-use super::operations::PartHeaders;
+use super::binary::{Uploads, read_binary};
 use super::schema::{body_schema, content_encoding, default_part_type, items_schema, property_schema};
 use crate::media_type::{content_text, essence, is_textual, to_send};
 use crate::operation::{BodyKind, OperationTool, RequestBody};
@@ -52,8 +48,7 @@ pub(super) struct Body {
 pub(super) async fn build_body(
     tool: &OperationTool,
     arguments: &Map<String, Value>,
-    part_headers: Option<&BTreeMap<String, PartHeaders>>,
-    upload_folder: Option<&Path>,
+    uploads: Uploads<'_>,
 ) -> Result<Option<Body>, ToolError> {
     let Some(request_body) = &tool.request_body else { return Ok(None) };
     let value = match arguments.get("body") {
@@ -73,14 +68,14 @@ pub(super) async fn build_body(
         }
         BodyKind::Text => (media_type.to_owned(), content_text(value, media_type).into_bytes()),
         BodyKind::Multipart => {
-            return multipart(tool, request_body, value, part_headers, upload_folder).await.map(Some);
+            return multipart(tool, request_body, value, uploads).await.map(Some);
         }
         BodyKind::Binary => {
             let encoded = body_schema(&tool.input_schema).and_then(content_encoding).is_some();
             let bytes = if is_textual(media_type) || encoded {
                 content_text(value, "text/plain").into_bytes()
             } else {
-                read_binary(value, upload_folder)
+                read_binary(value, uploads)
                     .await
                     .map_err(|problem| invalid(tool, vec![format!("/body: {problem}")]))?
                     .bytes
@@ -95,8 +90,7 @@ async fn multipart(
     tool: &OperationTool,
     request_body: &RequestBody,
     value: &Value,
-    part_headers: Option<&BTreeMap<String, PartHeaders>>,
-    upload_folder: Option<&Path>,
+    uploads: Uploads<'_>,
 ) -> Result<Body, ToolError> {
     let Value::Object(properties) = value else {
         let problem = format!(
@@ -111,7 +105,7 @@ async fn multipart(
     let mut problems = Vec::new();
     for (name, property) in properties {
         let encoding = request_body.encodings.get(name);
-        let fixed_headers = part_headers.and_then(|headers| headers.get(name)).map_or(&[][..], Vec::as_slice);
+        let fixed_headers = tool.details.part_headers.get(name).map_or(&[][..], Vec::as_slice);
         if let Some(encoding) = encoding.filter(|encoding| encoding.is_style_based()) {
             match style_based_parts(name, encoding, property) {
                 Ok(parts) => {
@@ -133,7 +127,7 @@ async fn multipart(
         };
         for (item, item_schema) in items.into_iter().filter(|(item, _)| !item.is_null()) {
             let explicit = encoding.and_then(|encoding| encoding.content_type.as_deref());
-            match content_part(name, item, item_schema, explicit, upload_folder).await {
+            match content_part(name, item, item_schema, explicit, uploads).await {
                 Ok(part) => {
                     let encoded = item_schema.and_then(content_encoding);
                     form = form.part(name.clone(), with_headers(part, fixed_headers, encoded));
@@ -185,7 +179,7 @@ async fn content_part(
     value: &Value,
     schema: Option<&Value>,
     explicit_type: Option<&str>,
-    upload_folder: Option<&Path>,
+    uploads: Uploads<'_>,
 ) -> Result<Part, String> {
     let content_type = explicit_type.map_or_else(|| default_part_type(schema, value).to_owned(), to_send);
     let with_type =
@@ -200,7 +194,7 @@ async fn content_part(
         // browsers send text fields, unless the document names it.
         return if explicit_type.is_none() && content_type == "text/plain" { Ok(part) } else { with_type(part) };
     }
-    let data = read_binary(value, upload_folder).await?;
+    let data = read_binary(value, uploads).await?;
     let file_name = data.file_name.unwrap_or_else(|| name.to_owned());
     with_type(Part::bytes(data.bytes).file_name(file_name))
 }

@@ -10,19 +10,18 @@ use serde_json::{Map, Value};
 use skill_core::{ExposeSecret, ToolError};
 use url::Url;
 
-use super::auth::{PlacedCredential, Placement};
+use super::auth::{PlacedCredential, Placement, is_cookie_octet};
 use crate::Error;
 use crate::media_type::content_text;
 use crate::operation::OperationTool;
+use crate::redact::redacted_text;
 use crate::serialize::{Location, ParameterSpec, SerializedParameter};
 
-/// Where a request goes, and its headers (the body's aside).
+/// Where a request goes, and its headers (the body's aside). Messages and logs show the
+/// URL redacted (`crate::redact::redacted`), as it may hold credentials.
 #[derive(Debug)]
 pub(super) struct Target {
     pub(super) url: Url,
-    /// The URL for messages and logs: no user info, and `REDACTED` for the values of
-    /// query pairs that came from credentials or from the base URL's own query.
-    pub(super) shown: String,
     pub(super) headers: HeaderMap,
 }
 
@@ -40,10 +39,9 @@ pub(super) fn build_target(
 ) -> Result<Target, ToolError> {
     let mut problems = Vec::new();
     let mut path_values: HashMap<&str, String> = HashMap::new();
-    // A base URL's own query goes first; its values are not shown, as it may hold a key.
+    // A base URL's own query goes first.
     let mut query: Vec<String> =
         base.query().filter(|query| !query.is_empty()).map(str::to_owned).into_iter().collect();
-    let mut shown_query: Vec<String> = query.iter().flat_map(|query| query.split('&')).map(redacted_pair).collect();
     let mut cookies = Vec::new();
     let mut headers = HeaderMap::new();
 
@@ -67,10 +65,7 @@ pub(super) fn build_target(
             Ok(SerializedParameter::Path(text)) => {
                 path_values.insert(spec.name.as_str(), text);
             }
-            Ok(SerializedParameter::Query(pairs)) => {
-                shown_query.extend(pairs.iter().cloned());
-                query.extend(pairs);
-            }
+            Ok(SerializedParameter::Query(pairs)) => query.extend(pairs),
             Ok(SerializedParameter::Header(text)) => {
                 let name = HeaderName::from_bytes(spec.name.as_bytes()).map_err(|_| {
                     ToolError::failed(format!("`{}`: `{}` is not a valid header name", tool.name, spec.name))
@@ -104,10 +99,7 @@ pub(super) fn build_target(
                 if let Ok(SerializedParameter::Query(pairs)) =
                     ParameterSpec::new(name.clone(), Location::Query).serialize(&secret)
                 {
-                    for pair in pairs {
-                        shown_query.push(redacted_pair(&pair));
-                        query.push(pair);
-                    }
+                    query.extend(pairs);
                 }
             }
             Placement::Cookie { name, value } => {
@@ -134,26 +126,39 @@ pub(super) fn build_target(
 
     let base_path = base.path().trim_end_matches('/');
     let mut text = format!("{}{base_path}{path}", &base[..url::Position::BeforePath]);
-    let mut shown = format!("{}{base_path}{path}", origin(base));
     if !query.is_empty() {
         text = format!("{text}?{}", query.join("&"));
-        shown = format!("{shown}?{}", shown_query.join("&"));
     }
-    let url = Url::parse(&text)
-        .map_err(|error| ToolError::failed(format!("`{}`: {shown} is not a URL: {error}", tool.name)))?;
-    Ok(Target { url, shown, headers })
+    let url = Url::parse(&text).map_err(|error| {
+        ToolError::failed(format!("`{}`: {} is not a URL: {error}", tool.name, redacted_text(&text)))
+    })?;
+    Ok(Target { url, headers })
 }
 
 /// A parameter given by `content`: its value as its media type's text (JSON text for JSON
 /// types, a string as is otherwise), percent-encoded in the path and query as a plain
-/// string is, and as is in a header or cookie.
+/// string is, and as is in a header or cookie (OAS 3.1.1 Appendix D: `content` is how a
+/// document gives a value already encoded). A cookie value must then be made of RFC 6265
+/// cookie octets, optionally in double quotes: anything else (`;`, `,`, whitespace) could
+/// end the cookie and add others, and is refused.
 fn content_based(spec: &ParameterSpec, value: &Value, media_type: &str) -> Result<SerializedParameter, Error> {
     let text = content_text(value, media_type);
     match spec.location {
         Location::Header => Ok(SerializedParameter::Header(text)),
-        Location::Cookie => Ok(SerializedParameter::Cookie(vec![format!("{}={text}", spec.name)])),
+        Location::Cookie => match first_non_cookie_octet(&text) {
+            Some(character) => Err(Error::CookieValueNotSafe { parameter: spec.name.clone(), character }),
+            None => Ok(SerializedParameter::Cookie(vec![format!("{}={text}", spec.name)])),
+        },
         location => ParameterSpec::new(spec.name.clone(), location).serialize(&Value::String(text)),
     }
+}
+
+/// The first character of a cookie value that RFC 6265 §4.1.1 does not allow:
+/// `cookie-value = *cookie-octet / ( DQUOTE *cookie-octet DQUOTE )`, where a cookie-octet
+/// is a visible ASCII character other than `"`, `,`, `;` and `\`.
+fn first_non_cookie_octet(value: &str) -> Option<char> {
+    let inner = value.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')).unwrap_or(value);
+    inner.chars().find(|&c| !u8::try_from(c).is_ok_and(is_cookie_octet))
 }
 
 /// The path template with each `{name}` replaced by its parameter's serialized text.
@@ -214,17 +219,40 @@ fn dot_segment_problems(tool: &OperationTool, path: &str, values: &HashMap<&str,
     problems
 }
 
-/// A query pair with its value replaced by `REDACTED`.
-fn redacted_pair(pair: &str) -> String {
-    let name = pair.split_once('=').map_or(pair, |(name, _)| name);
-    format!("{name}=REDACTED")
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The scheme, host and port of `url`, without user info.
-fn origin(url: &Url) -> String {
-    let host = url.host_str().unwrap_or_default();
-    match url.port() {
-        Some(port) => format!("{}://{host}:{port}", url.scheme()),
-        None => format!("{}://{host}", url.scheme()),
+    #[test]
+    fn only_cookie_octets_pass_as_a_content_cookie() {
+        for safe in
+            ["abc", "eyJhIjoxfQ==", "%7B%22a%22%3A1%7D", "\"quoted-value\"", "a!#$%&'()*+-./:<=>?@[]^_`{|}~", ""]
+        {
+            assert_eq!(first_non_cookie_octet(safe), None, "{safe}");
+        }
+        for (unsafe_value, first) in [
+            ("x; session=evil", ';'),
+            ("a,b", ','),
+            ("a b", ' '),
+            ("tab\there", '\t'),
+            ("line\nbreak", '\n'),
+            ("{\"a\":1}", '"'),
+            ("back\\slash", '\\'),
+            ("\"half", '"'),
+            ("caf\u{e9}", '\u{e9}'),
+            ("del\u{7f}", '\u{7f}'),
+        ] {
+            assert_eq!(first_non_cookie_octet(unsafe_value), Some(first), "{unsafe_value}");
+        }
+        let spec = ParameterSpec::new("prefs", Location::Cookie);
+        let error = content_based(&spec, &Value::String("x; session=evil".into()), "text/plain").unwrap_err();
+        assert!(
+            matches!(&error, Error::CookieValueNotSafe { parameter, character: ';' } if parameter == "prefs"),
+            "{error:?}"
+        );
+        assert_eq!(
+            content_based(&spec, &Value::String("dark".into()), "text/plain").unwrap(),
+            SerializedParameter::Cookie(vec!["prefs=dark".into()])
+        );
     }
 }

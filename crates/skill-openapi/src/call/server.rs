@@ -7,6 +7,7 @@ use url::Url;
 
 use crate::Error;
 use crate::document::DocumentOrigin;
+use crate::redact::redacted_text;
 
 /// The base URL the user gave: absolute, `http` or `https`.
 pub(super) fn given_base_url(document: &DocumentOrigin, text: &str) -> Result<Url, Error> {
@@ -48,7 +49,7 @@ pub(super) fn default_server(document: &DocumentOrigin, document_url: Option<&Ur
 fn substitute_variables(document: &DocumentOrigin, written: &str, variables: Option<&Value>) -> Result<String, Error> {
     let problem = |variable: &str, problem: String| Error::ServerVariable {
         document: document.clone(),
-        url: written.to_owned(),
+        url: redacted_text(written),
         variable: variable.to_owned(),
         problem,
     };
@@ -99,7 +100,7 @@ fn resolve(document: &DocumentOrigin, document_url: Option<&Url>, written: &str,
         Ok(url) => url,
         Err(url::ParseError::RelativeUrlWithoutBase) => match document_url {
             Some(base) => base.join(text).map_err(|error| invalid(document, written, error.to_string()))?,
-            None => return Err(Error::RelativeServerUrl { document: document.clone(), url: written.to_owned() }),
+            None => return Err(Error::RelativeServerUrl { document: document.clone(), url: redacted_text(written) }),
         },
         Err(error) => return Err(invalid(document, written, error.to_string())),
     };
@@ -115,7 +116,7 @@ fn checked(document: &DocumentOrigin, written: &str, mut url: Url) -> Result<Url
 }
 
 fn invalid(document: &DocumentOrigin, url: &str, reason: String) -> Error {
-    Error::InvalidServerUrl { document: document.clone(), url: url.to_owned(), reason }
+    Error::InvalidServerUrl { document: document.clone(), url: redacted_text(url), reason }
 }
 
 #[cfg(test)]

@@ -261,6 +261,17 @@ async fn multipart_parts_with_content_types_headers_and_binary_from_base64_and_f
     assert!(problems[0].starts_with("/body/attachments: cannot read `../outside.txt`: "), "{problems:?}");
     assert!(problems[1].starts_with("/body/photo: binary data is neither base64 text ("), "{problems:?}");
     assert!(server.take().is_empty());
+
+    // A file larger than the endpoint's upload limit is refused, naming its field.
+    let endpoint = endpoint.with_max_upload_bytes(7);
+    let arguments = json!({"body": {"attachments": ["file:report.pdf"]}});
+    let error = endpoint.call(&default_client(), api.tool("upload"), &arguments).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "invalid arguments for `upload`: /body/attachments: cannot read `report.pdf`: it is larger than the upload \
+         limit of 7 bytes"
+    );
+    assert!(server.take().is_empty());
 }
 
 #[tokio::test]
@@ -309,6 +320,22 @@ async fn content_parameters_and_allow_reserved() {
         "invalid arguments for `search`: /filter: the path parameter `filter` is required; /X-Note: the value cannot be \
          sent in the header `X-Note` (it holds a line break or another control character)"
     );
+    assert!(server.take().is_empty());
+
+    // A cookie given by `content` goes as written, so it cannot carry a `;` that would add
+    // a cookie of its own (or any other character a cookie value cannot hold).
+    for (prefs, character) in [("x; session=evil", "';'"), ("a,b", "','"), ("dark mode", "' '")] {
+        let arguments = json!({"filter": {}, "prefs": prefs});
+        let error = endpoint.call(&default_client(), api.tool("search"), &arguments).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "invalid arguments for `search`: /prefs: parameter `prefs`: the value cannot be sent as a cookie: it \
+                 holds {character}, and a cookie value given by `content` is sent as written, so it may hold only RFC \
+                 6265 cookie octets"
+            )
+        );
+    }
     assert!(server.take().is_empty());
 }
 
@@ -573,7 +600,11 @@ async fn secrets_never_show_in_debug_output_or_errors() {
     shows_no_secret(&message);
     shows_no_secret(&format!("{error:?}"));
     let address = base_url.trim_start_matches("http://user:pa55word@");
-    assert!(message.starts_with(&format!("`query`: GET http://{address}/query?q=x&api_key=REDACTED: ")), "{message}");
+    // Every query value is redacted: any may be a credential.
+    assert!(
+        message.starts_with(&format!("`query`: GET http://{address}/query?q=REDACTED&api_key=REDACTED: ")),
+        "{message}"
+    );
 
     // A credential that cannot be sent: the error says why, never what it is.
     let token = SecretString::from("bearer-t0ken\n");

@@ -17,7 +17,7 @@ use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION, TRANSFER_ENCODI
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use skill_openapi::{Document, DocumentOrigin, Error, Fetcher, OperationFilter, SpecVersion};
+use skill_openapi::{Document, DocumentOrigin, Error, LoadOptions, OperationFilter, SpecVersion};
 use url::Url;
 
 const MIB: usize = 1024 * 1024;
@@ -95,7 +95,7 @@ impl Server {
 }
 
 async fn load(url: &str) -> Result<Document, Error> {
-    Document::load(url, &Fetcher::new()).await
+    Document::load(url, &LoadOptions::new()).await
 }
 
 const PADDED_START: &str = r#"{"openapi": "3.1.0", "x-padding": ""#;
@@ -186,8 +186,8 @@ async fn a_document_of_exactly_the_limit_loads_with_or_without_content_length() 
         assert_eq!(padding, 10 * MIB - PADDED_START.len() - PADDED_END.len(), "{path}");
     }
     // A lower limit refuses the same document.
-    let fetcher = Fetcher::new().with_max_bytes(10 * MIB as u64 - 1);
-    let error = Document::load(&server.url("/chunked.json"), &fetcher).await.unwrap_err();
+    let options = LoadOptions::new().with_max_bytes(10 * MIB as u64 - 1);
+    let error = Document::load(&server.url("/chunked.json"), &options).await.unwrap_err();
     assert!(matches!(error, Error::TooLarge { declared: None, .. }), "{error:?}");
 }
 
@@ -400,8 +400,8 @@ async fn an_unreachable_server_fails_naming_the_url_and_the_cause() {
 async fn a_server_that_never_answers_times_out() {
     let server = Server::start(vec![("/api.yaml", Page::Silence)]).await;
     let url = server.url("/api.yaml");
-    let fetcher = Fetcher::new().with_timeout(Duration::from_millis(200));
-    let error = Document::load(&url, &fetcher).await.unwrap_err();
+    let options = LoadOptions::new().with_timeout(Duration::from_millis(200));
+    let error = Document::load(&url, &options).await.unwrap_err();
     assert!(
         matches!(&error, Error::FetchTimeout { url: at, after } if at.as_str() == url && *after == Duration::from_millis(200)),
         "{error:?}"
@@ -417,12 +417,12 @@ async fn the_number_of_referenced_documents_is_bounded() {
         Server::start(vec![("/0.json", link(0)), ("/1.json", link(1)), ("/2.json", link(2)), ("/3.json", link(3))])
             .await;
     let url = server.url("/0.json");
-    let error = Document::load(&url, &Fetcher::new().with_max_documents(3)).await.unwrap_err();
+    let error = Document::load(&url, &LoadOptions::new().with_max_documents(3)).await.unwrap_err();
     assert!(matches!(&error, Error::TooManyDocuments { url: at, limit: 3 } if at.as_str() == url), "{error:?}");
     assert_eq!(error.to_string(), format!("{url} references more than 3 documents (the spec included)"));
     assert_eq!(server.requests(), ["/0.json", "/1.json", "/2.json"]);
     // With room for the fifth document, the chain ends there: it does not exist.
-    let error = Document::load(&url, &Fetcher::new().with_max_documents(5)).await.unwrap_err();
+    let error = Document::load(&url, &LoadOptions::new().with_max_documents(5)).await.unwrap_err();
     let fifth = server.url("/4.json");
     assert!(matches!(&error, Error::HttpStatus { url: at, status: 404 } if at.as_str() == fifth), "{error:?}");
 }
@@ -439,4 +439,195 @@ async fn a_source_that_is_not_a_url_is_a_file_and_a_broken_url_is_named() {
     let error = load("http://[::1/api.yaml").await.unwrap_err();
     assert!(matches!(&error, Error::InvalidUrl { url, .. } if url == "http://[::1/api.yaml"), "{error:?}");
     assert!(error.to_string().starts_with("`http://[::1/api.yaml` is not a URL that can be fetched: "), "{error}");
+}
+
+#[tokio::test]
+async fn a_fetched_spec_may_reference_no_other_host_and_nothing_outside_its_folder() {
+    let other = Server::start(vec![("/specs/x.json", json_page(&json!({"a": 1})))]).await;
+    let refs = [
+        other.url("/specs/x.json"),
+        "http://169.254.169.254/latest/meta-data/".to_owned(),
+        "http://10.0.0.1/specs/x.json".to_owned(),
+        "//localhost/specs/x.json".to_owned(),
+        "/x.yaml".to_owned(),
+        "/specs-old/x.yaml".to_owned(),
+    ];
+    for reference in refs {
+        let spec = json!({"openapi": "3.1.0", "components": {"schemas": {"X": {"$ref": reference}}}});
+        let server = Server::start(vec![("/specs/api.json", json_page(&spec)), ("/x.yaml", yaml_page("a: 1\n"))]).await;
+        let url = server.url("/specs/api.json");
+        let error = load(&url).await.unwrap_err();
+        assert!(
+            matches!(&error, Error::RefOutsideSpecFolder { reference: r, document: DocumentOrigin::Url(at) }
+                if *r == reference && at.as_str() == url),
+            "{reference}: {error:?}"
+        );
+        assert_eq!(error.to_string(), format!("$ref `{reference}` in {url} points outside the spec's folder"));
+        assert_eq!(server.requests(), ["/specs/api.json"], "{reference} is never requested");
+    }
+    assert!(other.requests().is_empty(), "the other host is never asked");
+
+    // A ref written as an absolute (or root-relative) URL into the spec's own folder is fine.
+    let server = Server::start_with(|base| {
+        let absolute = base.join("/specs/common.json#/Limit").unwrap().to_string();
+        let spec = json!({"openapi": "3.1.0", "components": {"schemas": {
+            "A": {"$ref": absolute}, "B": {"$ref": "/specs/common.json#/Limit"}
+        }}});
+        vec![
+            ("/specs/api.json", json_page(&spec)),
+            ("/specs/common.json", json_page(&json!({"Limit": {"type": "integer"}}))),
+        ]
+    })
+    .await;
+    load(&server.url("/specs/api.json")).await.unwrap();
+    assert_eq!(server.requests(), ["/specs/api.json", "/specs/common.json"]);
+}
+
+#[tokio::test]
+async fn all_the_documents_of_one_load_share_a_byte_budget() {
+    let spec =
+        json!({"openapi": "3.1.0", "components": {"schemas": {"A": {"$ref": "a.json"}, "B": {"$ref": "b.json"}}}});
+    let spec_len = spec.to_string().len() as u64;
+    let padded = |size: usize| {
+        let mut bytes = br#"{"type": "object", "x-padding": ""#.to_vec();
+        bytes.resize(size - 2, b'a');
+        bytes.extend_from_slice(br#""}"#);
+        Bytes::from(bytes)
+    };
+    let server = Server::start(vec![
+        ("/specs/api.json", json_page(&spec)),
+        // `a.json` declares its length; `b.json` comes chunked, without one.
+        ("/specs/a.json", Page::Text { content_type: "application/json", body: padded(1000) }),
+        ("/specs/b.json", Page::Chunked(vec![padded(1000)])),
+    ])
+    .await;
+    let url = server.url("/specs/api.json");
+    let within = |limit: u64| LoadOptions::new().with_max_total_bytes(limit);
+
+    let total = spec_len + 2000;
+    Document::load(&url, &within(total)).await.unwrap();
+    for (limit, passed_at) in [(total - 1, "/specs/b.json"), (spec_len + 999, "/specs/a.json")] {
+        let error = Document::load(&url, &within(limit)).await.unwrap_err();
+        let at = server.url(passed_at);
+        assert!(
+            matches!(&error, Error::TotalTooLarge { url: spec, document, limit: l }
+                if spec.as_str() == url && document.as_str() == at && *l == limit),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{url} and the documents it references are larger than the limit of {limit} bytes for one load \
+                 (passed while fetching {at})"
+            )
+        );
+    }
+    // The per-document limit still applies on its own.
+    let error = Document::load(&url, &LoadOptions::new().with_max_bytes(999)).await.unwrap_err();
+    assert!(matches!(&error, Error::TooLarge { limit: 999, .. }), "{error:?}");
+}
+
+#[tokio::test]
+async fn one_load_has_a_time_budget_however_long_each_fetch_may_take() {
+    let spec = json!({"openapi": "3.1.0", "components": {"schemas": {"A": {"$ref": "slow.json"}}}});
+    let server = Server::start(vec![("/specs/api.json", json_page(&spec)), ("/specs/slow.json", Page::Silence)]).await;
+    let url = server.url("/specs/api.json");
+    let options = LoadOptions::new().with_total_timeout(Duration::from_millis(300));
+    assert_eq!(options.timeout(), LoadOptions::DEFAULT_TIMEOUT);
+    let error = Document::load(&url, &options).await.unwrap_err();
+    assert!(
+        matches!(&error, Error::LoadTimeout { url: at, after } if at.as_str() == url && *after == Duration::from_millis(300)),
+        "{error:?}"
+    );
+    assert_eq!(error.to_string(), format!("loading {url} and the documents it references took longer than 0.3 s"));
+    assert_eq!(server.requests(), ["/specs/api.json", "/specs/slow.json"]);
+}
+
+#[tokio::test]
+async fn credentials_in_a_spec_url_never_show_in_errors_or_descriptions() {
+    use skill_core::Skill;
+
+    let shows_none = |text: &str| {
+        for secret in ["pw", "s3cret", "t0ken"] {
+            assert!(!text.contains(secret), "{secret} shows in {text}");
+        }
+    };
+    let swagger = json!({"swagger": "2.0"});
+    let local_ref = json!({"openapi": "3.1.0", "components": {"schemas": {"A": {"$ref": "file:///etc/passwd"}}}});
+    // Relative server URLs, which take the spec URL's user info.
+    let usable = json!({
+        "openapi": "3.1.0",
+        "info": {"title": "Usable"},
+        "servers": [{"url": "/api"}],
+        "paths": {"/a": {"get": {"operationId": "a", "servers": [{"url": "/other"}]}}}
+    });
+    let server = Server::start_with(|base| {
+        let mut location = base.join("/moved.json?token=t0ken").unwrap();
+        location.set_username("user").unwrap();
+        location.set_password(Some("pw")).unwrap();
+        vec![
+            ("/swagger.json", json_page(&swagger)),
+            ("/local.json", json_page(&local_ref)),
+            ("/moved.json", Page::Redirect { status: StatusCode::FOUND, location: location.to_string() }),
+            ("/large.json", json_page(&json!({"openapi": "3.1.0", "x": "a".repeat(200)}))),
+            ("/silent.json", Page::Silence),
+            ("/usable.json", json_page(&usable)),
+        ]
+    })
+    .await;
+    let secret_url = |path: &str| {
+        let mut url = Url::parse(&server.url(path)).unwrap();
+        url.set_username("user").unwrap();
+        url.set_password(Some("pw")).unwrap();
+        url.set_query(Some("key=s3cret&t0ken"));
+        url.to_string()
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let unreachable = format!("http://user:pw@127.0.0.1:{port}/spec.json?key=s3cret");
+    let short = LoadOptions::new().with_timeout(Duration::from_millis(100));
+    let cases: Vec<(String, LoadOptions)> = vec![
+        (secret_url("/missing.json"), LoadOptions::new()),
+        (secret_url("/swagger.json"), LoadOptions::new()),
+        (secret_url("/local.json"), LoadOptions::new()),
+        (secret_url("/moved.json"), LoadOptions::new()),
+        (secret_url("/large.json"), LoadOptions::new().with_max_bytes(100)),
+        (secret_url("/large.json"), LoadOptions::new().with_max_total_bytes(100)),
+        (secret_url("/silent.json"), short),
+        (secret_url("/silent.json"), LoadOptions::new().with_total_timeout(Duration::from_millis(100))),
+        (unreachable, LoadOptions::new()),
+        ("http://user:pw@[::1/spec.json?key=s3cret".to_owned(), LoadOptions::new()),
+    ];
+    let mut messages = Vec::new();
+    for (url, options) in cases {
+        let error = Document::load(&url, &options).await.unwrap_err();
+        shows_none(&error.to_string());
+        shows_none(&format!("{error:?}"));
+        messages.push(error.to_string());
+    }
+    // The URL is still named, its query's names with it.
+    let named = format!("{}?key=REDACTED&REDACTED", server.url("/missing.json"));
+    assert_eq!(messages[0], format!("{named} answered 404 Not Found"));
+    let moved = format!("to {}?token=REDACTED, and redirects are not followed", server.url("/moved.json"));
+    assert!(messages[3].ends_with(&moved), "{}", messages[3]);
+
+    // The skill's description and the reason it is skipped.
+    let mut skill =
+        skill_openapi::OpenApiSkill::new("api", skill_openapi::OpenApiConfig::new(secret_url("/swagger.json")));
+    shows_none(skill.description());
+    assert_eq!(
+        skill.description(),
+        format!("Operations of the OpenAPI document {}", named.replace("missing", "swagger"))
+    );
+    let error = skill.init().await.unwrap_err();
+    shows_none(&error.to_string());
+    shows_none(&format!("{skill:?}"));
+    // A skill that loads: its description is the title, and its Debug output (tools,
+    // servers and all) still shows no credential.
+    let mut skill =
+        skill_openapi::OpenApiSkill::new("api", skill_openapi::OpenApiConfig::new(secret_url("/usable.json")));
+    skill.init().await.unwrap();
+    assert_eq!((skill.description(), skill.tools().len()), ("Usable", 1));
+    let debug = format!("{skill:?}");
+    assert!(debug.contains("/other"), "{debug}");
+    shows_none(&debug);
 }

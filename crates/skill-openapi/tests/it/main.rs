@@ -2,5 +2,6 @@
 
 mod calls;
 mod fetch;
+mod file_refs;
 mod real_documents;
 mod wire;

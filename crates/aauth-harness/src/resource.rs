@@ -1,0 +1,123 @@
+//! The resource: `/data` answers `401` with the requirement of the next token (agent,
+//! person, then auth token), or holds the call for a deferred auth token, polled at
+//! `/pending/{id}`; with an auth token it answers `200` with what it received.
+
+use std::sync::Arc;
+
+use aauth_client::{AgentKey, Claims, TokenKind};
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::Response;
+use serde_json::json;
+
+use crate::responses::{json_response, pending, problem, requirement};
+use crate::verify::Verified;
+use crate::{HarnessState, HeldCall, now};
+
+fn resource_token(state: &HarnessState, verified: &Verified, person: &Claims) -> String {
+    let now = now();
+    let agent_jkt =
+        if state.scenario().foreign_agent_jkt { AgentKey::generate().thumbprint() } else { verified.jkt.clone() };
+    state.issue(
+        &state.resource_key,
+        "resource-1",
+        TokenKind::Resource,
+        json!({"iss": state.resource_id, "dwk": "aauth-resource.json", "aud": state.ps_id,
+            "jti": format!("rt-{}", state.next_id()), "ps": state.ps_id, "sub": person.sub,
+            "presented_jti": person.jti, "agent_jkt": agent_jkt, "iat": now, "exp": now + 300, "scope": "data.read"}),
+    )
+}
+
+pub(crate) async fn data(
+    State(state): State<Arc<HarnessState>>,
+    axum::Extension(verified): axum::Extension<Verified>,
+    request: Request,
+) -> Response {
+    let method = request.method().to_string();
+    let body = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap();
+    let body = String::from_utf8_lossy(&body).into_owned();
+    let Some((kind, claims)) = verified.token.clone() else {
+        return requirement(StatusCode::UNAUTHORIZED, "requirement=agent-token".to_owned());
+    };
+    let scenario = state.scenario();
+    match kind {
+        TokenKind::Agent => {
+            state.count("resource.agent_token");
+            requirement(StatusCode::UNAUTHORIZED, "requirement=person-token".to_owned())
+        }
+        TokenKind::Person => {
+            if claims.aud.as_ref().and_then(|aud| aud.single()) != Some(&state.resource_id)
+                || claims.iss.as_deref() != Some(&state.ps_id)
+            {
+                return problem(StatusCode::UNAUTHORIZED, "invalid_person_token", "wrong aud or iss");
+            }
+            state.count("resource.person_token");
+            let token = resource_token(&state, &verified, &claims);
+            let value = format!(r#"requirement=auth-token; resource-token="{token}""#);
+            if scenario.deferred_auth {
+                state.count("resource.deferred");
+                let id = state.next_id().to_string();
+                state.held.lock().unwrap().insert(
+                    id.clone(),
+                    HeldCall { owner_jkt: verified.jkt.clone(), resource_token: token, method, body, result: None },
+                );
+                return pending(&format!("/pending/{id}"), Some(value), json!({"status": "pending"}));
+            }
+            requirement(StatusCode::UNAUTHORIZED, value)
+        }
+        TokenKind::Auth => {
+            if claims.aud.as_ref().and_then(|aud| aud.single()) != Some(&state.resource_id)
+                || claims.iss.as_deref() != Some(&state.ps_id)
+            {
+                return problem(StatusCode::UNAUTHORIZED, "invalid_auth_token", "wrong aud or iss");
+            }
+            state.count("resource.auth_token");
+            if scenario.endless_step_up {
+                let token = resource_token(&state, &verified, &claims);
+                return requirement(
+                    StatusCode::UNAUTHORIZED,
+                    format!(r#"requirement=auth-token; resource-token="{token}""#),
+                );
+            }
+            json_response(
+                StatusCode::OK,
+                json!({"method": method, "body": body, "sub": claims.sub, "scope": claims.scope}),
+            )
+        }
+        _ => problem(StatusCode::UNAUTHORIZED, "invalid_jwt", "unexpected token"),
+    }
+}
+
+pub(crate) async fn poll(
+    State(state): State<Arc<HarnessState>>,
+    axum::Extension(verified): axum::Extension<Verified>,
+    Path(id): Path<String>,
+) -> Response {
+    state.count("resource.poll");
+    let mut held = state.held.lock().unwrap();
+    let Some(call) = held.get_mut(&id).filter(|call| call.owner_jkt == verified.jkt) else {
+        return problem(StatusCode::GONE, "invalid_code", "no such pending call");
+    };
+    match verified.token {
+        Some((TokenKind::Auth, claims))
+            if claims.aud.as_ref().and_then(|aud| aud.single()) == Some(&state.resource_id) =>
+        {
+            // Executed once; a repeated presentation gets the same result.
+            let result = call.result.get_or_insert_with(|| {
+                state.count("resource.executed");
+                json!({"method": call.method, "body": call.body, "sub": claims.sub, "held": true}).to_string()
+            });
+            Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(result.clone()))
+                .unwrap()
+        }
+        _ => pending(
+            &format!("/pending/{id}"),
+            Some(format!(r#"requirement=auth-token; resource-token="{}""#, call.resource_token)),
+            json!({"status": "pending"}),
+        ),
+    }
+}

@@ -1,0 +1,118 @@
+//! URLs as this crate shows them, in errors, logs, skill descriptions and `Debug` output:
+//! a URL may carry credentials in its user info (`https://user:password@host/`) or in its
+//! query (`?api_key=…`), and neither may reach a message.
+//!
+//! [`redacted`] is the one rule: no user info, no fragment, and each query value replaced
+//! by `REDACTED` (the names are kept, as they say which parameter was sent; a query
+//! member without `=` may itself be a token, so it becomes `REDACTED` whole). The path is
+//! kept: it says which document or operation is meant.
+
+use url::Url;
+
+use crate::reference::has_uri_scheme;
+
+/// What replaces a query value.
+const REDACTED: &str = "REDACTED";
+
+/// `url` as it may be shown: see the module doc.
+pub(crate) fn redacted(url: &Url) -> Url {
+    let mut shown = url.clone();
+    // Both fail only for URLs that cannot have user info (`mailto:`), which have none.
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.set_fragment(None);
+    let query = url.query().filter(|query| !query.is_empty()).map(redacted_query);
+    shown.set_query(query.as_deref());
+    shown
+}
+
+/// A URL as written (a config value, a `Location` header, a server URL from a document),
+/// which may not parse, shown without its fragment: as written when it has no user info and
+/// no query, else [`redacted`] when it parses; otherwise the text with what stands where
+/// user info would (up to an `@` in the authority) removed and the query redacted alike.
+pub(crate) fn redacted_text(text: &str) -> String {
+    let text = text.split_once('#').map_or(text, |(text, _fragment)| text);
+    if let Ok(url) = Url::parse(text) {
+        if url.username().is_empty() && url.password().is_none() && url.query().is_none() {
+            return text.to_owned();
+        }
+        return redacted(&url).to_string();
+    }
+    let (before_query, query) = match text.split_once('?') {
+        Some((before, query)) => (before, Some(query)),
+        None => (text, None),
+    };
+    // `scheme:`, then any slashes, then the authority (`http:user@host` parses as `http://user@host`).
+    let scheme_end = match before_query.find(':') {
+        Some(colon) if has_uri_scheme(before_query) => colon + 1,
+        _ => 0,
+    };
+    let rest = &before_query[scheme_end..];
+    let after_slashes = rest.trim_start_matches(['/', '\\']);
+    let has_authority = scheme_end > 0 || rest.len() - after_slashes.len() >= 2;
+    let mut shown = before_query.to_owned();
+    if has_authority {
+        let authority_end = after_slashes.find(['/', '\\']).unwrap_or(after_slashes.len());
+        if let Some(at) = after_slashes[..authority_end].rfind('@') {
+            let kept = before_query.len() - after_slashes.len();
+            shown = format!("{}{}", &before_query[..kept], &after_slashes[at + 1..]);
+        }
+    }
+    if let Some(query) = query.filter(|query| !query.is_empty()) {
+        shown.push('?');
+        shown.push_str(&redacted_query(query));
+    }
+    shown
+}
+
+/// A query with each value replaced by `REDACTED`.
+fn redacted_query(query: &str) -> String {
+    query
+        .split('&')
+        .map(|member| match member.split_once('=') {
+            Some((name, _)) => format!("{name}={REDACTED}"),
+            None if member.is_empty() => String::new(),
+            None => REDACTED.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(text: &str) -> String {
+        redacted(&Url::parse(text).unwrap()).to_string()
+    }
+
+    #[test]
+    fn user_info_fragments_and_query_values_are_never_shown() {
+        assert_eq!(
+            shown("https://user:pw@host:8443/specs/api.json?key=s3cret#/a"),
+            "https://host:8443/specs/api.json?key=REDACTED"
+        );
+        assert_eq!(
+            shown("http://token@host/a?x=1&flag&y=&z=a=b"),
+            "http://host/a?x=REDACTED&REDACTED&y=REDACTED&z=REDACTED"
+        );
+        assert_eq!(shown("http://host/a?"), "http://host/a");
+        assert_eq!(shown("http://host/plain.yaml"), "http://host/plain.yaml");
+    }
+
+    #[test]
+    fn text_that_does_not_parse_is_redacted_alike() {
+        assert_eq!(redacted_text("https://user:pw@host/x?key=s3cret"), "https://host/x?key=REDACTED");
+        // Not URLs: an invalid port, a bracket never closed.
+        assert_eq!(redacted_text("https://user:pw@host:99999/x?key=s3cret#f"), "https://host:99999/x?key=REDACTED");
+        assert_eq!(redacted_text("http://a:b@[::1/api.yaml?t=1"), "http://[::1/api.yaml?t=REDACTED");
+        // An `@` in the path is no user info.
+        assert_eq!(redacted_text("http://host:x/users/@me"), "http://host:x/users/@me");
+        assert_eq!(redacted_text("http:user:pw@host:99999/x"), "http:host:99999/x");
+        assert_eq!(redacted_text("//user:pw@host:99999/x"), "//host:99999/x");
+        // Without user info or query, a URL is shown as written.
+        assert_eq!(redacted_text("/v1/{region}"), "/v1/{region}");
+        assert_eq!(redacted_text("https://{region}.Example.com#top"), "https://{region}.Example.com");
+        assert_eq!(redacted_text("http:user:pw@host/x"), "http://host/x");
+    }
+}
