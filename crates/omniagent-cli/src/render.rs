@@ -37,9 +37,11 @@ pub(crate) fn error(error: &anyhow::Error) {
 }
 
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
+    // Buffered: stdout alone flushes at every newline, and a tool list is megabytes of lines.
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     serde_json::to_writer_pretty(&mut stdout, value)?;
     writeln!(stdout)?;
+    stdout.flush()?;
     Ok(())
 }
 

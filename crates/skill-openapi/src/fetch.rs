@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
@@ -45,8 +45,9 @@ use crate::reference::{FetchedDocument, folder_of, url_ref_target};
 /// Cloning is cheap: clones share the connection pool.
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
-    /// The client, or why it could not be built (reported by the first fetch).
-    client: Result<reqwest::Client, String>,
+    /// The client, made by the first fetch (a file spec never needs one, and making one
+    /// reads the system's trust roots), or why it could not be made.
+    client: Arc<OnceLock<Result<reqwest::Client, String>>>,
     max_bytes: u64,
     timeout: Duration,
     max_documents: usize,
@@ -74,15 +75,8 @@ impl LoadOptions {
 
     /// Options with the default limits and no private folder.
     pub fn new() -> Self {
-        install_crypto_provider();
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Self::CONNECT_TIMEOUT)
-            .user_agent(USER_AGENT)
-            .build()
-            .map_err(|error| format!("cannot build the HTTP client: {}", reqwest_reason(error)));
         LoadOptions {
-            client,
+            client: Arc::default(),
             max_bytes: Self::DEFAULT_MAX_BYTES,
             timeout: Self::DEFAULT_TIMEOUT,
             max_documents: Self::DEFAULT_MAX_DOCUMENTS,
@@ -90,6 +84,20 @@ impl LoadOptions {
             total_timeout: Self::DEFAULT_TOTAL_TIMEOUT,
             private_folders: Vec::new(),
         }
+    }
+
+    /// The loader's own client: no redirects followed, a connect timeout.
+    fn client(&self) -> Result<&reqwest::Client, &String> {
+        let client = self.client.get_or_init(|| {
+            install_crypto_provider();
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .connect_timeout(Self::CONNECT_TIMEOUT)
+                .user_agent(USER_AGENT)
+                .build()
+                .map_err(|error| format!("cannot build the HTTP client: {}", reqwest_reason(error)))
+        });
+        client.as_ref()
     }
 
     /// The same options with another size limit per document, in bytes.
@@ -184,8 +192,7 @@ impl LoadOptions {
     }
 
     async fn get_untimed(&self, url: &Url, budget: &mut Budget) -> Result<FetchedBody, Error> {
-        let client =
-            self.client.as_ref().map_err(|reason| Error::Fetch { url: redacted(url), reason: reason.clone() })?;
+        let client = self.client().map_err(|reason| Error::Fetch { url: redacted(url), reason: reason.clone() })?;
         let mut response = client
             .get(url.clone())
             .header(ACCEPT, ACCEPT_DOCUMENTS)

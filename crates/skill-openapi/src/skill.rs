@@ -1,6 +1,6 @@
 //! [`OpenApiSkill`]: a document's operations as an agent's tools.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use reqwest_middleware::ClientWithMiddleware;
@@ -112,7 +112,12 @@ impl Skill for OpenApiSkill {
             tracing::warn!("openapi skill {}: {method}{} left out: {}", self.name, skipped.path, skipped.error);
         }
         let endpoint = Arc::new(endpoint);
-        let client = self.client.clone().unwrap_or_else(default_client);
+        // The default client is made by the first call: listing tools needs none, and
+        // making one reads the system's trust roots.
+        let client = Arc::new(OnceLock::new());
+        if let Some(given) = &self.client {
+            let _ = client.set(given.clone());
+        }
         self.tools = tool_set
             .tools
             .into_iter()
@@ -123,7 +128,7 @@ impl Skill for OpenApiSkill {
                 for warning in &operation.warnings {
                     tracing::warn!("openapi skill {}: tool {}: {warning}", self.name, operation.name);
                 }
-                Arc::new(OperationCall { operation, endpoint: Arc::clone(&endpoint), client: client.clone() })
+                Arc::new(OperationCall { operation, endpoint: Arc::clone(&endpoint), client: Arc::clone(&client) })
             })
             .collect();
         Ok(())
@@ -139,7 +144,8 @@ impl Skill for OpenApiSkill {
 struct OperationCall {
     operation: OperationTool,
     endpoint: Arc<Endpoint>,
-    client: ClientWithMiddleware,
+    /// The skill's client, shared by its tools.
+    client: Arc<OnceLock<ClientWithMiddleware>>,
 }
 
 #[async_trait]
@@ -157,7 +163,7 @@ impl Tool for OperationCall {
     }
 
     async fn call(&self, _context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {
-        self.endpoint.call(&self.client, &self.operation, &arguments).await
+        self.endpoint.call(self.client.get_or_init(default_client), &self.operation, &arguments).await
     }
 }
 
