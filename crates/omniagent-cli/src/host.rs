@@ -112,11 +112,7 @@ fn openapi_skill(
     }
     match signer.sign(skill) {
         Ok(skill) => Box::new(skill),
-        Err(reason) => Box::new(Unavailable {
-            name: name.to_owned(),
-            kind: skill_core::SourceKind::Openapi,
-            reason: format!("`aauth: true`, but {reason}"),
-        }),
+        Err(reason) => Box::new(Unavailable { name: name.to_owned(), reason: format!("`aauth: true`, but {reason}") }),
     }
 }
 
@@ -160,11 +156,10 @@ impl<'a> Signer<'a> {
     }
 }
 
-/// A configured skill the host could not make: it loads as skipped, with the reason.
+/// A configured OpenAPI skill the host could not make: it loads as skipped, with the reason.
 #[cfg(feature = "openapi")]
 struct Unavailable {
     name: String,
-    kind: skill_core::SourceKind,
     reason: String,
 }
 
@@ -180,7 +175,7 @@ impl Skill for Unavailable {
     }
 
     fn source_type(&self) -> skill_core::SourceKind {
-        self.kind
+        skill_core::SourceKind::Openapi
     }
 
     async fn init(&mut self) -> Result<(), skill_core::BoxError> {

@@ -218,42 +218,45 @@ async fn path_rows() {
     }
 }
 
+/// The query rows of the OAS 3.1.1 style table, without the `?`: also the rows of
+/// `application/x-www-form-urlencoded` bodies (§4.8.15, Encoding Object `style`).
+const QUERY_ROWS: [Row; 8] = [
+    (
+        "form",
+        false,
+        [Sent("color="), Sent("color=blue"), Sent("color=blue,black,brown"), Sent("color=B,150,G,200,R,100")],
+    ),
+    (
+        "form",
+        true,
+        [Sent("color="), Sent("color=blue"), Sent("color=blue&color=black&color=brown"), Sent("B=150&G=200&R=100")],
+    ),
+    (
+        "spaceDelimited",
+        false,
+        [NA_UNDEFINED, NA_STRING, Sent("color=blue%20black%20brown"), Sent("color=B%20150%20G%20200%20R%20100")],
+    ),
+    ("spaceDelimited", true, [NA_EXPLODE_TRUE; 4]),
+    (
+        "pipeDelimited",
+        false,
+        [NA_UNDEFINED, NA_STRING, Sent("color=blue%7Cblack%7Cbrown"), Sent("color=B%7C150%7CG%7C200%7CR%7C100")],
+    ),
+    ("pipeDelimited", true, [NA_EXPLODE_TRUE; 4]),
+    ("deepObject", false, [NA_EXPLODE_FALSE; 4]),
+    (
+        "deepObject",
+        true,
+        [NA_UNDEFINED, NA_STRING, NA_ARRAY, Sent("color%5BB%5D=150&color%5BG%5D=200&color%5BR%5D=100")],
+    ),
+];
+
 #[tokio::test]
 async fn query_rows() {
     let server = Recorder::start().await;
-    let rows: [Row; 8] = [
-        (
-            "form",
-            false,
-            [Sent("color="), Sent("color=blue"), Sent("color=blue,black,brown"), Sent("color=B,150,G,200,R,100")],
-        ),
-        (
-            "form",
-            true,
-            [Sent("color="), Sent("color=blue"), Sent("color=blue&color=black&color=brown"), Sent("B=150&G=200&R=100")],
-        ),
-        (
-            "spaceDelimited",
-            false,
-            [NA_UNDEFINED, NA_STRING, Sent("color=blue%20black%20brown"), Sent("color=B%20150%20G%20200%20R%20100")],
-        ),
-        ("spaceDelimited", true, [NA_EXPLODE_TRUE; 4]),
-        (
-            "pipeDelimited",
-            false,
-            [NA_UNDEFINED, NA_STRING, Sent("color=blue%7Cblack%7Cbrown"), Sent("color=B%7C150%7CG%7C200%7CR%7C100")],
-        ),
-        ("pipeDelimited", true, [NA_EXPLODE_TRUE; 4]),
-        ("deepObject", false, [NA_EXPLODE_FALSE; 4]),
-        (
-            "deepObject",
-            true,
-            [NA_UNDEFINED, NA_STRING, NA_ARRAY, Sent("color%5BB%5D=150&color%5BG%5D=200&color%5BR%5D=100")],
-        ),
-    ];
     check_rows(
         &server,
-        &rows,
+        &QUERY_ROWS,
         ("/color", "color"),
         |style, explode| parameter_document("color", "query", "/q", style, explode),
         |value| json!({"color": value}),
@@ -314,37 +317,6 @@ async fn cookie_rows() {
 #[tokio::test]
 async fn form_urlencoded_body_rows() {
     let server = Recorder::start().await;
-    // The query rows without the `?` (OAS 3.1.1 §4.8.15, Encoding Object `style`).
-    let rows: [Row; 8] = [
-        (
-            "form",
-            false,
-            [Sent("color="), Sent("color=blue"), Sent("color=blue,black,brown"), Sent("color=B,150,G,200,R,100")],
-        ),
-        (
-            "form",
-            true,
-            [Sent("color="), Sent("color=blue"), Sent("color=blue&color=black&color=brown"), Sent("B=150&G=200&R=100")],
-        ),
-        (
-            "spaceDelimited",
-            false,
-            [NA_UNDEFINED, NA_STRING, Sent("color=blue%20black%20brown"), Sent("color=B%20150%20G%20200%20R%20100")],
-        ),
-        ("spaceDelimited", true, [NA_EXPLODE_TRUE; 4]),
-        (
-            "pipeDelimited",
-            false,
-            [NA_UNDEFINED, NA_STRING, Sent("color=blue%7Cblack%7Cbrown"), Sent("color=B%7C150%7CG%7C200%7CR%7C100")],
-        ),
-        ("pipeDelimited", true, [NA_EXPLODE_TRUE; 4]),
-        ("deepObject", false, [NA_EXPLODE_FALSE; 4]),
-        (
-            "deepObject",
-            true,
-            [NA_UNDEFINED, NA_STRING, NA_ARRAY, Sent("color%5BB%5D=150&color%5BG%5D=200&color%5BR%5D=100")],
-        ),
-    ];
     let document = |style: &str, explode: bool| {
         json!({
             "openapi": "3.1.0",
@@ -359,7 +331,7 @@ async fn form_urlencoded_body_rows() {
     };
     check_rows(
         &server,
-        &rows,
+        &QUERY_ROWS,
         ("/body", "color"),
         document,
         |value| json!({"body": {"color": value}}),
