@@ -5,7 +5,7 @@
 
 use aauth_harness::Harness;
 
-use crate::{Home, json, run};
+use crate::{Home, json, raw_http_status, run};
 
 /// The harness, serving from its own runtime while the test runs the binary.
 fn start_harness() -> (tokio::runtime::Runtime, Harness) {
@@ -188,4 +188,52 @@ fn an_openapi_skill_with_aauth_is_skipped_without_an_aauth_section() {
         ),
         "{reason}"
     );
+}
+
+#[test]
+fn fetch_shows_the_interaction_and_a_person_approves_once() {
+    let (runtime, harness) = start_harness();
+    harness.set(|scenario| scenario.consent = aauth_harness::Consent::Interaction);
+    let home = home_for(&harness);
+    let url = harness.resource.join("/data").unwrap();
+    let mut child = home
+        .omniagent_process(&["aauth", "fetch", url.as_str()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    // The person reads the URL and the code on stderr while the request waits.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("action needed") {
+        line.clear();
+        assert_ne!(std::io::BufRead::read_line(&mut stderr, &mut line).unwrap(), 0, "no interaction on stderr");
+    }
+    let page = line.split("open ").nth(1).and_then(|rest| rest.split(' ').next()).expect("a URL to open");
+    let code = page.split("code=").nth(1).expect("the code in the URL");
+    assert!(line.contains(&format!("(code {code})")), "{line}");
+    let page = url::Url::parse(page).unwrap();
+    assert_eq!(page.path(), "/interact");
+    // They decide once the request is polling.
+    runtime.block_on(harness.wait_for_ps_polls(1));
+    let form = format!("code={code}&decision=approve");
+    let request = format!(
+        "POST /interact HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
+        form.len()
+    );
+    assert_eq!(raw_http_status(("127.0.0.1", page.port().unwrap()), &request), 200);
+
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(json(&String::from_utf8(output.stdout).unwrap())["method"], "GET");
+    assert_eq!(harness.count("ps.interaction_decision"), 1);
+
+    // Another command reuses the tokens: nobody is asked again.
+    let (code, stdout, stderr) = run(home.omniagent(&["aauth", "fetch", url.as_str()]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(json(&stdout)["method"], "GET");
+    assert!(!stderr.contains("action needed"), "{stderr}");
+    assert_eq!(harness.count("ps.auth_token"), 1);
 }

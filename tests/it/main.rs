@@ -45,7 +45,12 @@ impl Home {
 
     /// `omniagent ARGS` with this home, no inherited config, and no colour settings.
     fn omniagent(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_omniagent"));
+        Command::from_std(self.omniagent_process(args))
+    }
+
+    /// The same as a `std::process::Command`, for a test that talks to it while it runs.
+    fn omniagent_process(&self, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_omniagent"));
         command
             .args(args)
             .current_dir(self.path())
@@ -70,4 +75,16 @@ fn run(mut command: Command) -> (i32, String, String) {
 /// Parses stdout as JSON.
 fn json(stdout: &str) -> serde_json::Value {
     serde_json::from_str(stdout).unwrap_or_else(|error| panic!("stdout is not JSON ({error}):\n{stdout}"))
+}
+
+/// Sends `request` (a whole HTTP/1.1 request, `Connection: close`) to `address` as is and
+/// returns the response's status: for requests no HTTP client would send, and with no
+/// client dependency.
+fn raw_http_status(address: (&str, u16), request: &str) -> u16 {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(address).expect("the server listens");
+    stream.write_all(request.as_bytes()).expect("the request is sent");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("a response");
+    response.split(' ').nth(1).and_then(|status| status.parse().ok()).expect("an HTTP status line")
 }

@@ -2,14 +2,14 @@
 //! called with `tools call`, and checked by a real request validator (Stoplight's Prism,
 //! which answers 422 to a request its document does not allow).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::{Home, json, run};
+use crate::{Home, json, raw_http_status, run};
 
 /// The document Prism serves: parameters of several styles, and JSON, form and multipart
 /// bodies, each with constraints a wrongly serialized request breaks.
@@ -57,11 +57,8 @@ impl Prism {
 
     /// The status Prism answers to a GET of `target` sent as is.
     fn raw_get_status(&self, target: &str) -> u16 {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        write!(stream, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        response.split(' ').nth(1).and_then(|status| status.parse().ok()).expect("an HTTP status line")
+        let request = format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        raw_http_status(("127.0.0.1", self.port), &request)
     }
 }
 
