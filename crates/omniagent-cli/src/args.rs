@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-/// Skills for AI agents: list and call the tools your agent gets from compiled skills.
+/// Skills for AI agents: list and call the tools your agent gets from compiled skills, MCP servers
+/// and OpenAPI documents, and call APIs as an AAuth agent
 #[derive(Debug, Parser)]
 #[command(name = "omniagent", version, propagate_version = true, max_term_width = 100)]
 #[command(after_help = "Config: -c FILE, else $OMNIAGENT_CONFIG, else $OMNIAGENT_HOME/config.yaml \

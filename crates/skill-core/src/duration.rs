@@ -1,7 +1,6 @@
 //! Durations as people write them in config files: `500ms`, `30s`, `2m`, `1h`, or a
 //! number of seconds.
 
-use std::fmt;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serializer};
@@ -39,21 +38,16 @@ fn positive_seconds(seconds: f64) -> Option<Duration> {
     if seconds > 0.0 { Duration::try_from_secs_f64(seconds).ok() } else { None }
 }
 
-/// A duration shown the way [`parse`] reads it: whole minutes as `2m`, whole seconds as
+/// A duration written the way [`parse`] reads it: whole minutes as `2m`, whole seconds as
 /// `30s`, else milliseconds.
-#[derive(Debug, Clone, Copy)]
-pub struct Display(pub Duration);
-
-impl fmt::Display for Display {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let millis = self.0.as_millis();
-        if millis.is_multiple_of(60_000) && millis > 0 {
-            write!(f, "{}m", millis / 60_000)
-        } else if millis.is_multiple_of(1000) {
-            write!(f, "{}s", millis / 1000)
-        } else {
-            write!(f, "{millis}ms")
-        }
+pub fn format(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis.is_multiple_of(60_000) && millis > 0 {
+        format!("{}m", millis / 60_000)
+    } else if millis.is_multiple_of(1000) {
+        format!("{}s", millis / 1000)
+    } else {
+        format!("{millis}ms")
     }
 }
 
@@ -62,10 +56,10 @@ impl fmt::Display for Display {
 pub mod option {
     use super::*;
 
-    /// Writes the duration as [`Display`](super::Display) shows it.
+    /// Writes the duration as [`format`](super::format) does.
     pub fn serialize<S: Serializer>(duration: &Option<Duration>, serializer: S) -> Result<S::Ok, S::Error> {
         match duration {
-            Some(duration) => serializer.collect_str(&Display(*duration)),
+            Some(duration) => serializer.serialize_str(&format(*duration)),
             None => serializer.serialize_none(),
         }
     }
@@ -85,13 +79,13 @@ mod tests {
     fn durations_read_and_print_alike() {
         for (text, millis) in [("500ms", 500), ("30s", 30_000), ("2m", 120_000), ("1.5s", 1500), ("1h", 3_600_000)] {
             assert_eq!(parse(text), Some(Duration::from_millis(millis)), "{text}");
-            assert_eq!(parse(&Display(Duration::from_millis(millis)).to_string()), Some(Duration::from_millis(millis)));
+            assert_eq!(parse(&format(Duration::from_millis(millis))), Some(Duration::from_millis(millis)));
         }
         for bad in ["0s", "30", "s", "3 weeks", "-1s", "99999999999999999999h", "1e300s", "NaNs"] {
             assert_eq!(parse(bad), None, "{bad}");
         }
-        assert_eq!(Display(Duration::from_millis(120_000)).to_string(), "2m");
-        assert_eq!(Display(Duration::from_millis(1500)).to_string(), "1500ms");
+        assert_eq!(format(Duration::from_millis(120_000)), "2m");
+        assert_eq!(format(Duration::from_millis(1500)), "1500ms");
         assert_eq!(from_json(&serde_json::json!(2.5)), Ok(Duration::from_millis(2500)));
         assert!(from_json(&serde_json::json!(1e300)).is_err());
         assert_eq!(

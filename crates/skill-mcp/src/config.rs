@@ -145,8 +145,8 @@ impl From<ServerConfig> for ServerSettings {
     fn from(config: ServerConfig) -> Self {
         let timeout = (config.timeouts != Timeouts::default()).then(|| {
             serde_json::json!({
-                "startup": skill_core::duration::Display(config.timeouts.startup).to_string(),
-                "call": skill_core::duration::Display(config.timeouts.call).to_string(),
+                "startup": skill_core::duration::format(config.timeouts.startup),
+                "call": skill_core::duration::format(config.timeouts.call),
             })
         });
         let mut settings = ServerSettings {
