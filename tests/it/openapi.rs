@@ -131,7 +131,8 @@ fn calls_pass_prisms_request_validation() {
     // A file from the skill's upload folder (relative to the config file's folder), and
     // never one outside it.
     call(&home, "checks__upload", json!({"body": {"title": "a report", "file": "file:report.bin"}}));
-    let outside = json!({"body": {"title": "a report", "file": "file:/etc/hostname"}}).to_string();
+    let outside = home.write("outside.bin", "not for upload");
+    let outside = json!({"body": {"title": "a report", "file": format!("file:{}", outside.display())}}).to_string();
     let (code, _, stderr) = run(home.omniagent(&["tools", "call", "checks__upload", "--args", &outside]));
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("outside the upload folder"), "{stderr}");
@@ -251,22 +252,46 @@ fn credentials_come_from_the_auth_section_and_the_agents_secrets() {
 #[test]
 fn documents_cannot_refer_to_the_agents_private_files() {
     let home = Home::new();
-    // A spec beside `$OMNIAGENT_HOME/aauth/`, whose parameter schema is taken from a token cache.
+    // A spec beside `$OMNIAGENT_HOME/aauth/` and the config file, whose parameter schemas
+    // are taken from a token cache and from the config (which holds a token).
     home.write("aauth/agent-token-0123456789abcdef.json", r#"{"agent_token": "s3cret-token"}"#);
     home.write(
         "api.yaml",
         "openapi: 3.1.0\ninfo: {title: Nosy, version: '1'}\nservers: [{url: 'http://127.0.0.1:9'}]\n\
          paths:\n  /a:\n    get:\n      operationId: a\n      parameters:\n        \
-         - {name: q, in: query, schema: {$ref: 'aauth/agent-token-0123456789abcdef.json'}}\n",
+         - {name: q, in: query, schema: {$ref: 'aauth/agent-token-0123456789abcdef.json'}}\n  \
+         /b:\n    get:\n      operationId: b\n      parameters:\n        \
+         - {name: q, in: query, schema: {$ref: 'config.yaml#/openapi/nosy/auth'}}\n",
     );
-    let home = home.with_config("compiled: {memory: {enabled: false}}\nopenapi:\n  nosy: {spec: api.yaml}\n");
+    let home = home.with_config(
+        "compiled: {memory: {enabled: false}}\n\
+         openapi:\n  nosy: {spec: api.yaml, auth: {bearer: {token: 'literal:sk-live-s3cret'}}}\n",
+    );
     let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));
     assert_eq!(code, 0, "{stderr}");
-    assert!(!stdout.contains("s3cret-token"), "{stdout}");
-    assert!(!stderr.contains("s3cret-token"), "{stderr}");
+    for secret in ["s3cret-token", "sk-live-s3cret"] {
+        assert!(!stdout.contains(secret), "{stdout}");
+        assert!(!stderr.contains(secret), "{stderr}");
+    }
     let listing = json(&stdout);
     let tools = listing["tools"].as_array().unwrap();
     let skipped = listing["skipped"].as_array().unwrap();
-    assert!(tools.is_empty() && skipped.is_empty(), "the operation is left out, with a warning: {listing}");
-    assert!(stderr.contains("aauth"), "{stderr}");
+    assert!(tools.is_empty() && skipped.is_empty(), "both operations are left out, with a warning: {listing}");
+    assert_eq!(stderr.matches("private").count(), 2, "{stderr}");
+}
+
+#[test]
+fn config_show_hides_credentials_in_urls() {
+    let home = Home::new().with_config(
+        "openapi:\n  remote:\n    spec: 'https://user:pw1@example.com/spec.json?key=s3cret'\n    \
+         base_url: 'https://api:pw2@example.com/v1?t=t0k'\n",
+    );
+    for args in [&["config", "show"][..], &["--json", "config", "show"]] {
+        let (code, stdout, stderr) = run(home.omniagent(args));
+        assert_eq!(code, 0, "{stderr}");
+        for secret in ["pw1", "s3cret", "pw2", "t0k"] {
+            assert!(!stdout.contains(secret), "{stdout}");
+        }
+        assert!(stdout.contains("https://example.com/spec.json?key=REDACTED"), "{stdout}");
+    }
 }

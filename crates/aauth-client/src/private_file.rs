@@ -288,7 +288,7 @@ mod tests {
     /// leftover's mode nor its place.
     #[cfg(unix)]
     #[test]
-    fn leftover_staging_files_are_not_reused() {
+    fn a_leftover_staging_file_is_left_alone_and_the_result_is_private() {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("file.json");

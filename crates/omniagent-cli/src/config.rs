@@ -159,7 +159,7 @@ impl ConfigFile {
     /// `config`, read from this file, knowing the file's folder.
     fn located(&self, config: Config) -> Config {
         #[cfg(any(feature = "openapi", feature = "aauth"))]
-        let config = Config { dir: self.path.as_deref().and_then(Path::parent).map(Path::to_owned), ..config };
+        let config = Config { file: self.path.clone(), ..config };
         config
     }
 
@@ -296,11 +296,11 @@ pub(crate) struct Config {
     /// Per-agent overrides of the sections above, selected with `--agent NAME`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) agents: BTreeMap<String, Config>,
-    /// The config file's folder, against which relative paths in it (an OpenAPI `spec`,
-    /// the AAuth key) resolve; `None` for the built-in defaults.
+    /// The config file, in whose folder relative paths in it (an OpenAPI `spec`, the AAuth
+    /// key) resolve; `None` for the built-in defaults.
     #[cfg(any(feature = "openapi", feature = "aauth"))]
     #[serde(skip)]
-    pub(crate) dir: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
 }
 
 #[cfg(any(feature = "openapi", feature = "aauth"))]
@@ -309,7 +309,7 @@ impl Config {
     /// config file's folder.
     pub(crate) fn resolve_path(&self, path: &str) -> PathBuf {
         let expanded = skill_core::expand_home(path);
-        match &self.dir {
+        match self.file.as_deref().and_then(Path::parent) {
             Some(dir) if expanded.is_relative() => dir.join(expanded),
             _ => expanded,
         }

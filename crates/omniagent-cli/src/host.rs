@@ -81,8 +81,8 @@ pub(crate) async fn start_agent(
 const SIGNED_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
 /// The OpenAPI skill `name`, its `spec` (unless a URL) and `upload_folder` taken from the
-/// config file's folder, and no `$ref` of its document allowed into the AAuth agent's
-/// folder (its key and tokens); with `aauth: true`, its calls go through the agent's
+/// config file's folder, and the agent's private files out of reach of its document's
+/// `$ref`s and of uploads; with `aauth: true`, its calls go through the agent's
 /// AAuth client, and without one it loads as skipped, with the reason.
 #[cfg(feature = "openapi")]
 fn openapi_skill(
@@ -99,9 +99,16 @@ fn openapi_skill(
     if let Some(folder) = &settings.upload_folder {
         settings.upload_folder = Some(config.resolve_path(folder).display().to_string());
     }
-    // The agent's tokens are JSON files: no document may refer to them. (Its key, wherever
-    // `aauth.key` puts it, is a `.jwk` file, which no ref may name.)
-    let private = skill_openapi::LoadOptions::new().with_private_folder(home.aauth_dir());
+    // No document may copy, and no upload send, what only the agent may read: its keys
+    // and tokens, and the config file (which may hold secrets).
+    let mut private = skill_openapi::LoadOptions::new().with_private_path(home.aauth_dir());
+    if let Some(file) = &config.file {
+        private = private.with_private_path(file);
+    }
+    #[cfg(feature = "aauth")]
+    if let Some(key) = config.aauth.as_ref().and_then(|aauth| aauth.key.as_deref()) {
+        private = private.with_private_path(config.resolve_path(key));
+    }
     let signed = settings.aauth;
     if signed {
         settings.timeout.get_or_insert(SIGNED_CALL_TIMEOUT);

@@ -82,6 +82,7 @@ pub struct Endpoint {
     max_response_bytes: usize,
     upload_folder: Option<PathBuf>,
     max_upload_bytes: u64,
+    private_paths: Vec<PathBuf>,
 }
 
 impl Endpoint {
@@ -141,6 +142,7 @@ impl Endpoint {
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             upload_folder: None,
             max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
+            private_paths: Vec::new(),
         })
     }
 
@@ -169,6 +171,16 @@ impl Endpoint {
     /// [`DEFAULT_MAX_UPLOAD_BYTES`]); a larger one is refused, naming the argument.
     pub fn with_max_upload_bytes(mut self, limit: u64) -> Self {
         self.max_upload_bytes = limit;
+        self
+    }
+
+    /// Never sends `paths` (files or folders), nor anything under them, as `file:`
+    /// arguments, even from within the upload folder, whatever symbolic links lead there:
+    /// the agent's configuration, keys and tokens. Adds to those given before; the
+    /// [`LoadOptions::with_private_path`](crate::LoadOptions::with_private_path) paths of
+    /// an [`OpenApiSkill`](crate::OpenApiSkill) are passed here.
+    pub fn with_private_paths<P: Into<PathBuf>>(mut self, paths: impl IntoIterator<Item = P>) -> Self {
+        self.private_paths.extend(paths.into_iter().map(Into::into));
         self
     }
 
@@ -234,7 +246,11 @@ impl Endpoint {
         };
         let credentials = auth::select(&self.credentials, self.schemes_defined, details.security.as_ref());
         let target = request::build_target(tool, arguments, base, &credentials)?;
-        let uploads = Uploads { folder: self.upload_folder.as_deref(), max_bytes: self.max_upload_bytes };
+        let uploads = Uploads {
+            folder: self.upload_folder.as_deref(),
+            max_bytes: self.max_upload_bytes,
+            private_paths: &self.private_paths,
+        };
         let body = body::build_body(tool, arguments, uploads).await?;
 
         let method = reqwest::Method::from_bytes(tool.method.as_str().as_bytes())
@@ -269,6 +285,7 @@ impl fmt::Debug for Endpoint {
             .field("max_response_bytes", &self.max_response_bytes)
             .field("upload_folder", &self.upload_folder)
             .field("max_upload_bytes", &self.max_upload_bytes)
+            .field("private_paths", &self.private_paths)
             .finish()
     }
 }

@@ -14,17 +14,18 @@ use crate::redact::redacted_text;
 /// An OpenAPI skill: which document, which of its operations, where to send requests and
 /// how to authenticate them.
 ///
-/// Unknown keys are refused, so a typo is reported rather than ignored. Its `Debug`
-/// output shows `spec` (when a URL) and `base_url` redacted: no user info, each query value
-/// as `REDACTED`.
+/// Unknown keys are refused, so a typo is reported rather than ignored. Its `Debug` and
+/// serialized forms (what `config show` prints) show `spec` (when a URL) and `base_url`
+/// redacted: no user info, each query value as `REDACTED`.
 #[derive(Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct OpenApiConfig {
     /// The document: a file path or an http(s) URL.
+    #[serde(serialize_with = "shown_url")]
     pub spec: String,
     /// The server to call, overriding the document's `servers`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "shown_optional_url")]
     pub base_url: Option<String>,
     /// The operations to offer, by operationId, `tag:NAME` or path glob (`/repos/**`);
     /// empty offers all.
@@ -157,6 +158,22 @@ impl fmt::Debug for OpenApiConfig {
             .field("upload_folder", upload_folder)
             .field("aauth", aauth)
             .finish()
+    }
+}
+
+/// A URL as it may be shown; a file path as is.
+fn shown_url<S: serde::Serializer>(text: &str, serializer: S) -> Result<S::Ok, S::Error> {
+    if crate::document::is_http_url(text) {
+        serializer.serialize_str(&redacted_text(text))
+    } else {
+        serializer.serialize_str(text)
+    }
+}
+
+fn shown_optional_url<S: serde::Serializer>(text: &Option<String>, serializer: S) -> Result<S::Ok, S::Error> {
+    match text {
+        Some(text) => shown_url(text, serializer),
+        None => serializer.serialize_none(),
     }
 }
 
@@ -401,6 +418,20 @@ mod tests {
             serde_yaml_ng::from_str::<serde_json::Value>(&written).unwrap(),
             serde_yaml_ng::from_str::<serde_json::Value>(text).unwrap()
         );
+    }
+
+    #[test]
+    fn urls_are_written_without_their_credentials() {
+        let config =
+            parse("spec: 'https://user:pw@host/spec.json?key=s3cret'\nbase_url: 'https://api:pw2@host/v1?t=t0k'\n")
+                .unwrap();
+        let written = serde_yaml_ng::to_string(&config).unwrap();
+        for secret in ["pw", "s3cret", "t0k"] {
+            assert!(!written.contains(secret), "{written}");
+        }
+        assert!(written.contains("https://host/spec.json?key=REDACTED"), "{written}");
+        let path = parse("spec: './specs/a#1?.yaml'\n").unwrap();
+        assert!(serde_yaml_ng::to_string(&path).unwrap().contains("./specs/a#1?.yaml"));
     }
 
     #[test]

@@ -109,15 +109,15 @@ pub struct Document {
     /// For a fetched spec, every other document its `$ref`s reach, fetched when it was
     /// loaded; empty for a file, whose referenced files are read as refs are resolved.
     pub(crate) referenced: Arc<[FetchedDocument]>,
-    /// The folders no file ref may enter, symbolic links resolved
-    /// ([`LoadOptions::with_private_folder`]).
-    pub(crate) private_folders: Arc<[PathBuf]>,
+    /// The paths (files and folders) no file ref may name or enter, symbolic links
+    /// resolved ([`LoadOptions::with_private_path`]).
+    pub(crate) private_paths: Arc<[PathBuf]>,
 }
 
 impl Document {
     /// Loads the spec `source` names under `options`: an `http://` or `https://` URL is
     /// fetched ([`Document::from_url`]); anything else is a file path
-    /// ([`Document::from_file`]), whose refs may not enter the options' private folders.
+    /// ([`Document::from_file`]), whose refs may not reach the options' private paths.
     ///
     /// ```no_run
     /// use skill_openapi::{Document, Error, LoadOptions, OperationFilter};
@@ -138,7 +138,7 @@ impl Document {
             Self::from_url(&url, options).await
         } else {
             let mut document = Self::from_file(source)?;
-            document.private_folders = options.resolved_private_folders().into();
+            document.private_paths = options.resolved_private_paths().into();
             Ok(document)
         }
     }
@@ -182,7 +182,7 @@ impl Document {
     /// Reads the document at `path`: JSON for `.json`, YAML for `.yaml` and `.yml`, else
     /// JSON then YAML. Refuses Swagger 2.0 and versions other than 3.0.x and 3.1.x.
     ///
-    /// Its refs follow the file rules of [`Document::load`], with no private folders: load
+    /// Its refs follow the file rules of [`Document::load`], with no private paths: load
     /// it with [`Document::load`] to name some.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
@@ -198,13 +198,7 @@ impl Document {
 
     fn with_origin(origin: DocumentOrigin, root: Value) -> Result<Self, Error> {
         let version = detect_version(&origin, &root)?;
-        Ok(Document {
-            origin,
-            version,
-            root: Arc::new(root),
-            referenced: Arc::from([]),
-            private_folders: Arc::from([]),
-        })
+        Ok(Document { origin, version, root: Arc::new(root), referenced: Arc::from([]), private_paths: Arc::from([]) })
     }
 
     /// Where the document came from.

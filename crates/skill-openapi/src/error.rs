@@ -161,16 +161,16 @@ pub enum Error {
         /// The document it is in.
         document: DocumentOrigin,
     },
-    /// A `$ref` in a file to a file in a folder the host named private
-    /// ([`LoadOptions::with_private_folder`](crate::LoadOptions::with_private_folder)).
-    #[error("$ref `{reference}` in {document} is refused: it points into the private folder {}", folder.display())]
-    RefInPrivateFolder {
+    /// A `$ref` in a file to a file the host named private, or to a file in a folder it
+    /// named private ([`LoadOptions::with_private_path`](crate::LoadOptions::with_private_path)).
+    #[error("$ref `{reference}` in {document} is refused: it reaches the private path {}", path.display())]
+    RefInPrivatePath {
         /// The ref as written.
         reference: String,
         /// The document it is in.
         document: DocumentOrigin,
-        /// The private folder, symbolic links resolved.
-        folder: PathBuf,
+        /// The private path (a file or a folder), symbolic links resolved.
+        path: PathBuf,
     },
     /// A `$ref` to an http(s) URL in a spec read from a file, which may reference files
     /// under its folder only.

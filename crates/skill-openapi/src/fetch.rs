@@ -1,10 +1,10 @@
 //! Loading rules: fetching documents over http(s) with the loader's own client (no
 //! redirects, a size limit enforced while the body streams in, timeouts, a budget for the
 //! whole load), fetching up front every document a fetched spec's `$ref`s reach, and the
-//! folders a spec read from a file may never reference into.
+//! private paths (files and folders) a spec read from a file may never reference.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -21,8 +21,8 @@ use crate::reference::{FetchedDocument, folder_of, url_ref_target};
 
 /// How documents are loaded ([`Document::load`]): the rules for fetching them by URL, with
 /// the loader's own HTTP client (never one given for calling the API, whose middleware
-/// might sign or follow redirects), and the folders a spec read from a file may not
-/// reference into.
+/// might sign or follow redirects), and the private paths (files and folders) a spec read
+/// from a file may not reference.
 ///
 /// - Redirects are never followed: any 3xx is [`Error::Redirect`], naming its `Location`.
 /// - A status other than 2xx is [`Error::HttpStatus`], naming the URL and the status.
@@ -39,8 +39,8 @@ use crate::reference::{FetchedDocument, folder_of, url_ref_target};
 ///   at most [`max_total_bytes`](LoadOptions::max_total_bytes) bytes (50 MiB by default,
 ///   [`Error::TotalTooLarge`]) and [`total_timeout`](LoadOptions::total_timeout) (60 s by
 ///   default, [`Error::LoadTimeout`]).
-/// - A spec read from a file may not reference a file in a
-///   [private folder](LoadOptions::with_private_folder) ([`Error::RefInPrivateFolder`]).
+/// - A spec read from a file may not reference a [private path](LoadOptions::with_private_path),
+///   a file or a folder, nor anything under it ([`Error::RefInPrivatePath`]).
 ///
 /// Cloning is cheap: clones share the connection pool.
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ pub struct LoadOptions {
     max_documents: usize,
     max_total_bytes: u64,
     total_timeout: Duration,
-    private_folders: Vec<PathBuf>,
+    private_paths: Vec<PathBuf>,
 }
 
 /// The `Accept` header of every fetch: OpenAPI documents are JSON or YAML.
@@ -73,7 +73,7 @@ impl LoadOptions {
     /// The default time one whole load (every fetch of it) may take: 60 s.
     pub const DEFAULT_TOTAL_TIMEOUT: Duration = Duration::from_secs(60);
 
-    /// Options with the default limits and no private folder.
+    /// Options with the default limits and no private path.
     pub fn new() -> Self {
         LoadOptions {
             client: Arc::default(),
@@ -82,7 +82,7 @@ impl LoadOptions {
             max_documents: Self::DEFAULT_MAX_DOCUMENTS,
             max_total_bytes: Self::DEFAULT_MAX_TOTAL_BYTES,
             total_timeout: Self::DEFAULT_TOTAL_TIMEOUT,
-            private_folders: Vec::new(),
+            private_paths: Vec::new(),
         }
     }
 
@@ -132,13 +132,14 @@ impl LoadOptions {
         self
     }
 
-    /// The same options with `folder` private: no `$ref` of a spec read from a file may
-    /// name a file in it (or under it), whatever symbolic links lead there. For the
-    /// folders that hold the agent's own keys and tokens, which a spec placed beside them
-    /// could otherwise copy into the tool schemas sent to a model. A relative path is
-    /// relative to the current folder when the spec loads.
-    pub fn with_private_folder(mut self, folder: impl Into<PathBuf>) -> Self {
-        self.private_folders.push(folder.into());
+    /// The same options with `path` private, a file or a folder: no `$ref` of a spec read
+    /// from a file may name it, or anything under it, whatever symbolic links lead there.
+    /// For the agent's own configuration, keys and tokens (a config file, a key file, the
+    /// folder of its tokens), which a spec placed beside them could otherwise copy into the
+    /// tool schemas sent to a model. A relative path is relative to the current folder
+    /// when the spec loads.
+    pub fn with_private_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.private_paths.push(path.into());
         self
     }
 
@@ -167,21 +168,14 @@ impl LoadOptions {
         self.total_timeout
     }
 
-    /// The private folders, as given.
-    pub fn private_folders(&self) -> &[PathBuf] {
-        &self.private_folders
+    /// The private paths, as given, for the endpoint of a skill loaded with these options.
+    pub(crate) fn private_paths(&self) -> &[PathBuf] {
+        &self.private_paths
     }
 
-    /// The private folders with symbolic links resolved, as the real paths of files are
-    /// compared with them; a folder that does not exist (and so holds no file) as given,
-    /// made absolute.
-    pub(crate) fn resolved_private_folders(&self) -> Vec<PathBuf> {
-        self.private_folders
-            .iter()
-            .map(|folder| {
-                folder.canonicalize().unwrap_or_else(|_| std::path::absolute(folder).unwrap_or_else(|_| folder.clone()))
-            })
-            .collect()
+    /// The private paths with symbolic links resolved ([`resolved_private_paths`]).
+    pub(crate) fn resolved_private_paths(&self) -> Vec<PathBuf> {
+        resolved_private_paths(&self.private_paths)
     }
 
     /// Fetches `url` under the rules above, within `budget`.
@@ -245,6 +239,33 @@ impl Default for LoadOptions {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// `paths` with symbolic links resolved, as the real paths of files are compared with
+/// them; a path that does not exist (and so is no file and holds none) as given, made
+/// absolute.
+pub(crate) fn resolved_private_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
+    paths.iter().map(|path| path.canonicalize().unwrap_or_else(|_| absolute(path))).collect()
+}
+
+/// `path` made absolute (against the current folder) without touching the filesystem,
+/// `.` and `..` folded away lexically: `..` drops the name before it, whatever symbolic
+/// link that name may be, and stays at the root at the root.
+pub(crate) fn absolute(path: &Path) -> PathBuf {
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if normal.parent().is_some() {
+                    normal.pop();
+                }
+            }
+            other => normal.push(other),
+        }
+    }
+    normal
 }
 
 /// What is left of one load's byte budget ([`LoadOptions::max_total_bytes`]).

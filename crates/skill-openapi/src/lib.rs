@@ -38,9 +38,9 @@
 //! disambiguated as `name__query`; the request body's media type chosen (JSON, then form,
 //! multipart, text, binary); and an input schema with one property per parameter plus
 //! `body`. `$ref`s are followed into the document, into files under the spec's folder
-//! (never out of it, only `.json`, `.yaml` and `.yml` files, none hidden and none in a
-//! folder the host named private with [`LoadOptions::with_private_folder`]), and for a
-//! fetched spec into the documents fetched with it; schemas
+//! (never out of it, only `.json`, `.yaml` and `.yml` files, none hidden and none that is
+//! or is under a path the host named private with [`LoadOptions::with_private_path`]), and
+//! for a fetched spec into the documents fetched with it; schemas
 //! keep their refs, rewritten to `#/$defs/...` with the schemas they reach carried along,
 //! so recursive schemas stay finite. OpenAPI 3.0 schemas are
 //! converted where JSON Schema 2020-12 reads them differently (`nullable`, boolean

@@ -12,9 +12,9 @@
 //!   ([`Error::RefNotADocument`]).
 //! - No folder or file on its way may be hidden (a name starting with `.`), as written or
 //!   once symbolic links are resolved ([`Error::RefHidden`]).
-//! - It may not enter a folder the host named private
-//!   ([`LoadOptions::with_private_folder`](crate::LoadOptions::with_private_folder)),
-//!   checked on the real path, symbolic links resolved ([`Error::RefInPrivateFolder`]).
+//! - It may not name a file the host named private, nor enter such a folder
+//!   ([`LoadOptions::with_private_path`](crate::LoadOptions::with_private_path)),
+//!   checked on the real path, symbolic links resolved ([`Error::RefInPrivatePath`]).
 //!
 //! In a fetched spec, every ref is resolved against the URL of the document it is in
 //! ([`url_ref_target`]) and the result must be an http(s) URL ([`Error::RefNotHttp`]
@@ -91,8 +91,8 @@ struct LoadedDocument {
 pub(crate) struct Resolver {
     /// The spec's folder, for a spec read from a file.
     spec_dir: PathBuf,
-    /// The folders no file ref may enter, symbolic links resolved.
-    private_folders: Arc<[PathBuf]>,
+    /// The paths (files and folders) no file ref may name or enter, symbolic links resolved.
+    private_paths: Arc<[PathBuf]>,
     /// The folder of the spec's URL, for a fetched spec: every ref must stay under it.
     scope: Option<Url>,
     docs: Vec<LoadedDocument>,
@@ -117,7 +117,7 @@ impl Resolver {
                 let file_name = path.file_name().map(PathBuf::from).unwrap_or_default();
                 Resolver {
                     spec_dir,
-                    private_folders: Arc::clone(&document.private_folders),
+                    private_paths: Arc::clone(&document.private_paths),
                     scope: None,
                     docs: vec![root],
                     by_relative_path: HashMap::from([(file_name, DocId::ROOT)]),
@@ -143,7 +143,7 @@ impl Resolver {
                 }
                 Resolver {
                     spec_dir: PathBuf::new(),
-                    private_folders: Arc::clone(&document.private_folders),
+                    private_paths: Arc::clone(&document.private_paths),
                     scope: Some(folder_of(url)),
                     docs,
                     by_relative_path: HashMap::new(),
@@ -277,8 +277,10 @@ impl Resolver {
         if !names_a_document(&real_path) {
             return Err(not_a_document());
         }
-        if let Some(folder) = self.private_folders.iter().find(|folder| real_path.starts_with(folder)) {
-            return Err(Error::RefInPrivateFolder { reference, document, folder: folder.clone() });
+        // `starts_with` holds for the private path itself: a private file, or anything under
+        // a private folder.
+        if let Some(private) = self.private_paths.iter().find(|private| real_path.starts_with(private)) {
+            return Err(Error::RefInPrivatePath { reference, document, path: private.clone() });
         }
         // The real path is read, the one checked, not one whose links might since have changed.
         let value = read_value(&real_path, &path)?;
@@ -599,7 +601,7 @@ mod tests {
                 .into_iter()
                 .map(|(at, value)| FetchedDocument { url: url(at), value: Arc::new(value) })
                 .collect(),
-            private_folders: Arc::from([]),
+            private_paths: Arc::from([]),
         }
     }
 

@@ -56,8 +56,9 @@ impl OpenApiSkill {
     }
 
     /// Loads the document (and the documents it refers to) under `options`' rules, such
-    /// as their limits and the folders a file spec may not reference into, instead of the
-    /// defaults.
+    /// as their limits and the private paths a file spec may not reference, instead of the
+    /// defaults. Its private paths are never sent from the upload folder either
+    /// ([`Endpoint::with_private_paths`]).
     pub fn with_load_options(mut self, options: LoadOptions) -> Self {
         self.load_options = options;
         self
@@ -106,6 +107,7 @@ impl Skill for OpenApiSkill {
         if let Some(folder) = &self.config.upload_folder {
             endpoint = endpoint.with_upload_folder(folder);
         }
+        endpoint = endpoint.with_private_paths(self.load_options.private_paths());
         let tool_set = document.tools(&self.config.filter())?;
         for skipped in &tool_set.skipped {
             let method = skipped.method.map_or_else(String::new, |method| format!("{method} "));
@@ -190,6 +192,40 @@ mod tests {
         skill.init().await.unwrap();
         let tools = skill.tools();
         tools[0].input_schema()["properties"]["body"]["description"].as_str().unwrap().to_owned()
+    }
+
+    #[tokio::test]
+    async fn the_load_options_private_paths_are_never_uploaded() {
+        // The upload folder is the agent's home, which holds its config file too.
+        let home = tempfile::tempdir().unwrap();
+        let spec = home.path().join("spec.json");
+        let document = json!({
+            "openapi": "3.1.0",
+            "paths": {"/photo": {"put": {"operationId": "putPhoto", "requestBody": {"content": {"image/png": {}}}}}}
+        });
+        std::fs::write(&spec, document.to_string()).unwrap();
+        std::fs::write(home.path().join("config.yaml"), "token: 1").unwrap();
+        let mut config = OpenApiConfig::new(spec.to_str().unwrap());
+        config.base_url = Some("http://127.0.0.1:9".to_owned());
+        config.upload_folder = Some(home.path().to_str().unwrap().to_owned());
+        let options = LoadOptions::new().with_private_path(home.path().join("config.yaml"));
+        let mut skill = OpenApiSkill::new("photos", config).with_load_options(options);
+        skill.init().await.unwrap();
+        let tool = &skill.tools()[0];
+        let source = skill_core::ToolSource {
+            kind: SourceKind::Openapi,
+            skill: "photos".to_owned(),
+            tool: tool.name().to_owned(),
+        };
+        let error = tool
+            .call(&ToolContext::new("photos__putPhoto", source), json!({"body": "file:config.yaml"}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid arguments for `putPhoto`: /body: cannot read `config.yaml`: it is private to the agent \
+             (its configuration, keys or tokens)"
+        );
     }
 
     #[tokio::test]

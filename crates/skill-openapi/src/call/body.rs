@@ -181,7 +181,7 @@ async fn content_part(
     explicit_type: Option<&str>,
     uploads: Uploads<'_>,
 ) -> Result<Part, String> {
-    let content_type = explicit_type.map_or_else(|| default_part_type(schema, value).to_owned(), to_send);
+    let content_type = explicit_type.map_or_else(|| default_part_type(schema, value), to_send);
     let with_type =
         |part: Part| part.mime_str(&content_type).map_err(|_| format!("`{content_type}` is not a media type"));
     if schema.and_then(content_encoding).is_some() {

@@ -22,7 +22,7 @@ use crate::serialize::{Location, ParameterSpec, SerializedParameter};
 pub(crate) type PartHeaders = Vec<(HeaderName, HeaderValue)>;
 
 /// One operation's details.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct OperationDetails {
     /// Its effective `security`: the operation's, else the document's.
     pub(crate) security: Option<Requirements>,

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::media_type::to_send;
+
 /// How many refs are followed in a row before giving up (a ref cycle with no schema in it).
 const MAX_REF_HOPS: usize = 32;
 
@@ -65,19 +67,20 @@ pub(super) fn is_format_binary(schema: &Value) -> bool {
 
 /// The default `contentType` of a multipart part (OAS 3.1.1 §4.8.15.1, with 3.0's
 /// `format: binary`): a schema's `contentMediaType` (3.1: the string's bytes are of that
-/// type), else strings `text/plain` (`application/octet-stream` when they are binary or
+/// type), sent as an explicit type is ([`to_send`]: a wildcard such as `image/*` names no
+/// type to send), else strings `text/plain` (`application/octet-stream` when they are binary or
 /// have a `contentEncoding`), numbers and booleans `text/plain`, objects and arrays
 /// `application/json`. A schema without `type` is `application/octet-stream` in the spec;
 /// here that holds for a string value, while an object or array value is sent as JSON and
 /// a number or boolean as text, which are the only ways to send those.
-pub(super) fn default_part_type<'s>(schema: Option<&'s Value>, value: &Value) -> &'s str {
+pub(super) fn default_part_type(schema: Option<&Value>, value: &Value) -> String {
     const OCTETS: &str = "application/octet-stream";
     const TEXT: &str = "text/plain";
     const JSON: &str = "application/json";
     if let Some(media_type) = schema.and_then(|schema| schema.get("contentMediaType")).and_then(Value::as_str) {
-        return media_type;
+        return to_send(media_type);
     }
-    match schema.and_then(schema_type) {
+    let media_type = match schema.and_then(schema_type) {
         Some("string") => {
             let binary = schema.is_some_and(|schema| is_format_binary(schema) || content_encoding(schema).is_some());
             if binary { OCTETS } else { TEXT }
@@ -89,7 +92,8 @@ pub(super) fn default_part_type<'s>(schema: Option<&'s Value>, value: &Value) ->
             Value::Object(_) | Value::Array(_) => JSON,
             _ => TEXT,
         },
-    }
+    };
+    media_type.to_owned()
 }
 
 #[cfg(test)]
@@ -130,6 +134,13 @@ mod tests {
         check(Some(json!({"type": "string", "contentEncoding": "base64"})), json!("AA=="), "application/octet-stream");
         check(Some(json!({"type": "string", "contentMediaType": "image/png"})), json!("AA=="), "image/png");
         check(Some(json!({"contentMediaType": "text/csv"})), json!("a,b"), "text/csv");
+        // A wildcard names no type to send, whether it is the default or given.
+        check(
+            Some(json!({"type": "string", "contentMediaType": "image/*"})),
+            json!("AA=="),
+            "application/octet-stream",
+        );
+        check(Some(json!({"contentMediaType": "image/png, image/jpeg"})), json!("AA=="), "image/png");
         check(Some(json!({"type": "integer"})), json!(1), "text/plain");
         check(Some(json!({"type": "object"})), json!({}), "application/json");
         check(Some(json!({"type": "array"})), json!([1]), "application/json");

@@ -46,8 +46,7 @@ async fn refs_never_enter_a_private_folder_even_through_a_link() {
     // The host names the folder by another path (a link to it): the real paths are compared.
     let alias = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(home.path(), alias.path().join("home")).unwrap();
-    let options = LoadOptions::new().with_private_folder(alias.path().join("home/aauth"));
-    assert_eq!(options.private_folders(), [alias.path().join("home/aauth")]);
+    let options = LoadOptions::new().with_private_path(alias.path().join("home/aauth"));
 
     let document = Document::load(spec.to_str().unwrap(), &options).await.unwrap();
     let set = document.tools(&OperationFilter::default()).unwrap();
@@ -70,14 +69,14 @@ async fn refs_never_enter_a_private_folder_even_through_a_link() {
             (
                 "/linked".to_owned(),
                 format!(
-                    "$ref `public/token.json#/token` in {spec_name} is refused: it points into the private folder {}",
+                    "$ref `public/token.json#/token` in {spec_name} is refused: it reaches the private path {}",
                     real_folder.display()
                 )
             ),
             (
                 "/token".to_owned(),
                 format!(
-                    "$ref `aauth/agent-token.json#/token` in {spec_name} is refused: it points into the private folder {}",
+                    "$ref `aauth/agent-token.json#/token` in {spec_name} is refused: it reaches the private path {}",
                     real_folder.display()
                 )
             ),
@@ -85,19 +84,67 @@ async fn refs_never_enter_a_private_folder_even_through_a_link() {
     );
     let token = set.skipped.iter().find(|skipped| skipped.path == "/token").unwrap();
     assert!(
-        matches!(&token.error, Error::RefInPrivateFolder { reference, folder, .. }
-            if reference == "aauth/agent-token.json#/token" && *folder == real_folder),
+        matches!(&token.error, Error::RefInPrivatePath { reference, path, .. }
+            if reference == "aauth/agent-token.json#/token" && *path == real_folder),
         "{:?}",
         token.error
     );
     let schemas = serde_json::to_string(&set.tools.iter().map(|tool| &tool.input_schema).collect::<Vec<_>>()).unwrap();
     assert!(!schemas.contains(TOKEN) && !schemas.contains(KEY), "{schemas}");
 
-    // Without the private folder, the token file would be read: that is what the option is for.
+    // Without the private path, the token file would be read: that is what the option is for.
     let document = Document::load(spec.to_str().unwrap(), &LoadOptions::new()).await.unwrap();
     let set = document.tools(&OperationFilter::default()).unwrap();
     let token = set.tools.iter().find(|tool| tool.name == "token").unwrap();
     assert!(token.input_schema.to_string().contains(TOKEN));
+}
+
+#[tokio::test]
+async fn refs_never_name_a_private_file_even_through_a_link() {
+    // The agent's config file and key file beside its folders: private one by one.
+    let home = tempfile::tempdir().unwrap();
+    let spec = home_with_spec(home.path());
+    std::fs::write(home.path().join("config.yaml"), format!("token: {{type: string, default: {TOKEN}}}\n")).unwrap();
+    std::os::unix::fs::symlink(home.path().join("config.yaml"), home.path().join("public/settings.yaml")).unwrap();
+    let mut root: serde_json::Value = serde_json::from_slice(&std::fs::read(&spec).unwrap()).unwrap();
+    let parameter =
+        |reference: &str| json!({"get": {"parameters": [{"name": "t", "in": "query", "schema": {"$ref": reference}}]}});
+    root["paths"]["/config"] = parameter("config.yaml#/token");
+    root["paths"]["/settings"] = parameter("public/settings.yaml#/token");
+    std::fs::write(&spec, root.to_string()).unwrap();
+    let options = LoadOptions::new()
+        .with_private_path(home.path().join("config.yaml"))
+        .with_private_path(home.path().join("aauth/agent-token.json"));
+
+    let document = Document::load(spec.to_str().unwrap(), &options).await.unwrap();
+    let set = document.tools(&OperationFilter::default()).unwrap();
+    let real = home.path().canonicalize().unwrap();
+    let mut refused: Vec<(&str, String)> =
+        set.skipped.iter().map(|skipped| (skipped.path.as_str(), skipped.error.to_string())).collect();
+    refused.sort();
+    let refusal = |reference: &str, private: &str| {
+        format!(
+            "$ref `{reference}` in {} is refused: it reaches the private path {}",
+            spec.display(),
+            real.join(private).display()
+        )
+    };
+    let not_a_document = format!(
+        "$ref `aauth/agent.jwk` in {} is refused: a spec may reference only .json, .yaml and .yml files",
+        spec.display()
+    );
+    assert_eq!(
+        refused,
+        [
+            ("/config", refusal("config.yaml#/token", "config.yaml")),
+            ("/key", not_a_document),
+            ("/linked", refusal("public/token.json#/token", "aauth/agent-token.json")),
+            ("/settings", refusal("public/settings.yaml#/token", "config.yaml")),
+            ("/token", refusal("aauth/agent-token.json#/token", "aauth/agent-token.json")),
+        ]
+    );
+    let schemas = serde_json::to_string(&set.tools.iter().map(|tool| &tool.input_schema).collect::<Vec<_>>()).unwrap();
+    assert!(!schemas.contains(TOKEN), "{schemas}");
 }
 
 #[tokio::test]
@@ -107,7 +154,7 @@ async fn a_skill_loads_with_the_hosts_private_folders() {
     let mut config = OpenApiConfig::new(spec.to_str().unwrap());
     config.base_url = Some("http://127.0.0.1:9".to_owned());
     let mut skill = OpenApiSkill::new("home", config)
-        .with_load_options(LoadOptions::new().with_private_folder(home.path().join("aauth")));
+        .with_load_options(LoadOptions::new().with_private_path(home.path().join("aauth")));
     skill.init().await.unwrap();
     let names: Vec<String> = skill.tools().iter().map(|tool| tool.name().to_owned()).collect();
     assert_eq!(names, ["limit"]);
