@@ -451,7 +451,7 @@ impl Inner {
             if let Some(capabilities) = self.capabilities_header() {
                 attempt.headers_mut().insert(AAUTH_CAPABILITIES, capabilities);
             }
-            let created = created::created_for(&self.key, &attempt).await;
+            let created = created::created_for(&self.key, &attempt, self.token_cache_dir.as_deref()).await;
             sign_request(&self.key, &mut attempt, &SignatureKey::Jwt(presented.token.clone()), created)?;
             let response = channel.send(attempt, Step::Request).await?;
             let status = response.status().as_u16();
@@ -617,7 +617,7 @@ impl Inner {
             }
             tokio::time::sleep(schedule.delay()).await;
             let mut poll = Request::new(Method::GET, location.clone());
-            let created = created::created_for(&self.key, &poll).await;
+            let created = created::created_for(&self.key, &poll, self.token_cache_dir.as_deref()).await;
             sign_request(&self.key, &mut poll, &SignatureKey::Jwt(token.clone()), created)?;
             let response = channel.send(poll, Step::Poll).await?;
             match response.status().as_u16() {
@@ -661,7 +661,7 @@ impl Inner {
         let mut request = Request::new(Method::POST, location.clone());
         request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         *request.body_mut() = Some(body.to_string().into());
-        let created = created::created_for(&self.key, &request).await;
+        let created = created::created_for(&self.key, &request, self.token_cache_dir.as_deref()).await;
         sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), created)?;
         let response = channel.send(request, Step::Clarification).await?;
         if !response.status().is_success() {
@@ -674,7 +674,7 @@ impl Inner {
     /// lets it: the error the caller gets is the reason for withdrawing, not this.
     async fn withdraw(&self, channel: &mut Channel<'_>, location: &Url, token: &SecretString) {
         let mut request = Request::new(Method::DELETE, location.clone());
-        let created = created::created_for(&self.key, &request).await;
+        let created = created::created_for(&self.key, &request, self.token_cache_dir.as_deref()).await;
         if sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), created).is_ok()
             && let Err(error) = channel.send(request, Step::Poll).await
         {
@@ -727,6 +727,7 @@ impl Inner {
             self.person_server.as_ref(),
             enrollment,
             now,
+            self.token_cache_dir.as_deref(),
         )
         .await?;
         tracing::debug!(agent_id = %token.agent_id, ?enrollment, "agent token obtained");
@@ -912,7 +913,7 @@ impl Inner {
             *request.body_mut() = Some(body.into());
             // The exchange is bounded; the polling of a deferred answer is not.
             *request.timeout_mut() = Some(timeout);
-            let created = created::created_for(&self.key, &request).await;
+            let created = created::created_for(&self.key, &request, self.token_cache_dir.as_deref()).await;
             sign_request(&self.key, &mut request, &SignatureKey::Jwt(agent.token.clone()), created)?;
             let mut channel = Channel::Direct(&self.http);
             let mut response = channel.send(request, step).await?;

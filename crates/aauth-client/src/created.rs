@@ -9,14 +9,21 @@
 //! authority and path: a request whose tuple was already used in the current second waits
 //! for the next one.
 //!
-//! The limit: this holds within one process. Two processes with the same key sending the
-//! same state-changing request in the same second can still collide (AAuth has no nonce).
+//! With a token cache folder, processes sharing it (one `omniagent` command after another)
+//! keep the rule between them too: a second is claimed for a tuple by creating an empty
+//! marker file named for the tuple and the second (in the folder's `.created`), which only
+//! one process can create. Without
+//! the folder, or when it cannot be written, the rule holds within the process only.
 
 use std::collections::HashMap;
+use std::io::ErrorKind;
+use std::path::Path;
 use std::sync::{LazyLock, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::{Method, Request};
+
+use sha2::{Digest as _, Sha256};
 
 use crate::AgentKey;
 
@@ -36,8 +43,9 @@ struct Tuple {
 }
 
 /// The `created` to sign `request` with as `key`: now, or for a state-changing request
-/// whose tuple was used this second, the next second once it has come.
-pub(crate) async fn created_for(key: &AgentKey, request: &Request) -> u64 {
+/// whose tuple was used this second (by this process, or by another one sharing `shared`,
+/// the token cache folder), the next second once it has come.
+pub(crate) async fn created_for(key: &AgentKey, request: &Request, shared: Option<&Path>) -> u64 {
     if matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE) {
         return now().as_secs();
     }
@@ -53,12 +61,49 @@ pub(crate) async fn created_for(key: &AgentKey, request: &Request) -> u64 {
         path: url.path().to_owned(),
     };
     loop {
-        let claimed = claim(&mut LAST.lock().unwrap_or_else(PoisonError::into_inner), &tuple, now());
+        let now = now();
+        let claimed = claim(&mut LAST.lock().unwrap_or_else(PoisonError::into_inner), &tuple, now);
         let wait = match claimed {
-            Ok(created) => return created,
+            Ok(created) => {
+                if shared.is_none_or(|dir| claim_shared(dir, &tuple, created)) {
+                    return created;
+                }
+                // Another process has this second: the next one, once it has come.
+                Duration::from_secs(created + 1).saturating_sub(now)
+            }
             Err(wait) => wait,
         };
         tokio::time::sleep(wait).await;
+    }
+}
+
+/// Claims `second` for `tuple` among the processes sharing `dir`: true unless another one
+/// has. A folder that cannot be written falls back to this process's own rule.
+fn claim_shared(dir: &Path, tuple: &Tuple, second: u64) -> bool {
+    let digest = Sha256::digest(format!("{}\n{}\n{}\n{}", tuple.thumbprint, tuple.method, tuple.authority, tuple.path));
+    let name: String = digest[..8].iter().map(|byte| format!("{byte:02x}")).collect();
+    let markers = dir.join(".created");
+    let marker = |second: u64| markers.join(format!("{name}-{second}"));
+    let mut folder = std::fs::DirBuilder::new();
+    folder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
+    let created = folder
+        .create(&markers)
+        .and_then(|()| std::fs::OpenOptions::new().write(true).create_new(true).open(marker(second)));
+    match created {
+        Ok(_) => {
+            // Markers of earlier seconds can no longer collide.
+            for earlier in second.saturating_sub(CLOCK_STEP + 3)..second.saturating_sub(CLOCK_STEP) {
+                let _ = std::fs::remove_file(marker(earlier));
+            }
+            true
+        }
+        Err(error) if error.kind() == ErrorKind::AlreadyExists => false,
+        Err(error) => {
+            tracing::warn!("cannot share signature times in {}: {error}", dir.display());
+            true
+        }
     }
 }
 
@@ -119,13 +164,34 @@ mod tests {
         let key = AgentKey::generate();
         let post = Request::new(Method::POST, "https://r.example/items".parse().unwrap());
         let get = Request::new(Method::GET, "https://r.example/items".parse().unwrap());
-        let first = created_for(&key, &post).await;
-        let second = created_for(&key, &post).await;
+        let first = created_for(&key, &post, None).await;
+        let second = created_for(&key, &post, None).await;
         assert!(second > first, "{first} {second}");
         // GETs are not state-changing: no waiting.
-        let get_first = created_for(&key, &get).await;
-        assert!(created_for(&key, &get).await >= get_first);
+        let get_first = created_for(&key, &get, None).await;
+        assert!(created_for(&key, &get, None).await >= get_first);
         // Another key is another tuple.
-        assert!(created_for(&AgentKey::generate(), &post).await >= first);
+        assert!(created_for(&AgentKey::generate(), &post, None).await >= first);
+    }
+
+    #[tokio::test]
+    async fn processes_sharing_a_folder_never_take_the_same_second() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = AgentKey::generate();
+        let post = Request::new(Method::POST, "https://r.example/shared".parse().unwrap());
+        let tuple = Tuple {
+            thumbprint: key.thumbprint(),
+            method: "POST".to_owned(),
+            authority: "r.example".to_owned(),
+            path: "/shared".to_owned(),
+        };
+        // Another process has claimed this second and the next.
+        let taken = now().as_secs();
+        assert!(claim_shared(dir.path(), &tuple, taken) && claim_shared(dir.path(), &tuple, taken + 1));
+        let created = created_for(&key, &post, Some(dir.path())).await;
+        assert!(created >= taken + 2, "{created} {taken}");
+        assert!(!claim_shared(dir.path(), &tuple, created), "the second it took is taken");
+        // An unusable folder does not stop signing.
+        assert!(claim_shared(&dir.path().join("missing"), &tuple, created));
     }
 }

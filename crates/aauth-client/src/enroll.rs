@@ -86,6 +86,7 @@ pub(crate) async fn request_agent_token(
     person_server: Option<&ServerId>,
     enrollment: Enrollment,
     now: u64,
+    shared: Option<&Path>,
 ) -> Result<AgentToken, Error> {
     let (step, endpoint) = match (enrollment, &metadata.refresh_endpoint) {
         (Enrollment::Refresh, Some(refresh)) => (Step::Refresh, refresh),
@@ -103,7 +104,7 @@ pub(crate) async fn request_agent_token(
         .timeout(timeout)
         .build()
         .map_err(|source| Error::http(step, endpoint, source))?;
-    let created = created::created_for(key, &request).await;
+    let created = created::created_for(key, &request, shared).await;
     sign_request(key, &mut request, &SignatureKey::Hwk, created)?;
     let response = http.execute(request).await.map_err(|source| Error::http(step, endpoint, source))?;
     let status = response.status();
