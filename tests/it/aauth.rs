@@ -239,3 +239,17 @@ fn fetch_shows_the_interaction_and_a_person_approves_once() {
     assert!(!stderr.contains("action needed"), "{stderr}");
     assert_eq!(harness.count("ps.auth_token"), 1);
 }
+
+#[test]
+fn fetch_errors_show_no_credentials_from_the_url() {
+    let (_runtime, harness) = start_harness();
+    let home = home_for(&harness);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://user:pw1@127.0.0.1:{closed}/items?key=s3cret");
+    let (code, _, stderr) = run(home.omniagent(&["aauth", "fetch", &url]));
+    assert_ne!(code, 0);
+    assert!(stderr.contains(&format!("GET http://127.0.0.1:{closed}/items failed")), "{stderr}");
+    for secret in ["pw1", "s3cret"] {
+        assert!(!stderr.contains(secret), "{stderr}");
+    }
+}

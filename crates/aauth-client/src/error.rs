@@ -450,7 +450,7 @@ impl Error {
 /// A URL as every error and log line of this crate shows it: without user name, password,
 /// query and fragment, any of which may carry the caller's secrets (credentials in the
 /// URL, API keys in a query).
-pub(crate) fn url_for_errors(url: &Url) -> String {
+pub fn url_for_errors(url: &Url) -> String {
     let mut shown = url.clone();
     // Only URLs that cannot have a host refuse these; they have no user info either.
     let _ = shown.set_username("");

@@ -147,7 +147,7 @@ mod tokens;
 
 pub use crate::client::{AAuthClient, AAuthClientBuilder, AAuthMiddleware, AgentIdentity};
 pub use crate::digest::content_digest;
-pub use crate::error::{Error, Step};
+pub use crate::error::{Error, Step, url_for_errors};
 pub use crate::jwt::{Audience, Claims, Confirmation, Jwt, JwtHeader, TokenKind};
 pub use crate::key::AgentKey;
 pub use crate::metadata::Role;

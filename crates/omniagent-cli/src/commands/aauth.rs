@@ -29,10 +29,18 @@ pub(crate) async fn run(session: &Session, command: AauthCommand) -> anyhow::Res
         AauthCommand::Fetch { method, headers, data, url } => {
             let client = aauth_client(&config, &session.home, AAuthOverrides::default())?;
             let method = method.unwrap_or_else(|| if data.is_some() { "POST" } else { "GET" }.to_owned());
-            let request = build_request(&client.http_client(), &method, &headers, data, &url)?;
-            let response = request.send().await.with_context(|| format!("{method} {url} failed"))?;
+            let url = url::Url::parse(&url).map_err(|error| UsageError::new(format!("{url} is not a URL: {error}")))?;
+            // Messages show the URL without what may be secret in it (user info, query).
+            let shown = aauth_client::url_for_errors(&url);
+            let request = build_request(&client.http_client(), &method, &headers, data, url)?;
+            let response =
+                request.send().await.map_err(without_url).with_context(|| format!("{method} {shown} failed"))?;
             let status = response.status();
-            let body = response.bytes().await.with_context(|| format!("cannot read the response of {url}"))?;
+            let body = response
+                .bytes()
+                .await
+                .map_err(reqwest::Error::without_url)
+                .with_context(|| format!("cannot read the response of {shown}"))?;
             render::fetched(status, &body)?;
             Ok(if status.is_success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
@@ -47,11 +55,10 @@ fn build_request(
     method: &str,
     headers: &[String],
     data: Option<String>,
-    url: &str,
+    url: url::Url,
 ) -> Result<reqwest_middleware::RequestBuilder, UsageError> {
     let method = reqwest::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
         .map_err(|_| UsageError::new(format!("-X {method}: not an HTTP method")))?;
-    let url = url::Url::parse(url).map_err(|error| UsageError::new(format!("{url} is not a URL: {error}")))?;
     let mut request = client.request(method, url);
     for header in headers {
         let Some((name, value)) = header.split_once(':') else {
@@ -77,4 +84,13 @@ fn build_request(
         request = request.body(body);
     }
     Ok(request)
+}
+
+/// A failed request's error without the URL reqwest puts in its message: the caller
+/// names the URL, redacted.
+fn without_url(error: reqwest_middleware::Error) -> anyhow::Error {
+    match error {
+        reqwest_middleware::Error::Reqwest(error) => error.without_url().into(),
+        other => other.into(),
+    }
 }
