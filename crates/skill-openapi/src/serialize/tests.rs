@@ -463,15 +463,7 @@ fn errors_name_the_parameter() {
 
 #[test]
 fn names_round_trip() {
-    for style in [
-        Style::Simple,
-        Style::Label,
-        Style::Matrix,
-        Style::Form,
-        Style::SpaceDelimited,
-        Style::PipeDelimited,
-        Style::DeepObject,
-    ] {
+    for style in Style::ALL {
         assert_eq!(Style::from_name(style.as_str()), Some(style));
     }
     for location in [Location::Path, Location::Query, Location::Header, Location::Cookie] {
