@@ -68,22 +68,31 @@ mod hook;
 mod memory;
 mod naming;
 mod output;
+mod prompt;
+mod resource;
 mod secret;
 mod skill;
 mod source;
 mod store;
 mod tool;
 
-pub use crate::agent::{Agent, AgentBuilder, AgentHandle, InitReport, RegisteredTool, SkillFailure};
+pub use crate::agent::{
+    Agent, AgentBuilder, AgentHandle, Changes, InitReport, RegisteredPrompt, RegisteredTool, SkillFailure,
+};
 pub use crate::error::{BoxError, Error, ToolError};
 pub use crate::hook::{ToolCall, ToolHook};
 pub use crate::memory::MemorySkill;
-pub use crate::naming::{MAX_TOOL_NAME_LEN, agent_tool_name, close_names, sanitize_tool_name, shorten_tool_name};
+pub use crate::naming::{
+    MAX_TOOL_NAME_LEN, RESOURCE_URI_SCHEME, agent_resource_uri, agent_tool_name, close_names, sanitize_tool_name,
+    shorten_tool_name, split_agent_resource_uri,
+};
 pub use crate::output::{Content, ResourceContents, ToolOutput};
+pub use crate::prompt::{Prompt, PromptArgument, PromptInfo, PromptMessage, PromptOutput, Role};
+pub use crate::resource::{ResourceCatalog, ResourceInfo, ResourceOutput, ResourceReader, ResourceTemplateInfo};
 pub use crate::secret::{ExposeSecret, SecretRef, SecretResolver, SecretString, Secrets, expand_home};
 pub use crate::skill::Skill;
 pub use crate::source::{SourceKind, ToolSource};
 #[cfg(feature = "sqlite")]
 pub use crate::store::SqliteStore;
 pub use crate::store::{KvStore, MemoryStore, SkillStore};
-pub use crate::tool::{Tool, ToolContext};
+pub use crate::tool::{Tool, ToolAnnotations, ToolContext};

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::{Skill, SkillStore, Tool, ToolContext, ToolError, ToolOutput};
+use crate::{Skill, SkillStore, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput};
 
 /// The `memory` skill: tools `remember(key, value)`, `recall(key)`, `forget(key)` and
 /// `list(prefix)`, on the storage capability.
@@ -97,6 +97,27 @@ impl Operation {
         }
     }
 
+    fn title(self) -> &'static str {
+        match self {
+            Operation::Remember => "Remember a note",
+            Operation::Recall => "Recall a note",
+            Operation::Forget => "Forget a note",
+            Operation::List => "List remembered notes",
+        }
+    }
+
+    /// Recall and list only read; remember overwrites a note of the same key, forget
+    /// deletes one; both have no further effect when repeated. Nothing leaves the store.
+    fn annotations(self) -> ToolAnnotations {
+        let read_only = matches!(self, Operation::Recall | Operation::List);
+        ToolAnnotations {
+            read_only_hint: Some(read_only),
+            destructive_hint: (!read_only).then_some(true),
+            idempotent_hint: Some(true),
+            open_world_hint: Some(false),
+        }
+    }
+
     fn schema(self) -> &'static Value {
         static SCHEMAS: [OnceLock<Value>; 4] = [const { OnceLock::new() }; 4];
         SCHEMAS[self as usize].get_or_init(|| match self {
@@ -138,6 +159,14 @@ impl Tool for MemoryTool {
 
     fn input_schema(&self) -> &Value {
         self.operation.schema()
+    }
+
+    fn title(&self) -> Option<&str> {
+        Some(self.operation.title())
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        self.operation.annotations()
     }
 
     async fn call(&self, _context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {

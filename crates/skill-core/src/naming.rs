@@ -16,6 +16,44 @@ pub fn agent_tool_name(skill: &str, tool: &str) -> String {
     shorten_tool_name(&full, sanitize_tool_name(&full))
 }
 
+/// The scheme of agent-level resource URIs: `omniagent://{skill}/{uri}`.
+pub const RESOURCE_URI_SCHEME: &str = "omniagent";
+
+/// The agent-level URI of the resource `uri` of `skill`: `omniagent://{skill}/{uri}`, the
+/// skill's name percent-encoded outside `[A-Za-z0-9._~-]`, the URI kept as it is (a URI
+/// template stays a template). [`split_agent_resource_uri`] reverses it.
+pub fn agent_resource_uri(skill: &str, uri: &str) -> String {
+    let mut text = format!("{RESOURCE_URI_SCHEME}://");
+    for byte in skill.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            text.push(char::from(byte));
+        } else {
+            text.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    text.push('/');
+    text.push_str(uri);
+    text
+}
+
+/// The skill and its own URI of an agent-level resource URI made by
+/// [`agent_resource_uri`]; `None` for any other URI.
+pub fn split_agent_resource_uri(uri: &str) -> Option<(String, &str)> {
+    let rest = uri.strip_prefix(RESOURCE_URI_SCHEME)?.strip_prefix("://")?;
+    let (encoded, original) = rest.split_once('/')?;
+    let mut bytes = Vec::with_capacity(encoded.len());
+    let mut input = encoded.bytes();
+    while let Some(byte) = input.next() {
+        if byte != b'%' {
+            bytes.push(byte);
+            continue;
+        }
+        let hex = [input.next()?, input.next()?];
+        bytes.push(u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?);
+    }
+    Some((String::from_utf8(bytes).ok()?, original))
+}
+
 /// `text` with every character outside `[A-Za-z0-9_-]` replaced by `_`.
 pub fn sanitize_tool_name(text: &str) -> String {
     text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
@@ -56,6 +94,22 @@ mod tests {
         check("café", "naïve", "caf___na_ve");
         check("s", &"x".repeat(61), &format!("s__{}", "x".repeat(61)));
         check("s", &"x".repeat(62), "s__xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-382c910f");
+    }
+
+    #[test]
+    fn resource_uris_round_trip() {
+        for (skill, uri, agent_uri) in [
+            ("everything", "test://static/resource/1", "omniagent://everything/test://static/resource/1"),
+            ("my server", "file:///a b", "omniagent://my%20server/file:///a b"),
+            ("a/b%", "x://{id}", "omniagent://a%2Fb%25/x://{id}"),
+            ("café", "", "omniagent://caf%C3%A9/"),
+        ] {
+            assert_eq!(agent_resource_uri(skill, uri), agent_uri);
+            assert_eq!(split_agent_resource_uri(agent_uri), Some((skill.to_owned(), uri)));
+        }
+        for other in ["test://x", "omniagent:/x/y", "omniagent://no-slash", "omniagent://%zz/x", "omniagent://%4/x"] {
+            assert_eq!(split_agent_resource_uri(other), None, "{other}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::{AgentHandle, BoxError, Secrets, SkillStore, SourceKind, Tool};
+use crate::{AgentHandle, BoxError, Prompt, ResourceCatalog, Secrets, SkillStore, SourceKind, Tool};
 
 /// A named set of tools, with a lifecycle.
 ///
@@ -20,6 +20,9 @@ use crate::{AgentHandle, BoxError, Secrets, SkillStore, SourceKind, Tool};
 /// | secrets | [`set_secrets`](Skill::set_secrets): this agent's values for this skill | ignored |
 /// | required secrets | [`required_secrets`](Skill::required_secrets): names without which the skill is skipped | none |
 /// | source type | [`source_type`](Skill::source_type): the [`SourceKind`] its tools carry | `skill` |
+/// | prompts | [`prompts`](Skill::prompts): prompt templates the host may offer | none |
+/// | resources | [`resources`](Skill::resources): resources, resource templates and their reader | none |
+/// | names | [`namespaced`](Skill::namespaced): whether its items' names get the `{skill}__` prefix | yes |
 ///
 /// The agent calls the setters before [`init`](Skill::init), then registers the tools
 /// that [`tools`](Skill::tools) returns after `init` succeeded; tools a skill discovers
@@ -81,6 +84,25 @@ pub trait Skill: Send + Sync {
 
     /// The skill's tools; called after a successful `init`.
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
+
+    /// Prompts capability: the skill's prompts, called after a successful `init`.
+    fn prompts(&self) -> Vec<Arc<dyn Prompt>> {
+        Vec::new()
+    }
+
+    /// Resources capability: the skill's resources and resource templates, called after
+    /// a successful `init`.
+    fn resources(&self) -> ResourceCatalog {
+        ResourceCatalog::default()
+    }
+
+    /// Whether the agent offers this skill's tools and prompts as `{skill}__{name}` and its
+    /// resources as `omniagent://{skill}/{uri}` (the default), or under their own names
+    /// and URIs (for a server whose clients expect exact names; a collision is then an
+    /// error, as always).
+    fn namespaced(&self) -> bool {
+        true
+    }
 
     /// Releases what the skill holds (children, connections).
     async fn close(&mut self) -> Result<(), BoxError> {

@@ -1,0 +1,179 @@
+//! Prompts and resources through the agent: agent-level names and URIs, skills that
+//! keep their own names, routing of reads, collisions, and the change counters a server
+//! watches.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use skill_core::{
+    Agent, Prompt, PromptArgument, PromptInfo, PromptOutput, ResourceCatalog, ResourceContents, ResourceInfo,
+    ResourceOutput, ResourceReader, ResourceTemplateInfo, Skill, Tool, ToolError,
+};
+
+/// A prompt that answers with its arguments.
+struct EchoPrompt {
+    info: PromptInfo,
+}
+
+#[async_trait]
+impl Prompt for EchoPrompt {
+    fn info(&self) -> &PromptInfo {
+        &self.info
+    }
+
+    async fn get(&self, arguments: BTreeMap<String, String>) -> Result<PromptOutput, ToolError> {
+        Ok(PromptOutput::user_text(None, format!("{} {arguments:?}", self.info.name)))
+    }
+}
+
+/// Reads any URI as the text `{skill} read {uri}`.
+struct NamingReader {
+    skill: String,
+}
+
+#[async_trait]
+impl ResourceReader for NamingReader {
+    async fn read(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
+        let text = format!("{} read {uri}", self.skill);
+        Ok(ResourceOutput {
+            contents: vec![ResourceContents::Text { uri: uri.to_owned(), mime_type: None, text, meta: None }],
+            meta: None,
+        })
+    }
+}
+
+/// A skill with one prompt `greet` (argument `who`, required), the resource
+/// `test://static` and the template `test://item/{id}`.
+struct ItemSkill {
+    name: String,
+    namespaced: bool,
+}
+
+impl ItemSkill {
+    fn new(name: &str, namespaced: bool) -> Self {
+        Self { name: name.to_owned(), namespaced }
+    }
+}
+
+#[async_trait]
+impl Skill for ItemSkill {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        "prompts and resources"
+    }
+
+    fn namespaced(&self) -> bool {
+        self.namespaced
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        Vec::new()
+    }
+
+    fn prompts(&self) -> Vec<Arc<dyn Prompt>> {
+        let mut info = PromptInfo::new("greet", "Greets someone");
+        info.arguments.push(PromptArgument {
+            name: "who".to_owned(),
+            title: None,
+            description: None,
+            required: Some(true),
+        });
+        vec![Arc::new(EchoPrompt { info })]
+    }
+
+    fn resources(&self) -> ResourceCatalog {
+        let resource = serde_json::from_value::<ResourceInfo>(
+            serde_json::json!({"uri": "test://static", "name": "static", "mimeType": "text/plain"}),
+        )
+        .unwrap();
+        let template = serde_json::from_value::<ResourceTemplateInfo>(
+            serde_json::json!({"uriTemplate": "test://item/{id}", "name": "item"}),
+        )
+        .unwrap();
+        ResourceCatalog {
+            resources: vec![resource],
+            templates: vec![template],
+            reader: Some(Arc::new(NamingReader { skill: self.name.clone() })),
+        }
+    }
+}
+
+async fn agent_with(skills: Vec<ItemSkill>) -> Agent {
+    let agent = skills.into_iter().fold(Agent::builder(), |builder, skill| builder.with_compiled_skill(skill)).build();
+    agent.init_compiled_skills().await;
+    agent
+}
+
+fn text_of(output: &ResourceOutput) -> &str {
+    match &output.contents[..] {
+        [ResourceContents::Text { text, .. }] => text,
+        other => panic!("expected one text part, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn prompts_and_resources_get_agent_level_names_and_route_back() {
+    let agent = agent_with(vec![ItemSkill::new("alpha", true), ItemSkill::new("plain", false)]).await;
+    let prompts: Vec<String> = agent.prompts().iter().map(|prompt| prompt.name().to_owned()).collect();
+    assert_eq!(prompts, ["alpha__greet", "greet"]);
+    let uris: Vec<String> = agent.resources().into_iter().map(|resource| resource.uri).collect();
+    assert_eq!(uris, ["omniagent://alpha/test://static", "test://static"]);
+    let templates: Vec<String> = agent.resource_templates().into_iter().map(|t| t.uri_template).collect();
+    assert_eq!(templates, ["omniagent://alpha/test://item/{id}", "test://item/{id}"]);
+
+    let read = |uri: &'static str| {
+        let agent = agent.clone();
+        async move { agent.read_resource(uri).await }
+    };
+    assert_eq!(text_of(&read("omniagent://alpha/test://static").await.unwrap()), "alpha read test://static");
+    assert_eq!(text_of(&read("omniagent://alpha/test://item/7").await.unwrap()), "alpha read test://item/7");
+    assert_eq!(text_of(&read("test://static").await.unwrap()), "plain read test://static");
+    assert_eq!(text_of(&read("test://item/7").await.unwrap()), "plain read test://item/7");
+    assert!(matches!(read("other://x").await, Err(ToolError::NotFound { .. })));
+    assert!(matches!(read("omniagent://nobody/test://static").await, Err(ToolError::NotFound { .. })));
+
+    let arguments = BTreeMap::from([("who".to_owned(), "Ada".to_owned())]);
+    let output = agent.get_prompt("alpha__greet", arguments).await.unwrap();
+    assert_eq!(serde_json::to_value(&output.messages[0]).unwrap()["content"]["text"], r#"greet {"who": "Ada"}"#);
+    let missing = agent.get_prompt("greet", BTreeMap::new()).await.unwrap_err();
+    assert_eq!(missing.to_string(), "invalid arguments for `greet`: missing required argument `who`");
+    let unknown = agent.get_prompt("alpha__gret", BTreeMap::new()).await.unwrap_err();
+    assert_eq!(unknown.to_string(), "unknown tool `alpha__gret`; did you mean `alpha__greet`?");
+}
+
+#[tokio::test]
+async fn two_unprefixed_skills_with_the_same_names_keep_only_the_first() {
+    let agent = agent_with(vec![ItemSkill::new("first", false), ItemSkill::new("second", false)]).await;
+    let skipped = agent.skipped();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].skill, "second");
+    assert_eq!(skipped[0].reason, "prompt name `greet` of skill `second` collides with a prompt of skill `first`");
+    assert_eq!(agent.prompts().len(), 1);
+    assert_eq!(text_of(&agent.read_resource("test://static").await.unwrap()), "first read test://static");
+}
+
+#[tokio::test]
+async fn every_list_change_moves_its_counter() {
+    let agent = agent_with(vec![ItemSkill::new("alpha", true)]).await;
+    let mut changes = agent.changes();
+    let before = *changes.borrow_and_update();
+    agent.replace_prompts("alpha", Vec::new()).unwrap();
+    assert!(changes.has_changed().unwrap());
+    let after = *changes.borrow_and_update();
+    assert_eq!((after.prompts, after.tools, after.resources), (before.prompts + 1, before.tools, before.resources));
+    assert!(agent.prompts().is_empty());
+
+    agent.replace_resources("alpha", ResourceCatalog::default()).unwrap();
+    assert_eq!(changes.borrow_and_update().resources, before.resources + 1);
+    assert!(agent.resources().is_empty());
+    let _: Value = serde_json::to_value(agent.resource_templates()).unwrap();
+
+    agent.close().await;
+    let closed = *changes.borrow_and_update();
+    assert_eq!(closed.tools, before.tools + 1);
+}
