@@ -25,6 +25,10 @@ pub struct ServerConfig {
     pub secrets: BTreeMap<String, SecretRef>,
     /// Bounds on start-up and on each call.
     pub timeouts: Timeouts,
+    /// Whether the server's tools and prompts are offered as `{server}__{name}` and its
+    /// resources as `omniagent://{server}/{uri}` (the default), or under the server's own
+    /// names and URIs (`prefix: false`).
+    pub prefix: bool,
 }
 
 /// How a server is reached.
@@ -90,6 +94,9 @@ struct ServerSettings {
     /// `30s` (both bounds), a number of seconds, or `{startup: 10s, call: 2m}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     timeout: Option<serde_json::Value>,
+    /// `false`: the server's own names, without the `{server}__` prefix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    prefix: Option<bool>,
 }
 
 fn timeouts_of(value: &serde_json::Value) -> Result<Timeouts, String> {
@@ -137,7 +144,13 @@ impl TryFrom<ServerSettings> for ServerConfig {
             }
         };
         let timeouts = settings.timeout.as_ref().map_or(Ok(Timeouts::default()), timeouts_of)?;
-        Ok(Self { transport, required_env: settings.required_env, secrets: settings.secrets, timeouts })
+        Ok(Self {
+            transport,
+            required_env: settings.required_env,
+            secrets: settings.secrets,
+            timeouts,
+            prefix: settings.prefix.unwrap_or(true),
+        })
     }
 }
 
@@ -153,6 +166,7 @@ impl From<ServerConfig> for ServerSettings {
             required_env: config.required_env,
             secrets: config.secrets,
             timeout,
+            prefix: (!config.prefix).then_some(false),
             ..ServerSettings::default()
         };
         match config.transport {
@@ -255,7 +269,7 @@ mod tests {
         );
         check(
             serde_json::json!({"command": "a", "comand": "b"}),
-            "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`",
+            "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`, `prefix`",
         );
     }
 }

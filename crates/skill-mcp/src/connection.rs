@@ -22,10 +22,11 @@ use crate::stderr::{self, StderrTail};
 /// How long a closing server gets for each step (stdin EOF, SIGTERM) before the next.
 const CLOSE_BOUND: Duration = Duration::from_secs(8);
 
-/// The client side of a connection: identifies us and hears `tools/list_changed`.
+/// The client side of a connection: identifies us and hears the servers' `list_changed`
+/// notifications (tools, prompts, resources), each of which makes the skill list again.
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
-    pub(crate) tools_changed: Arc<Notify>,
+    pub(crate) lists_changed: Arc<Notify>,
 }
 
 impl ClientHandler for Handler {
@@ -34,7 +35,23 @@ impl ClientHandler for Handler {
     }
 
     fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) -> impl Future<Output = ()> + Send + '_ {
-        self.tools_changed.notify_one();
+        self.lists_changed.notify_one();
+        std::future::ready(())
+    }
+
+    fn on_prompt_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.lists_changed.notify_one();
+        std::future::ready(())
+    }
+
+    fn on_resource_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.lists_changed.notify_one();
         std::future::ready(())
     }
 }

@@ -5,13 +5,16 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use rmcp::ServiceError;
-use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequestParams, ReadResourceRequestParams,
+    ServerResult,
+};
 use rmcp::service::PeerRequestOptions;
 use serde::Deserialize;
 use serde_json::Value;
 use skill_core::{
-    AgentHandle, BoxError, ExposeSecret, Secrets, Skill, SourceKind, Tool, ToolContext, ToolError, ToolOutput,
-    expand_home,
+    AgentHandle, BoxError, ExposeSecret, Prompt, PromptInfo, PromptOutput, ResourceCatalog, ResourceOutput,
+    ResourceReader, Secrets, Skill, SourceKind, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput, expand_home,
 };
 use tokio::sync::Notify;
 
@@ -22,7 +25,8 @@ use crate::environment::{expand, server_env};
 use crate::error::stderr_suffix;
 
 /// An MCP server as a skill: its tools, offered under `{server}__{tool}` with source
-/// kind `mcp`.
+/// kind `mcp`, and its prompts, resources and resource templates, each with what the
+/// server says of it (titles, annotations, output schemas) unchanged.
 ///
 /// The server is started by `init` with this agent's environment (see
 /// [`crate::INHERITED_VARS`]), restarted by the next call after it crashed or a call timed
@@ -34,7 +38,7 @@ pub struct McpSkill {
     secrets: Secrets,
     agent: Option<AgentHandle>,
     shared: Option<Arc<Shared>>,
-    tools: Vec<Arc<dyn Tool>>,
+    items: Items,
     refresher: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -54,7 +58,7 @@ impl McpSkill {
             secrets: Secrets::new(),
             agent: None,
             shared: None,
-            tools: Vec::new(),
+            items: Items::default(),
             refresher: None,
         }
     }
@@ -126,7 +130,7 @@ impl std::fmt::Debug for McpSkill {
         f.debug_struct("McpSkill")
             .field("name", &self.name)
             .field("secrets", &self.secrets)
-            .field("n_tools", &self.tools.len())
+            .field("n_tools", &self.items.tools.len())
             .finish_non_exhaustive()
     }
 }
@@ -143,6 +147,10 @@ impl Skill for McpSkill {
 
     fn source_type(&self) -> SourceKind {
         SourceKind::Mcp
+    }
+
+    fn namespaced(&self) -> bool {
+        self.config.prefix
     }
 
     fn set_agent(&mut self, agent: AgentHandle) {
@@ -164,19 +172,27 @@ impl Skill for McpSkill {
             server: self.name.clone(),
             endpoint,
             config: self.config.clone(),
-            tools_changed: Arc::new(Notify::new()),
+            lists_changed: Arc::new(Notify::new()),
             connection: tokio::sync::Mutex::new(None),
             closing: std::sync::Mutex::new(Vec::new()),
         });
         let connection = shared.connection().await?;
-        self.tools = shared.list_tools(&connection).await?;
+        self.items = shared.list_items(&connection).await?;
         self.refresher = Some(tokio::spawn(refresh_on_change(Arc::downgrade(&shared), self.agent.clone())));
         self.shared = Some(shared);
         Ok(())
     }
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.tools.clone()
+        self.items.tools.clone()
+    }
+
+    fn prompts(&self) -> Vec<Arc<dyn Prompt>> {
+        self.items.prompts.clone()
+    }
+
+    fn resources(&self) -> ResourceCatalog {
+        self.items.resources.clone()
     }
 
     async fn close(&mut self) -> Result<(), BoxError> {
@@ -198,22 +214,35 @@ impl Drop for McpSkill {
     }
 }
 
-/// Re-lists the tools whenever the server says they changed, and hands the new list to
-/// the agent. Ends when the skill is gone.
+/// What a server offers, as skill items.
+#[derive(Default)]
+struct Items {
+    tools: Vec<Arc<dyn Tool>>,
+    prompts: Vec<Arc<dyn Prompt>>,
+    resources: ResourceCatalog,
+}
+
+/// Re-lists whenever the server says a list changed, and hands the new lists to the
+/// agent. Ends when the skill is gone.
 async fn refresh_on_change(shared: std::sync::Weak<Shared>, agent: Option<AgentHandle>) {
-    let Some(tools_changed) = shared.upgrade().map(|shared| Arc::clone(&shared.tools_changed)) else { return };
+    let Some(lists_changed) = shared.upgrade().map(|shared| Arc::clone(&shared.lists_changed)) else { return };
     loop {
-        tools_changed.notified().await;
+        lists_changed.notified().await;
         let Some(shared) = shared.upgrade() else { return };
         let Some(connection) = shared.current().await else { continue };
-        match shared.list_tools(&connection).await {
-            Ok(tools) => {
+        match shared.list_items(&connection).await {
+            Ok(items) => {
                 let Some(agent) = agent.as_ref().and_then(AgentHandle::upgrade) else { continue };
-                if let Err(reason) = agent.replace_tools(&shared.server, SourceKind::Mcp, tools) {
-                    tracing::warn!(server = %shared.server, "the new tool list was not taken: {reason}");
+                let server = &shared.server;
+                let taken = agent
+                    .replace_tools(server, SourceKind::Mcp, items.tools)
+                    .and_then(|()| agent.replace_prompts(server, items.prompts))
+                    .and_then(|()| agent.replace_resources(server, items.resources));
+                if let Err(reason) = taken {
+                    tracing::warn!(server = %server, "the new lists were not all taken: {reason}");
                 }
             }
-            Err(error) => tracing::warn!(server = %shared.server, "re-listing tools failed: {error}"),
+            Err(error) => tracing::warn!(server = %shared.server, "listing again failed: {error}"),
         }
     }
 }
@@ -223,7 +252,7 @@ struct Shared {
     server: String,
     endpoint: Endpoint,
     config: ServerConfig,
-    tools_changed: Arc<Notify>,
+    lists_changed: Arc<Notify>,
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
     /// Discarded connections still shutting down; `close` waits for them.
     closing: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -239,7 +268,7 @@ impl Shared {
         if let Some(dead) = slot.take() {
             dead.close().await;
         }
-        let handler = Handler { tools_changed: Arc::clone(&self.tools_changed) };
+        let handler = Handler { lists_changed: Arc::clone(&self.lists_changed) };
         let connection =
             Arc::new(Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await?);
         tracing::debug!(server = %self.server, "server started");
@@ -281,32 +310,146 @@ impl Shared {
         }
     }
 
-    /// Every tool the server lists (following pagination), as skill tools.
-    async fn list_tools(self: &Arc<Self>, connection: &Connection) -> Result<Vec<Arc<dyn Tool>>, Error> {
-        let listed = tokio::time::timeout(self.config.timeouts.startup, connection.peer.list_all_tools())
+    /// Every tool, prompt, resource and resource template the server lists (following
+    /// pagination), as skill items; prompts and resources only when the server declares
+    /// them. All within the start-up bound.
+    async fn list_items(self: &Arc<Self>, connection: &Connection) -> Result<Items, Error> {
+        let startup = self.config.timeouts.startup;
+        let listed = tokio::time::timeout(startup, self.list_items_unbounded(connection))
             .await
-            .map_err(|_| Error::StartupTimeout { after: self.config.timeouts.startup, stderr: connection.stderr() })?
-            .map_err(|error| Error::Startup { reason: format!("tools/list: {error}"), stderr: connection.stderr() })?;
-        Ok(listed
-            .into_iter()
-            .map(|tool| {
-                Arc::new(McpTool {
-                    name: tool.name.to_string(),
-                    description: tool.description.as_deref().unwrap_or_default().to_owned(),
-                    input_schema: Value::Object((*tool.input_schema).clone()),
-                    shared: Arc::clone(self),
-                }) as Arc<dyn Tool>
-            })
-            .collect())
+            .map_err(|_| Error::StartupTimeout { after: startup, stderr: connection.stderr() })?;
+        listed
+            .map_err(|(what, error)| Error::Startup { reason: format!("{what}: {error}"), stderr: connection.stderr() })
+    }
+
+    async fn list_items_unbounded(
+        self: &Arc<Self>,
+        connection: &Connection,
+    ) -> Result<Items, (&'static str, ServiceError)> {
+        let peer = &connection.peer;
+        let capabilities = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
+        let tools = peer.list_all_tools().await.map_err(|error| ("tools/list", error))?;
+        let mut items = Items {
+            tools: tools
+                .into_iter()
+                .map(|tool| Arc::new(McpTool::new(tool, Arc::clone(self))) as Arc<dyn Tool>)
+                .collect(),
+            ..Items::default()
+        };
+        if capabilities.prompts.is_some() {
+            let prompts = peer.list_all_prompts().await.map_err(|error| ("prompts/list", error))?;
+            items.prompts = prompts
+                .into_iter()
+                .filter_map(|prompt| {
+                    let info = wire_into::<PromptInfo>(&prompt).ok()?;
+                    Some(Arc::new(McpPrompt { info, shared: Arc::clone(self) }) as Arc<dyn Prompt>)
+                })
+                .collect();
+        }
+        if capabilities.resources.is_some() {
+            let resources = peer.list_all_resources().await.map_err(|error| ("resources/list", error))?;
+            let templates =
+                peer.list_all_resource_templates().await.map_err(|error| ("resources/templates/list", error))?;
+            items.resources = ResourceCatalog {
+                resources: resources.iter().filter_map(|resource| wire_into(resource).ok()).collect(),
+                templates: templates.iter().filter_map(|template| wire_into(template).ok()).collect(),
+                reader: Some(Arc::new(McpResources { shared: Arc::clone(self) })),
+            };
+        }
+        Ok(items)
+    }
+
+    /// Sends one request other than a tool call (prompts/get, resources/read) within the
+    /// call bound; a dead server is restarted by the next call.
+    async fn request<T>(&self, send: impl AsyncFnOnce(&Connection) -> Result<T, ServiceError>) -> Result<T, ToolError> {
+        let server = &self.server;
+        let connection = self
+            .connection()
+            .await
+            .map_err(|error| ToolError::failed(format!("MCP server `{server}` is not available: {error}")))?;
+        let bound = self.config.timeouts.call;
+        match tokio::time::timeout(bound, send(&connection)).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(ServiceError::McpError(error))) => {
+                Err(ToolError::failed(format!("MCP server `{server}`: {}", error.message)))
+            }
+            Ok(Err(error)) => {
+                if !connection.is_alive() {
+                    self.discard(&connection).await;
+                }
+                Err(ToolError::failed(format!("MCP server `{server}`: {error}")))
+            }
+            Err(_elapsed) => Err(ToolError::Timeout { after: bound }),
+        }
+    }
+}
+
+/// `value` (an rmcp model type) read as the skill-core type of the same MCP wire form.
+fn wire_into<T: serde::de::DeserializeOwned>(value: &impl serde::Serialize) -> Result<T, serde_json::Error> {
+    serde_json::to_value(value).and_then(T::deserialize)
+}
+
+/// One prompt of an MCP server.
+struct McpPrompt {
+    info: PromptInfo,
+    shared: Arc<Shared>,
+}
+
+#[async_trait]
+impl Prompt for McpPrompt {
+    fn info(&self) -> &PromptInfo {
+        &self.info
+    }
+
+    async fn get(&self, arguments: BTreeMap<String, String>) -> Result<PromptOutput, ToolError> {
+        let arguments = arguments.into_iter().map(|(name, value)| (name, Value::String(value))).collect();
+        let params = GetPromptRequestParams::new(self.info.name.clone()).with_arguments(arguments);
+        let result = self.shared.request(async |connection| connection.peer.get_prompt(params).await).await?;
+        wire_into(&result).map_err(|error| {
+            ToolError::failed(format!("MCP server `{}` sent an unreadable prompt: {error}", self.shared.server))
+        })
+    }
+}
+
+/// Reads the resources of an MCP server.
+struct McpResources {
+    shared: Arc<Shared>,
+}
+
+#[async_trait]
+impl ResourceReader for McpResources {
+    async fn read(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
+        let params = ReadResourceRequestParams::new(uri);
+        let result = self.shared.request(async |connection| connection.peer.read_resource(params).await).await?;
+        wire_into(&result).map_err(|error| {
+            ToolError::failed(format!("MCP server `{}` sent an unreadable resource: {error}", self.shared.server))
+        })
     }
 }
 
 /// One tool of an MCP server.
 pub struct McpTool {
     name: String,
+    title: Option<String>,
     description: String,
     input_schema: Value,
+    output_schema: Option<Value>,
+    annotations: ToolAnnotations,
     shared: Arc<Shared>,
+}
+
+impl McpTool {
+    fn new(tool: rmcp::model::Tool, shared: Arc<Shared>) -> Self {
+        Self {
+            name: tool.name.to_string(),
+            title: tool.title.clone(),
+            description: tool.description.as_deref().unwrap_or_default().to_owned(),
+            input_schema: Value::Object((*tool.input_schema).clone()),
+            output_schema: tool.output_schema.as_ref().map(|schema| Value::Object((**schema).clone())),
+            annotations: tool.annotations.as_ref().and_then(|hints| wire_into(hints).ok()).unwrap_or_default(),
+            shared,
+        }
+    }
 }
 
 impl std::fmt::Debug for McpTool {
@@ -327,6 +470,18 @@ impl Tool for McpTool {
 
     fn input_schema(&self) -> &Value {
         &self.input_schema
+    }
+
+    fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        self.annotations
+    }
+
+    fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
     }
 
     /// Calls the tool on the server with the call timeout; a timeout sends

@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use skill_core::{Agent, SourceKind, ToolOutput, ToolSource};
+use skill_core::{Agent, ResourceContents, SourceKind, ToolOutput, ToolSource};
 use skill_mcp::McpSkill;
 
 use crate::{assert_loaded, server_config};
@@ -28,6 +28,34 @@ async fn lists_tools_and_echoes(agent: &Agent) {
     }
     let output = agent.call_tool("everything__echo", json!({"message": "hi"})).await.expect("echo answers");
     assert_eq!(output, ToolOutput::text("Echo: hi"));
+    prompts_and_resources_pass_through(agent).await;
+}
+
+/// The server's prompts and resources reach the agent under its prefix, and a prompt
+/// and a resource read through the agent come back from the server.
+async fn prompts_and_resources_pass_through(agent: &Agent) {
+    let prompts = agent.prompts();
+    assert!(!prompts.is_empty(), "server-everything has prompts");
+    for prompt in &prompts {
+        assert_eq!(prompt.name(), format!("everything__{}", prompt.info().name));
+    }
+    let plain = prompts
+        .iter()
+        .find(|prompt| prompt.info().arguments.iter().all(|argument| argument.required != Some(true)))
+        .expect("a prompt without required arguments");
+    let output = agent.get_prompt(plain.name(), Default::default()).await.expect("the prompt renders");
+    assert!(!output.messages.is_empty(), "{output:?}");
+
+    let resources = agent.resources();
+    let resource = resources.first().expect("server-everything lists resources");
+    let (skill, uri) = skill_core::split_agent_resource_uri(&resource.uri).expect("an agent-level URI");
+    assert_eq!(skill, "everything");
+    let read = agent.read_resource(&resource.uri).await.expect("the resource reads");
+    let read_uri = match &read.contents[0] {
+        ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. } => uri,
+    };
+    assert_eq!(read_uri, uri, "the server's own URI in the contents");
+    assert!(!agent.resource_templates().is_empty(), "server-everything has resource templates");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
