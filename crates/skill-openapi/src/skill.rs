@@ -5,13 +5,13 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use reqwest_middleware::ClientWithMiddleware;
 use serde_json::Value;
-use skill_core::{BoxError, Secrets, Skill, SourceKind, Tool, ToolContext, ToolError, ToolOutput};
+use skill_core::{BoxError, Secrets, Skill, SourceKind, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput};
 
 use crate::call::{Endpoint, default_client};
 use crate::config::OpenApiConfig;
 use crate::document::Document;
 use crate::fetch::LoadOptions;
-use crate::operation::OperationTool;
+use crate::operation::{Method, OperationTool};
 
 /// An OpenAPI document as a skill (source kind `openapi`): `init` loads the document
 /// (a file, or a URL fetched, under the [`LoadOptions`]' rules), makes one tool per operation
@@ -164,8 +164,25 @@ impl Tool for OperationCall {
         &self.operation.input_schema
     }
 
+    fn annotations(&self) -> ToolAnnotations {
+        method_annotations(self.operation.method)
+    }
+
     async fn call(&self, _context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {
         self.endpoint.call(self.client.get_or_init(default_client), &self.operation, &arguments).await
+    }
+}
+
+/// What the HTTP method says of an operation (RFC 9110, sections 9.2.1 and 9.2.2): the
+/// safe methods only read, PUT and DELETE may be repeated, DELETE destroys. Every
+/// operation reaches a server outside the agent.
+fn method_annotations(method: Method) -> ToolAnnotations {
+    let read_only = matches!(method, Method::Get | Method::Head | Method::Options | Method::Trace);
+    ToolAnnotations {
+        read_only_hint: Some(read_only),
+        destructive_hint: (!read_only).then_some(method == Method::Delete),
+        idempotent_hint: Some(read_only || matches!(method, Method::Put | Method::Delete)),
+        open_world_hint: Some(true),
     }
 }
 
@@ -175,6 +192,24 @@ mod tests {
 
     use super::*;
     use crate::call::{BINARY_ARGUMENT_HELP, FILE_ARGUMENT_HELP};
+
+    #[test]
+    fn methods_give_their_hints() {
+        let check = |method: Method, (read_only, destructive, idempotent): (bool, Option<bool>, bool)| {
+            let hints = method_annotations(method);
+            assert_eq!(
+                (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint),
+                (Some(read_only), destructive, Some(idempotent), Some(true)),
+                "{method}"
+            );
+        };
+        check(Method::Get, (true, None, true));
+        check(Method::Head, (true, None, true));
+        check(Method::Post, (false, Some(false), false));
+        check(Method::Put, (false, Some(false), true));
+        check(Method::Patch, (false, Some(false), false));
+        check(Method::Delete, (false, Some(true), true));
+    }
 
     /// The `body` description of the skill's one tool, with and without an upload folder.
     async fn body_description(upload_folder: Option<&str>) -> String {
