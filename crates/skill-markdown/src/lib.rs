@@ -8,6 +8,8 @@
 //!   beats a pack; the first folder wins) and reports every file it cannot use.
 //! - [`load`] adds the filters, the requirement checks and each skill's bound secrets.
 //! - [`inject_into_prompt`] appends the available skills to a system prompt.
+//! - [`SkillPrompts`] offers the same skills, and that prompt, as MCP-style prompts of
+//!   an agent (what the gateway serves).
 //!
 //! # Example
 //!
@@ -39,6 +41,7 @@ mod frontmatter;
 mod packs;
 mod parse;
 mod prompt;
+mod prompts;
 mod requirements;
 mod skill;
 
@@ -52,6 +55,7 @@ pub use crate::discover::{Discovery, Found, Origin, Skipped, Sources, discover};
 pub use crate::packs::{PACKS, Pack};
 pub use crate::parse::{Location, MAX_SKILL_FILE_BYTES, ParseError, parse, parse_bytes};
 pub use crate::prompt::{PromptConfig, inject_into_prompt, prompt_skills};
+pub use crate::prompts::{SKILL_PROMPTS_NAME, SYSTEM_PROMPT_NAME, SkillPrompts};
 pub use crate::requirements::{Environment, Missing};
 pub use crate::skill::{InstallKind, InstallSpec, MarkdownSkill, Requires, SecretDecl};
 

@@ -14,8 +14,18 @@
 //!   (`notifications/cancelled`) and the server restarted by the next call.
 //! - **Crashes.** A call in flight when the server dies fails at once; the next call
 //!   starts the server again and the failed call is not replayed.
-//! - **Tool list changes.** `notifications/tools/list_changed` re-lists the tools
-//!   (following pagination) and updates the agent.
+//! - **List changes.** `notifications/*/list_changed` re-lists the tools, prompts and
+//!   resources (following pagination) and updates the agent.
+//!
+//! With the `server` feature, [`server::Gateway`] goes the other way: it serves agents
+//! (every tool, prompt and resource they have) as one MCP server, over stdio or
+//! streamable HTTP, to any MCP host.
+//!
+//! # Features
+//!
+//! | feature | default | gives |
+//! |---|---|---|
+//! | `server` | no | [`server`]: the gateway, on rmcp's server side and axum |
 //!
 //! # Example
 //!
@@ -44,6 +54,8 @@ mod config;
 mod connection;
 mod environment;
 mod error;
+#[cfg(feature = "server")]
+pub mod server;
 mod skill;
 mod stderr;
 

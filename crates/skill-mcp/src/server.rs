@@ -1,0 +1,420 @@
+//! The gateway: one MCP server over [`Agent`]s, on rmcp's server side, answering both
+//! protocol eras (2025-11-25 with `initialize` and sessions; 2026-07-28, stateless).
+//!
+//! Every request is served by the agent of the client that sent it (over stdio, the one
+//! agent; over HTTP, the agent of the client its bearer token names), made by an
+//! [`AgentFactory`] on that client's first need (so upstream servers start lazily) and
+//! kept for the life of the gateway. Each agent's list changes reach that client's
+//! sessions as `list_changed` notifications and its 2026-07-28 subscriptions.
+
+mod convert;
+mod http;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use skill_core::{Agent, Changes, ToolError};
+use tokio_util::sync::CancellationToken;
+
+pub use self::http::{HttpClient, HttpOptions, serve_http};
+
+/// Makes the agent of a client, by the client's name (`""` over stdio and for the open
+/// loopback HTTP server): an error is the reason, which every request of that client
+/// then gets.
+pub type AgentFactory =
+    Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Result<Agent, String>> + Send>> + Send + Sync>;
+
+/// How many tools, prompts, resources or templates one list page holds.
+pub const PAGE_SIZE: usize = 200;
+
+/// The gateway: the agents of its clients and the clients' open notification channels.
+///
+/// Cloning gives another handle to the same gateway (rmcp makes one handler per HTTP
+/// session or request).
+#[derive(Clone)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+    /// The client every request of this handler is from, for stdio.
+    fixed_client: Option<String>,
+}
+
+/// A client's agent once made, or why it could not be.
+type AgentCell = Arc<tokio::sync::OnceCell<Result<Agent, String>>>;
+
+struct Inner {
+    factory: AgentFactory,
+    instructions: Option<String>,
+    agents: Mutex<BTreeMap<String, AgentCell>>,
+    /// Legacy sessions, by client: they hear `notifications/*/list_changed`.
+    peers: Mutex<Vec<(String, Peer<RoleServer>)>>,
+    /// 2026-07-28 subscriptions, by client.
+    sinks: Mutex<Vec<(String, SubscriptionSink)>>,
+    /// Cancelled when the gateway stops: ends watchers and subscriptions.
+    stopping: CancellationToken,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let clients: Vec<String> = lock(&self.inner.agents).keys().cloned().collect();
+        f.debug_struct("Gateway").field("clients", &clients).finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    /// A gateway whose clients' agents `factory` makes; `instructions` are sent to
+    /// clients as the server's instructions.
+    pub fn new(factory: AgentFactory, instructions: Option<String>) -> Self {
+        let inner = Inner {
+            factory,
+            instructions,
+            agents: Mutex::default(),
+            peers: Mutex::default(),
+            sinks: Mutex::default(),
+            stopping: CancellationToken::new(),
+        };
+        Self { inner: Arc::new(inner), fixed_client: None }
+    }
+
+    /// Serves MCP on stdin and stdout, as the client `""`, until the client closes its
+    /// end or `stop` is cancelled; then closes every agent (ending their upstream servers).
+    pub async fn serve_stdio(self, stop: CancellationToken) -> Result<(), std::io::Error> {
+        let handler = Gateway { fixed_client: Some(String::new()), ..self.clone() };
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
+        let served = async {
+            let running = rmcp::ServiceExt::serve_with_ct(handler, (stdin, stdout), stop.child_token())
+                .await
+                .map_err(std::io::Error::other)?;
+            running.waiting().await.map_err(std::io::Error::other)?;
+            Ok::<(), std::io::Error>(())
+        };
+        let outcome = served.await;
+        self.close().await;
+        outcome
+    }
+
+    /// Starts the agent of `client` now, rather than on its first request (`--eager`).
+    pub async fn start(&self, client: &str) -> Result<(), String> {
+        self.agent(client).await.map(drop)
+    }
+
+    /// Closes every agent made so far: their upstream servers end.
+    pub async fn close(&self) {
+        self.inner.stopping.cancel();
+        let agents: Vec<_> = std::mem::take(&mut *lock(&self.inner.agents)).into_values().collect();
+        for agent in agents.iter().filter_map(|cell| cell.get()).filter_map(|made| made.as_ref().ok()) {
+            for failure in agent.close().await {
+                tracing::warn!(skill = %failure.skill, "closing failed: {}", failure.reason);
+            }
+        }
+    }
+
+    /// The agent of `client`, made on first use; every later request reuses it.
+    async fn agent(&self, client: &str) -> Result<Agent, String> {
+        let cell = Arc::clone(lock(&self.inner.agents).entry(client.to_owned()).or_default());
+        let made = cell
+            .get_or_init(|| async {
+                let made = (self.inner.factory)(client.to_owned()).await;
+                if let Ok(agent) = &made {
+                    tokio::spawn(announce_changes(Arc::downgrade(&self.inner), client.to_owned(), agent.changes()));
+                }
+                made
+            })
+            .await;
+        made.clone()
+    }
+
+    /// The client a request comes from: the fixed one (stdio), else the one the HTTP
+    /// layer authenticated, else the open server's `""`.
+    fn client_of(&self, extensions: &rmcp::model::Extensions) -> String {
+        if let Some(client) = &self.fixed_client {
+            return client.clone();
+        }
+        extensions
+            .get::<::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<http::ClientName>())
+            .map(|name| name.0.clone())
+            .unwrap_or_default()
+    }
+
+    async fn request_agent(&self, context: &RequestContext<RoleServer>) -> Result<Agent, ErrorData> {
+        self.agent(&self.client_of(&context.extensions))
+            .await
+            .map_err(|reason| ErrorData::internal_error(format!("the agent could not start: {reason}"), None))
+    }
+}
+
+/// Tells a client's sessions and subscriptions whenever its agent's lists change.
+async fn announce_changes(
+    inner: std::sync::Weak<Inner>,
+    client: String,
+    mut changes: tokio::sync::watch::Receiver<Changes>,
+) {
+    let mut seen = *changes.borrow_and_update();
+    loop {
+        let stopping = match inner.upgrade() {
+            Some(inner) => inner.stopping.clone(),
+            None => return,
+        };
+        tokio::select! {
+            () = stopping.cancelled() => return,
+            changed = changes.changed() => if changed.is_err() { return },
+        }
+        let now = *changes.borrow_and_update();
+        let Some(inner) = inner.upgrade() else { return };
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = lock(&inner.peers);
+            peers.retain(|(_, peer)| !peer.is_transport_closed());
+            peers.iter().filter(|(owner, _)| *owner == client).map(|(_, peer)| peer.clone()).collect()
+        };
+        let sinks: Vec<SubscriptionSink> =
+            lock(&inner.sinks).iter().filter(|(owner, _)| *owner == client).map(|(_, sink)| sink.clone()).collect();
+        // A session or stream closed since it was listed simply misses the notification.
+        if now.tools != seen.tools {
+            for peer in &peers {
+                let _closed = peer.notify_tool_list_changed().await;
+            }
+            for sink in &sinks {
+                let _closed = sink.notify_tool_list_changed().await;
+            }
+        }
+        if now.prompts != seen.prompts {
+            for peer in &peers {
+                let _closed = peer.notify_prompt_list_changed().await;
+            }
+            for sink in &sinks {
+                let _closed = sink.notify_prompt_list_changed().await;
+            }
+        }
+        if now.resources != seen.resources {
+            for peer in &peers {
+                let _closed = peer.notify_resource_list_changed().await;
+            }
+            for sink in &sinks {
+                let _closed = sink.notify_resource_list_changed().await;
+            }
+        }
+        seen = now;
+    }
+}
+
+/// One page of `items` (in name order) after the item whose key is `cursor`, and the
+/// cursor of the next page: the key of the page's last item, so pages stay right while
+/// items come and go.
+fn page<T>(
+    items: Vec<T>,
+    key: impl Fn(&T) -> &str,
+    request: Option<&PaginatedRequestParams>,
+) -> (Vec<T>, Option<String>) {
+    let cursor = request.and_then(|params| params.cursor.as_deref());
+    let start = cursor.map_or(0, |cursor| items.partition_point(|item| key(item) <= cursor));
+    let mut rest: Vec<T> = items.into_iter().skip(start).collect();
+    let next = (rest.len() > PAGE_SIZE).then(|| key(&rest[PAGE_SIZE - 1]).to_owned());
+    rest.truncate(PAGE_SIZE);
+    (rest, next)
+}
+
+/// A failed call's error as MCP expects it: an unknown name or bad arguments are the
+/// caller's mistake (invalid params); anything else is the tool's failure, an `isError`
+/// result carrying the message.
+fn call_error(error: ToolError) -> Result<CallToolResponse, ErrorData> {
+    match error {
+        ToolError::NotFound { .. } | ToolError::InvalidArguments { .. } => {
+            Err(ErrorData::invalid_params(error.to_string(), None))
+        }
+        other => Ok(CallToolResult::error(vec![ContentBlock::text(other.to_string())]).into()),
+    }
+}
+
+/// A failure of a prompt or resource request: unknown names and bad arguments are
+/// invalid params, as for tools; anything else an internal error with the message.
+fn item_error(error: ToolError) -> ErrorData {
+    match error {
+        ToolError::NotFound { .. } | ToolError::InvalidArguments { .. } => {
+            ErrorData::invalid_params(error.to_string(), None)
+        }
+        other => ErrorData::internal_error(other.to_string(), None),
+    }
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let info = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("omniagent", env!("CARGO_PKG_VERSION")));
+        match &self.inner.instructions {
+            Some(instructions) => info.with_instructions(instructions.clone()),
+            None => info,
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let client = self.client_of(&context.extensions);
+        lock(&self.inner.peers).push((client, context.peer));
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let agent = self.request_agent(&context).await?;
+        let (tools, next_cursor) = page(agent.tools(), |tool| tool.name(), request.as_ref());
+        let mut result = ListToolsResult::with_all_items(tools.iter().map(convert::tool).collect());
+        result.next_cursor = next_cursor;
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let agent = self.request_agent(&context).await?;
+        let arguments = request.arguments.map(serde_json::Value::Object).unwrap_or_default();
+        // A client that cancels (or, over HTTP, goes away) drops the call, and with it
+        // the upstream request.
+        let outcome = tokio::select! {
+            outcome = agent.call_tool(&request.name, arguments) => outcome,
+            () = context.ct.cancelled() => Err(ToolError::Cancelled),
+        };
+        match outcome {
+            Ok(output) => convert::call_result(output).map(Into::into),
+            Err(error) => call_error(error),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let agent = self.request_agent(&context).await?;
+        let (prompts, next_cursor) = page(agent.prompts(), |prompt| prompt.name(), request.as_ref());
+        let mut result = ListPromptsResult::with_all_items(prompts.iter().map(convert::prompt).collect());
+        result.next_cursor = next_cursor;
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let agent = self.request_agent(&context).await?;
+        let arguments = convert::prompt_arguments(request.arguments);
+        let output = agent.get_prompt(&request.name, arguments).await.map_err(item_error)?;
+        convert::wire(&output).map(|result: rmcp::model::GetPromptResult| result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let agent = self.request_agent(&context).await?;
+        let mut resources = agent.resources();
+        resources.sort_by(|a, b| a.uri.cmp(&b.uri));
+        let (resources, next_cursor) = page(resources, |resource| &resource.uri, request.as_ref());
+        let mut result = ListResourcesResult::with_all_items(convert::wire_all(&resources)?);
+        result.next_cursor = next_cursor;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let agent = self.request_agent(&context).await?;
+        let mut templates = agent.resource_templates();
+        templates.sort_by(|a, b| a.uri_template.cmp(&b.uri_template));
+        let (templates, next_cursor) = page(templates, |template| &template.uri_template, request.as_ref());
+        let mut result = ListResourceTemplatesResult::with_all_items(convert::wire_all(&templates)?);
+        result.next_cursor = next_cursor;
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let agent = self.request_agent(&context).await?;
+        let output = agent.read_resource(&request.uri).await.map_err(|error| match error {
+            ToolError::NotFound { .. } => {
+                ErrorData::resource_not_found(format!("no resource `{}`", request.uri), None)
+            }
+            other => item_error(other),
+        })?;
+        convert::wire(&output).map(|result: rmcp::model::ReadResourceResult| result.into())
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let client = self.client_of(&context.request_context().extensions);
+        let sink = context.sink().clone();
+        let id = sink.id().clone();
+        // The agent exists (and so announces its changes) from the moment a client listens.
+        self.request_agent(context.request_context()).await?;
+        lock(&self.inner.sinks).push((client, sink));
+        tokio::select! {
+            () = context.cancelled() => {}
+            () = self.inner.stopping.cancelled() => {}
+        }
+        lock(&self.inner.sinks).retain(|(_, sink)| *sink.id() != id);
+        Ok(())
+    }
+}
+
+// The gateway's locks guard plain collections that every operation leaves consistent.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(n_items: usize) -> Vec<String> {
+        (0..n_items).map(|item_idx| format!("t{item_idx:04}")).collect()
+    }
+
+    fn cursor(cursor: &str) -> PaginatedRequestParams {
+        PaginatedRequestParams::default().with_cursor(Some(cursor.to_owned()))
+    }
+
+    #[test]
+    fn pages_follow_the_last_name() {
+        let (first, next) = page(names(450), String::as_str, None);
+        assert_eq!((first.len(), first[0].as_str(), next.as_deref()), (PAGE_SIZE, "t0000", Some("t0199")));
+        let (second, next) = page(names(450), String::as_str, Some(&cursor("t0199")));
+        assert_eq!((second[0].as_str(), next.as_deref()), ("t0200", Some("t0399")));
+        let (last, next) = page(names(450), String::as_str, Some(&cursor("t0399")));
+        assert_eq!((last.len(), next), (50, None));
+        let (exact, next) = page(names(PAGE_SIZE), String::as_str, None);
+        assert_eq!((exact.len(), next), (PAGE_SIZE, None));
+        // A cursor whose item went away still continues after where it sorted.
+        let (after, _) = page(names(450), String::as_str, Some(&cursor("t0199x")));
+        assert_eq!(after[0], "t0200");
+    }
+}

@@ -1,0 +1,93 @@
+//! Agent items to rmcp's model types and back. Both sides share MCP's wire form, so most
+//! conversions go through it; tools are built directly, because `tools/list` is the hot
+//! path (1,223 tools for GitHub's API).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, JsonObject, Prompt, Tool};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use skill_core::{RegisteredPrompt, RegisteredTool, ToolOutput};
+
+/// `value` read as the rmcp type of the same wire form.
+pub(super) fn wire<T: DeserializeOwned>(value: &impl Serialize) -> Result<T, ErrorData> {
+    serde_json::to_value(value)
+        .and_then(T::deserialize)
+        .map_err(|error| ErrorData::internal_error(format!("cannot send what the skill gave: {error}"), None))
+}
+
+/// Each of `values` read as the rmcp type of the same wire form.
+pub(super) fn wire_all<T: DeserializeOwned>(values: &[impl Serialize]) -> Result<Vec<T>, ErrorData> {
+    values.iter().map(wire).collect()
+}
+
+fn object(value: &Value) -> JsonObject {
+    match value {
+        Value::Object(object) => object.clone(),
+        _ => JsonObject::new(),
+    }
+}
+
+/// A registered tool as MCP lists it: agent-level name, title, description, schemas and
+/// annotations.
+pub(super) fn tool(registered: &RegisteredTool) -> Tool {
+    let mut tool = Tool::new(
+        registered.name().to_owned(),
+        registered.description().to_owned(),
+        Arc::new(object(registered.input_schema())),
+    );
+    tool.title = registered.title().map(str::to_owned);
+    tool.output_schema = registered.output_schema().map(|schema| Arc::new(object(schema)));
+    let hints = registered.annotations();
+    if !hints.is_empty() {
+        tool.annotations = Some(rmcp::model::ToolAnnotations::from_raw(
+            None,
+            hints.read_only_hint,
+            hints.destructive_hint,
+            hints.idempotent_hint,
+            hints.open_world_hint,
+        ));
+    }
+    tool
+}
+
+/// A tool's output as MCP's `CallToolResult`.
+pub(super) fn call_result(output: ToolOutput) -> Result<CallToolResult, ErrorData> {
+    wire(&output)
+}
+
+/// A registered prompt as MCP lists it, under its agent-level name.
+pub(super) fn prompt(registered: &RegisteredPrompt) -> Prompt {
+    let info = registered.info();
+    let arguments = (!info.arguments.is_empty()).then(|| {
+        info.arguments
+            .iter()
+            .map(|argument| {
+                let mut mcp = rmcp::model::PromptArgument::new(argument.name.clone());
+                mcp.title = argument.title.clone();
+                mcp.description = argument.description.clone();
+                mcp.required = argument.required;
+                mcp
+            })
+            .collect()
+    });
+    let mut prompt = Prompt::new(registered.name().to_owned(), info.description.clone(), arguments);
+    prompt.title = info.title.clone();
+    prompt
+}
+
+/// `prompts/get` arguments: MCP says they are strings; other JSON values are taken as
+/// their JSON text.
+pub(super) fn prompt_arguments(arguments: Option<JsonObject>) -> BTreeMap<String, String> {
+    arguments
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, value)| match value {
+            Value::String(text) => (name, text),
+            other => (name, other.to_string()),
+        })
+        .collect()
+}

@@ -1,0 +1,154 @@
+//! The gateway over streamable HTTP: rmcp's service at `/mcp`, behind a bearer-token
+//! check that names the client, with Host and Origin allowlists against DNS rebinding.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use sha2::{Digest, Sha256};
+use skill_core::{ExposeSecret, SecretString};
+use subtle::ConstantTimeEq;
+use tokio_util::sync::CancellationToken;
+
+use super::Gateway;
+
+/// The largest request body the gateway reads.
+const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+
+/// A client allowed to call over HTTP: its name (which picks its agent) and its token.
+#[derive(Debug, Clone)]
+pub struct HttpClient {
+    /// The client's name, as the gateway's [`super::AgentFactory`] receives it.
+    pub name: String,
+    /// The bearer token it must send.
+    pub token: SecretString,
+}
+
+/// How the HTTP server admits requests.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// Host names (and addresses) requests may name in `Host`, and browsers' `Origin`
+    /// may have; empty: loopback names only.
+    pub allowed_hosts: Vec<String>,
+    /// Who may call; empty: anyone who can reach the address (the caller keeps that to
+    /// loopback).
+    pub clients: Vec<HttpClient>,
+}
+
+/// The authenticated client of a request, put into its extensions for the gateway.
+#[derive(Debug, Clone)]
+pub(super) struct ClientName(pub(super) String);
+
+/// The clients' tokens as SHA-256 digests: compared in constant time, whatever the
+/// lengths.
+struct Tokens {
+    clients: Vec<([u8; 32], String)>,
+}
+
+impl Tokens {
+    fn client_of(&self, token: &str) -> Option<&str> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let mut found = None;
+        // Every entry is compared, so the time does not tell which one matched.
+        for (expected, name) in &self.clients {
+            if bool::from(expected.ct_eq(&digest)) {
+                found = Some(name.as_str());
+            }
+        }
+        found
+    }
+}
+
+/// Serves `gateway` on `listener` at `/mcp` until `stop` is cancelled; open streams end
+/// then, and the server waits for the requests in flight.
+pub async fn serve_http(
+    gateway: Gateway,
+    listener: tokio::net::TcpListener,
+    options: HttpOptions,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
+    let mut hosts = options.allowed_hosts;
+    if hosts.is_empty() {
+        hosts = ["localhost", "127.0.0.1", "::1"].map(str::to_owned).to_vec();
+    }
+    let origins: Vec<String> = hosts
+        .iter()
+        .flat_map(|host| {
+            let host = if host.contains(':') { format!("[{host}]") } else { host.clone() };
+            [format!("http://{host}:*"), format!("https://{host}:*")]
+        })
+        .collect();
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(MAX_REQUEST_BYTES)
+        .with_cancellation_token(stop.child_token());
+    let handler = gateway.clone();
+    let service =
+        StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(LocalSessionManager::default()), config);
+    let tokens = Arc::new(Tokens {
+        clients: options
+            .clients
+            .iter()
+            .map(|client| (Sha256::digest(client.token.expose_secret().as_bytes()).into(), client.name.clone()))
+            .collect(),
+    });
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(tokens, authenticate));
+    axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await
+}
+
+/// Admits a request whose bearer token is a client's, naming that client; any request
+/// when no client is configured; else answers 401.
+async fn authenticate(State(tokens): State<Arc<Tokens>>, mut request: Request, next: Next) -> Response {
+    if tokens.clients.is_empty() {
+        return next.run(request).await;
+    }
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")))
+        .map(|(_, token)| token.trim());
+    match presented.and_then(|token| tokens.client_of(token)) {
+        Some(client) => {
+            let client = ClientName(client.to_owned());
+            request.extensions_mut().insert(client);
+            next.run(request).await
+        }
+        None => {
+            let (error, text) = match presented {
+                None => ("invalid_request", "this MCP server needs `Authorization: Bearer <token>`"),
+                Some(_) => ("invalid_token", "the bearer token is not one of this MCP server's clients"),
+            };
+            let mut response = (StatusCode::UNAUTHORIZED, text).into_response();
+            let challenge = format!(r#"Bearer realm="omniagent", error="{error}""#);
+            if let Ok(value) = HeaderValue::from_str(&challenge) {
+                response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+            }
+            response
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_name_their_client_only() {
+        let digest = |token: &str| Sha256::digest(token.as_bytes()).into();
+        let tokens =
+            Tokens { clients: vec![(digest("alpha-token"), "alice".to_owned()), (digest("beta"), "bob".to_owned())] };
+        assert_eq!(tokens.client_of("alpha-token"), Some("alice"));
+        assert_eq!(tokens.client_of("beta"), Some("bob"));
+        assert_eq!(tokens.client_of("alpha-toke"), None);
+        assert_eq!(tokens.client_of(""), None);
+    }
+}
