@@ -1,6 +1,6 @@
 //! Enrollment at the agent provider, and the agent token cache other processes share.
 //!
-//! The drafts leave enrollment to the agent provider; DESIGN.md fixes the names of the
+//! The drafts leave enrollment to the agent provider; `docs/config.md` fixes the names of the
 //! bootstrap note's first revision: `/.well-known/aauth-agent.json` lists
 //! `bootstrap_endpoint` and `refresh_endpoint`, both taking a `POST` signed under the
 //! `hwk` scheme (the bare public key: the provider looks the agent up by its key), with

@@ -154,7 +154,7 @@ pub(crate) fn endpoint(role: Role, field: &'static str, value: &str, allow_http_
     Ok(url)
 }
 
-/// The agent provider's metadata, with the enrollment endpoints DESIGN.md fixes.
+/// The agent provider's metadata, with the enrollment endpoints `docs/config.md` fixes.
 #[derive(Debug, Clone)]
 pub(crate) struct AgentProviderMetadata {
     /// Where a new agent gets its first agent token.

@@ -18,7 +18,7 @@
 //! [`Error`] naming the file or URL, a [`DocumentOrigin`]). Nothing else is checked up
 //! front: the parts a tool needs are read when tools are built, so a document that is
 //! sloppy where no tool looks still loads. [`LoadOptions`] hold the rules. URLs are fetched
-//! with the loader's own client, under the fetch rules of `DESIGN.md`: redirects are refused
+//! with the loader's own client, under the fetch rules of `docs/config.md`: redirects are refused
 //! (naming the `Location`), never followed; a non-2xx status is an error; a document has at
 //! most 10 MiB, counted while the body streams in, so neither a chunked body nor a wrong
 //! `Content-Length` gets past the limit; connecting may take 10 s and a whole fetch 30 s;
