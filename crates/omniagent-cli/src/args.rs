@@ -107,6 +107,13 @@ pub(crate) struct SkillPaths {
     pub(crate) no_default_paths: bool,
 }
 
+#[cfg(feature = "markdown")]
+impl From<SkillPaths> for omniagent_host::SkillPaths {
+    fn from(given: SkillPaths) -> Self {
+        Self { paths: given.paths, no_default_paths: given.no_default_paths }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum ToolsCommand {
     /// List every tool with its source (kind, skill, tool) and what it does

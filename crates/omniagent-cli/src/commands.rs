@@ -8,9 +8,11 @@ mod skills;
 mod tools;
 
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use omniagent_host::{ConfigLocation, Home, OnInteraction};
 
 use crate::args::{Cli, Command};
-use crate::config::{ConfigLocation, Home};
 
 pub(crate) use self::config::CheckReport;
 
@@ -22,11 +24,9 @@ pub(crate) struct Session {
     pub(crate) agent: Option<String>,
 }
 
-impl Session {
-    /// The agent's name: `--agent`, else `default`.
-    pub(crate) fn agent_name(&self) -> &str {
-        self.agent.as_deref().unwrap_or("default")
-    }
+/// What signed requests report while they wait for a person: the URL and code, on stderr.
+pub(crate) fn on_interaction() -> OnInteraction {
+    Arc::new(crate::render::interaction)
 }
 
 pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitCode> {
@@ -35,13 +35,14 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
         return Ok(ExitCode::SUCCESS);
     }
     let home = Home::from_env()?;
-    let location = ConfigLocation::find(cli.global.config, config_from_env, &home);
+    let (flag, env) = if config_from_env { (None, cli.global.config) } else { (cli.global.config, None) };
+    let location = ConfigLocation::find(flag, env, &home);
     let session = Session { home, location, json: cli.global.json, agent: cli.global.agent };
     match cli.command {
         #[cfg(feature = "markdown")]
         Command::Skills(command) => skills::run(&session, command).await,
         #[cfg(feature = "markdown")]
-        Command::Prompt { base, paths } => skills::prompt(&session, &base, &paths).await,
+        Command::Prompt { base, paths } => skills::prompt(&session, &base, paths).await,
         Command::Tools(command) => tools::run(&session, command).await,
         Command::Config(command) => config::run(&session, command).await,
         #[cfg(feature = "aauth")]

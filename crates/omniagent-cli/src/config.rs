@@ -1,6 +1,7 @@
-//! The config file: where it is ([`ConfigLocation`]), what it may say ([`Config`]), and
-//! the effective config of one agent ([`Config::for_agent`]).
+//! The config file: where it is ([`ConfigLocation`]), what it says ([`Config`]), and
+//! the effective config of one agent ([`AgentConfig`], from [`Config::for_agent`]).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -10,23 +11,37 @@ use skill_core::{MemorySkill, SecretRef, Skill};
 #[cfg(feature = "markdown")]
 use skill_markdown::SkillsConfig;
 
-use crate::UsageError;
+use crate::HostError;
+
+/// The name of the agent that runs with the top level of the config, without overrides.
+const TOP_LEVEL_AGENT: &str = "default";
 
 /// Where OmniAgent keeps its files: `$OMNIAGENT_HOME`, default `~/.omniagent`.
 #[derive(Debug, Clone)]
-pub(crate) struct Home {
-    pub(crate) root: PathBuf,
+pub struct Home {
+    root: PathBuf,
 }
 
 impl Home {
-    pub(crate) fn from_env() -> Result<Self, UsageError> {
+    /// The home folder `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// `$OMNIAGENT_HOME`, else `$HOME/.omniagent`.
+    pub fn from_env() -> Result<Self, HostError> {
         if let Some(root) = std::env::var_os("OMNIAGENT_HOME").filter(|root| !root.is_empty()) {
             return Ok(Self { root: PathBuf::from(root) });
         }
         match std::env::var_os("HOME").filter(|home| !home.is_empty()) {
             Some(home) => Ok(Self { root: Path::new(&home).join(".omniagent") }),
-            None => Err(UsageError::new("neither OMNIAGENT_HOME nor HOME is set; set OMNIAGENT_HOME")),
+            None => Err(HostError::NoHome),
         }
+    }
+
+    /// The home folder itself.
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     /// The folder of skills every agent of this home gets.
@@ -55,7 +70,7 @@ impl Home {
 /// Why a config file was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum Origin {
+pub enum Origin {
     /// `-c/--config`.
     Flag,
     /// `$OMNIAGENT_CONFIG`.
@@ -66,18 +81,23 @@ pub(crate) enum Origin {
     Defaults,
 }
 
-/// The config file to read, if any.
+/// The config file to read, if any, and why that one.
 #[derive(Debug, Clone)]
-pub(crate) struct ConfigLocation {
-    pub(crate) path: Option<PathBuf>,
-    pub(crate) origin: Origin,
+pub struct ConfigLocation {
+    path: Option<PathBuf>,
+    origin: Origin,
 }
 
 impl ConfigLocation {
-    /// `given` is `-c` or `$OMNIAGENT_CONFIG` (`from_env` says which).
-    pub(crate) fn find(given: Option<PathBuf>, from_env: bool, home: &Home) -> Self {
-        if let Some(path) = given {
-            return Self { path: Some(path), origin: if from_env { Origin::Env } else { Origin::Flag } };
+    /// The file the caller names (`flag`, from `-c`), else the one `$OMNIAGENT_CONFIG`
+    /// names (`env`), else `config.yaml` in `home` when it exists, else none (built-in
+    /// defaults).
+    pub fn find(flag: Option<PathBuf>, env: Option<PathBuf>, home: &Home) -> Self {
+        if let Some(path) = flag {
+            return Self { path: Some(path), origin: Origin::Flag };
+        }
+        if let Some(path) = env {
+            return Self { path: Some(path), origin: Origin::Env };
         }
         let path = home.default_config();
         if path.is_file() {
@@ -87,40 +107,59 @@ impl ConfigLocation {
         }
     }
 
+    /// The file; `None` for the built-in defaults.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Why this file (or none) was chosen.
+    pub fn origin(&self) -> Origin {
+        self.origin
+    }
+
     /// Reads and validates the file (built-in defaults when there is none).
-    pub(crate) fn load(&self) -> Result<ConfigFile, UsageError> {
+    pub fn load(&self) -> Result<Config, HostError> {
         let Some(path) = &self.path else {
-            return Ok(ConfigFile { path: None, tree: Value::Mapping(Mapping::new()), config: Config::default() });
+            return Ok(Config { file: None, tree: Value::Mapping(Mapping::new()), sections: Sections::default() });
         };
-        let text = std::fs::read_to_string(path)
-            .map_err(|error| UsageError::new(format!("cannot read config file {}: {error}", path.display())))?;
-        ConfigFile::parse(path, &text)
+        let text =
+            std::fs::read_to_string(path).map_err(|error| HostError::ReadConfig { path: path.clone(), error })?;
+        Config::parse(path, &text)
     }
 }
 
-/// A validated config file.
-#[derive(Debug)]
-pub(crate) struct ConfigFile {
-    path: Option<PathBuf>,
-    /// The file as YAML, for merging an agent's overrides over the top level.
+/// A validated config file: the top level, and the overrides of each agent under
+/// `agents:`. [`Config::for_agent`] gives the config one agent runs with.
+#[derive(Clone)]
+pub struct Config {
+    file: Option<PathBuf>,
+    /// The file as YAML, for merging an agent's overrides over the top level. It holds
+    /// literal secrets as written: never shown (`Debug` leaves it out).
     tree: Value,
-    config: Config,
+    sections: Sections,
 }
 
-impl ConfigFile {
-    fn parse(path: &Path, text: &str) -> Result<Self, UsageError> {
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config").field("file", &self.file).field("sections", &self.sections).finish_non_exhaustive()
+    }
+}
+
+impl Config {
+    /// Validates `text`, the content of the config file `path`.
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<Self, HostError> {
         let tree: Value = serde_yaml_ng::from_str(text).map_err(|error| yaml_error(path, &error))?;
         if tree.is_null() {
             return Ok(Self {
-                path: Some(path.to_owned()),
+                file: Some(path.to_owned()),
                 tree: Value::Mapping(Mapping::new()),
-                config: Config::default(),
+                sections: Sections::default(),
             });
         }
         let mut tree = tree;
         // Deserializing from the text (not from `tree`) keeps line numbers in errors.
-        let config: Config = match serde_yaml_ng::from_str(text) {
-            Ok(config) => config,
+        let sections: Sections = match serde_yaml_ng::from_str(text) {
+            Ok(sections) => sections,
             // A pasted MCP client config (Claude Desktop's, Cursor's, `.mcp.json`) is taken as
             // is: its other top-level keys are that client's business.
             Err(error) if tree.get("mcpServers").is_some() => {
@@ -141,41 +180,34 @@ impl ConfigFile {
             Err(error) => return Err(yaml_error(path, &error)),
         };
         warn_ignored_mcp_keys(path, &tree);
-        let nested = config.agents.keys().find(|name| {
+        let nested = sections.agents.keys().find(|name| {
             tree.get("agents")
                 .and_then(|agents| agents.get(name.as_str()))
                 .is_some_and(|agent| agent.get("agents").is_some())
         });
         if let Some(name) = nested {
-            return Err(UsageError::new(format!(
-                "{}: agents.{name}: an agent's overrides cannot hold `agents`",
-                path.display()
-            )));
+            return Err(HostError::InvalidConfig {
+                file: Some(path.to_owned()),
+                at: None,
+                message: format!("agents.{name}: an agent's overrides cannot hold `agents`"),
+            });
         }
-        let file = Self { path: Some(path.to_owned()), tree, config: Config::default() };
-        Ok(Self { config: file.located(config), ..file })
+        Ok(Self { file: Some(path.to_owned()), tree, sections })
     }
 
-    /// `config`, read from this file, knowing the file's folder.
-    fn located(&self, config: Config) -> Config {
-        #[cfg(any(feature = "openapi", feature = "aauth"))]
-        let config = Config { file: self.path.clone(), ..config };
-        config
-    }
-
-    /// The config an agent runs with: the top level, with `agents.<name>` merged over it
-    /// (mappings merge key by key; anything else is replaced).
-    pub(crate) fn for_agent(&self, agent: Option<&str>) -> Result<Config, UsageError> {
+    /// The config the agent `agent` runs with: the top level, with `agents.<agent>`
+    /// merged over it (mappings merge key by key; anything else is replaced). `None` is
+    /// the top level alone, the agent `default`.
+    pub fn for_agent(&self, agent: Option<&str>) -> Result<AgentConfig, HostError> {
         let Some(name) = agent else {
-            return Ok(Config { agents: BTreeMap::new(), ..self.config.clone() });
+            return Ok(self.located(TOP_LEVEL_AGENT, Sections { agents: BTreeMap::new(), ..self.sections.clone() }));
         };
-        if !self.config.agents.contains_key(name) {
-            let known: Vec<&str> = self.config.agents.keys().map(String::as_str).collect();
-            let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
-            return Err(UsageError::new(format!(
-                "unknown agent `{name}` in {} (agents configured: {known})",
-                self.describe()
-            )));
+        if !self.sections.agents.contains_key(name) {
+            return Err(HostError::UnknownAgent {
+                name: name.to_owned(),
+                file: self.file.clone(),
+                known: self.sections.agents.keys().cloned().collect(),
+            });
         }
         let mut merged = self.tree.clone();
         let overrides = self.tree.get("agents").and_then(|agents| agents.get(name)).cloned();
@@ -185,21 +217,118 @@ impl ConfigFile {
         if let Some(overrides) = overrides {
             merge(&mut merged, overrides);
         }
-        serde_yaml_ng::from_value(merged)
-            .map(|config| self.located(config))
-            .map_err(|error| UsageError::new(format!("{}: agents.{name}: {error}", self.describe())))
+        serde_yaml_ng::from_value(merged).map(|sections| self.located(name, sections)).map_err(|error| {
+            HostError::InvalidConfig { file: self.file.clone(), at: None, message: format!("agents.{name}: {error}") }
+        })
     }
 
-    /// Every agent's name.
-    pub(crate) fn agent_names(&self) -> impl Iterator<Item = &str> {
-        self.config.agents.keys().map(String::as_str)
+    /// The name of every agent under `agents:`.
+    pub fn agent_names(&self) -> impl Iterator<Item = &str> {
+        self.sections.agents.keys().map(String::as_str)
     }
 
-    fn describe(&self) -> String {
-        match &self.path {
-            Some(path) => path.display().to_string(),
-            None => "the built-in defaults".to_owned(),
+    /// `sections`, the config of the agent `name`, read from this file.
+    fn located(&self, name: &str, sections: Sections) -> AgentConfig {
+        AgentConfig {
+            name: name.to_owned(),
+            sections,
+            #[cfg(any(feature = "openapi", feature = "aauth"))]
+            file: self.file.clone(),
         }
+    }
+}
+
+/// The config one agent runs with: the top level of the file with that agent's
+/// overrides merged over it, and the agent's name. Serialized, it is the effective config
+/// (secrets show as their references).
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// The agent's name: its name under `agents:`, or `default` for the top level.
+    name: String,
+    pub(crate) sections: Sections,
+    /// The config file, in whose folder relative paths in it (an OpenAPI `spec`, the AAuth
+    /// key) resolve; `None` for the built-in defaults.
+    #[cfg(any(feature = "openapi", feature = "aauth"))]
+    file: Option<PathBuf>,
+}
+
+impl Serialize for AgentConfig {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.sections.serialize(serializer)
+    }
+}
+
+impl AgentConfig {
+    /// The agent's name, under which its store is namespaced.
+    pub(crate) fn agent_name(&self) -> &str {
+        &self.name
+    }
+
+    /// The `skills:` section: markdown skills.
+    #[cfg(feature = "markdown")]
+    pub fn skills(&self) -> &SkillsConfig {
+        &self.sections.skills
+    }
+
+    /// Every secret reference of this config, each with the key it is written under
+    /// (`compiled.memory.secrets.TOKEN`): markdown skills, compiled skills, MCP servers,
+    /// then OpenAPI skills.
+    pub fn secret_references(&self) -> Vec<(String, SecretRef)> {
+        let sections = &self.sections;
+        let mut found: Vec<(String, Cow<'_, BTreeMap<String, SecretRef>>)> = Vec::new();
+        #[cfg(feature = "markdown")]
+        found.extend(
+            sections
+                .skills
+                .config
+                .iter()
+                .map(|(skill, settings)| (format!("skills.config.{skill}.secrets"), Cow::Borrowed(&settings.secrets))),
+        );
+        found.extend(
+            sections
+                .compiled
+                .skills()
+                .into_iter()
+                .map(|skill| (format!("compiled.{}.secrets", skill.name), Cow::Borrowed(&skill.settings.secrets))),
+        );
+        #[cfg(feature = "mcp")]
+        found.extend(
+            sections
+                .mcp_servers()
+                .map(|(server, settings)| (format!("mcp.servers.{server}.secrets"), Cow::Borrowed(&settings.secrets))),
+        );
+        // An OpenAPI skill's secrets are named by its `auth` section: `PETSTORE_TOKEN` for
+        // `token_env: PETSTORE_TOKEN`, `auth.token` for a reference written as `token:`.
+        #[cfg(feature = "openapi")]
+        found.extend(
+            sections
+                .openapi
+                .iter()
+                .map(|(skill, settings)| (format!("openapi.{skill}"), Cow::Owned(settings.secret_refs()))),
+        );
+        found
+            .into_iter()
+            .flat_map(|(prefix, secrets)| {
+                secrets.into_owned().into_iter().map(move |(name, reference)| (format!("{prefix}.{name}"), reference))
+            })
+            .collect()
+    }
+
+    /// `path` as written in the config: `~/` expanded, and a relative path taken from the
+    /// config file's folder.
+    #[cfg(any(feature = "openapi", feature = "aauth"))]
+    pub(crate) fn resolve_path(&self, path: &str) -> PathBuf {
+        let expanded = skill_core::expand_home(path);
+        match self.file.as_deref().and_then(Path::parent) {
+            Some(dir) if expanded.is_relative() => dir.join(expanded),
+            _ => expanded,
+        }
+    }
+
+    /// The config file; `None` for the built-in defaults.
+    #[cfg(feature = "openapi")]
+    pub(crate) fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
     }
 }
 
@@ -252,21 +381,22 @@ fn merge(base: &mut Value, overrides: Value) {
 }
 
 /// `FILE:LINE:COLUMN: path.to.key: problem`, from a YAML or serde error.
-fn yaml_error(path: &Path, error: &serde_yaml_ng::Error) -> UsageError {
+fn yaml_error(path: &Path, error: &serde_yaml_ng::Error) -> HostError {
     let message = error.to_string();
+    let file = Some(path.to_owned());
     let Some(location) = error.location() else {
-        return UsageError::new(format!("{}: {message}", path.display()));
+        return HostError::InvalidConfig { file, at: None, message };
     };
     let (line, column) = (location.line(), location.column());
     let message = message.replacen(&format!(" at line {line} column {column}"), "", 1);
-    UsageError::new(format!("{}:{line}:{column}: {message}", path.display()))
+    HostError::InvalidConfig { file, at: Some((line, column)), message }
 }
 
-/// What a config file may hold. Unknown keys are errors, so that a typo is reported
-/// rather than silently ignored.
+/// What a config file may hold, and what an agent's overrides may hold. Unknown keys are
+/// errors, so that a typo is reported rather than silently ignored.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Config {
+pub(crate) struct Sections {
     /// Markdown skills.
     #[cfg(feature = "markdown")]
     #[serde(default)]
@@ -293,27 +423,9 @@ pub(crate) struct Config {
     /// The compiled skills built into the binary.
     #[serde(default)]
     pub(crate) compiled: CompiledConfig,
-    /// Per-agent overrides of the sections above, selected with `--agent NAME`.
+    /// Per-agent overrides of the sections above, selected by agent name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) agents: BTreeMap<String, Config>,
-    /// The config file, in whose folder relative paths in it (an OpenAPI `spec`, the AAuth
-    /// key) resolve; `None` for the built-in defaults.
-    #[cfg(any(feature = "openapi", feature = "aauth"))]
-    #[serde(skip)]
-    pub(crate) file: Option<PathBuf>,
-}
-
-#[cfg(any(feature = "openapi", feature = "aauth"))]
-impl Config {
-    /// `path` as written in the config: `~/` expanded, and a relative path taken from the
-    /// config file's folder.
-    pub(crate) fn resolve_path(&self, path: &str) -> PathBuf {
-        let expanded = skill_core::expand_home(path);
-        match self.file.as_deref().and_then(Path::parent) {
-            Some(dir) if expanded.is_relative() => dir.join(expanded),
-            _ => expanded,
-        }
-    }
+    pub(crate) agents: BTreeMap<String, Sections>,
 }
 
 /// The `mcp:` section.
@@ -330,7 +442,7 @@ pub(crate) struct McpConfig {
 }
 
 #[cfg(feature = "mcp")]
-impl Config {
+impl Sections {
     /// Every configured MCP server by name: `mcp.servers`, then the pasted maps.
     pub(crate) fn mcp_servers(&self) -> impl Iterator<Item = (&String, &skill_mcp::ServerConfig)> {
         self.mcp.servers.iter().chain(&self.mcp.mcp_servers).chain(&self.mcp_servers)
@@ -453,8 +565,8 @@ fn enabled_by_default() -> bool {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<ConfigFile, String> {
-        ConfigFile::parse(Path::new("config.yaml"), text).map_err(|error| error.to_string())
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(Path::new("config.yaml"), text).map_err(|error| error.to_string())
     }
 
     #[test]
@@ -484,6 +596,14 @@ mod tests {
     }
 
     #[test]
+    fn debug_shows_no_literal_secret() {
+        let file = parse("compiled: {memory: {secrets: {TOKEN: s3cr3t-literal}}}\nagents: {alice: {}}\n").unwrap();
+        let shown = format!("{file:?} {:?}", file.for_agent(Some("alice")).unwrap());
+        assert!(!shown.contains("s3cr3t-literal"), "{shown}");
+        assert!(shown.contains("[REDACTED]"), "{shown}");
+    }
+
+    #[test]
     fn a_mistyped_secret_is_refused_without_its_value() {
         let error = parse("compiled:\n  memory:\n    secrets:\n      TOKEN: 8675309123\n").unwrap_err();
         assert!(!error.contains("8675309123"), "{error}");
@@ -500,14 +620,15 @@ mod tests {
     fn empty_files_mean_defaults() {
         for text in ["", "# only a comment\n", "---\n"] {
             let config = parse(text).unwrap().for_agent(None).unwrap();
-            assert_eq!(config.storage.backend, StorageBackend::Sqlite);
-            assert!(config.compiled.memory.enabled);
+            assert_eq!(config.agent_name(), "default");
+            assert_eq!(config.sections.storage.backend, StorageBackend::Sqlite);
+            assert!(config.sections.compiled.memory.enabled);
         }
     }
 
     #[test]
     fn compiled_skills_are_named_as_they_name_themselves() {
-        for skill in Config::default().compiled.skills() {
+        for skill in Sections::default().compiled.skills() {
             assert_eq!((skill.build)().name(), skill.name);
         }
     }
@@ -521,15 +642,24 @@ mod tests {
         )
         .unwrap();
         let alice = file.for_agent(Some("alice")).unwrap();
-        assert_eq!(alice.storage.backend, StorageBackend::Memory);
-        assert!(!alice.compiled.memory.enabled);
-        let secrets: Vec<String> = alice.compiled.memory.secrets.values().map(ToString::to_string).collect();
+        assert_eq!(alice.agent_name(), "alice");
+        assert_eq!(alice.sections.storage.backend, StorageBackend::Memory);
+        assert!(!alice.sections.compiled.memory.enabled);
+        let secrets: Vec<String> = alice.sections.compiled.memory.secrets.values().map(ToString::to_string).collect();
         assert_eq!(secrets, ["env:A", "env:ALICE_B"]);
-        assert!(alice.agents.is_empty());
-        assert!(file.for_agent(Some("bob")).unwrap().compiled.memory.enabled);
+        assert!(alice.sections.agents.is_empty());
+        let references: Vec<String> =
+            alice.secret_references().into_iter().map(|(key, reference)| format!("{key}={reference}")).collect();
+        assert_eq!(references, ["compiled.memory.secrets.A=env:A", "compiled.memory.secrets.B=env:ALICE_B"]);
+        assert!(file.for_agent(Some("bob")).unwrap().sections.compiled.memory.enabled);
         assert_eq!(
             file.for_agent(Some("carol")).unwrap_err().to_string(),
             "unknown agent `carol` in config.yaml (agents configured: alice, bob)"
+        );
+        let defaults = ConfigLocation { path: None, origin: Origin::Defaults }.load().unwrap();
+        assert_eq!(
+            defaults.for_agent(Some("carol")).unwrap_err().to_string(),
+            "unknown agent `carol` in the built-in defaults (agents configured: none)"
         );
     }
 }

@@ -1,54 +1,68 @@
-//! Builds what a command works with from the effective config: the agent and its
-//! tools, or the markdown skills.
+//! Builds what the config of one agent asks for: the agent and its tools, or the
+//! markdown skills.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+#[cfg(feature = "markdown")]
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use skill_core::{Agent, KvStore, MemoryStore, SecretRef, SecretResolver, Secrets, Skill};
 #[cfg(feature = "markdown")]
 use skill_markdown::{Environment, SkillSet, Sources};
 
-use crate::UsageError;
-#[cfg(feature = "markdown")]
-use crate::args::SkillPaths;
-use crate::config::{Config, Home, StorageBackend};
+use crate::HostError;
+use crate::config::{AgentConfig, Home, StorageBackend};
 
-/// Which skills a command needs.
+/// Which skills to start.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Wanted<'a> {
+pub enum Wanted<'a> {
     /// Every enabled skill.
     All,
-    /// Only the skill of this name, if there is one: `tools call skill__tool` starts
+    /// Only the skill of this name, if there is one: a call of `skill__tool` starts
     /// nothing else.
     Only(&'a str),
 }
 
-/// A tool-giving skill of the config: its name, its secret references, and how to make it.
-type Candidate<'a> = (&'a str, Cow<'a, BTreeMap<String, SecretRef>>, Box<dyn FnOnce() -> Box<dyn Skill> + 'a>);
+/// Told, while a request of an `aauth: true` skill waits for a person to act, where they
+/// go and the code they enter: `(url, code)`, the person opening `{url}?code={code}`. It
+/// must not block. The host reports nothing itself: the caller decides where this goes.
+pub type OnInteraction = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
-/// The agent `agent_name` with the skills `wanted` loaded; those that could not load are
-/// in its `skipped()`.
-pub(crate) async fn start_agent(
-    config: &Config,
-    agent_name: &str,
+/// How to make a skill: called once, and only for a skill that is started.
+type MakeSkill<'a> = Box<dyn FnOnce() -> Box<dyn Skill> + Send + 'a>;
+
+/// A tool-giving skill of the config: its name, its secret references, and how to make it.
+type Candidate<'a> = (&'a str, Cow<'a, BTreeMap<String, SecretRef>>, MakeSkill<'a>);
+
+/// The agent of `config` with the skills `wanted` started; those that could not start are
+/// in its `skipped()`. Each skill gets the secrets this agent's config gives it, and a
+/// store namespaced by the agent's name, so agents of one [`Config`](crate::Config)
+/// started side by side share nothing but the store's file. `on_interaction` is what
+/// signed requests report while they wait for a person; without it they cannot ask one.
+pub async fn start_agent(
+    config: &AgentConfig,
     home: &Home,
     wanted: Wanted<'_>,
-) -> Result<Agent, UsageError> {
+    on_interaction: Option<OnInteraction>,
+) -> Result<Agent, HostError> {
     // Before the candidates, which borrow it.
     #[cfg(feature = "openapi")]
-    let signer = Signer::new(config, home);
+    let signer = Signer::new(config, home, on_interaction);
+    #[cfg(not(feature = "openapi"))]
+    let _ = on_interaction;
+    let sections = &config.sections;
     let mut candidates: Vec<Candidate<'_>> = Vec::new();
-    for skill in config.compiled.skills().into_iter().filter(|skill| skill.settings.enabled) {
+    for skill in sections.compiled.skills().into_iter().filter(|skill| skill.settings.enabled) {
         candidates.push((skill.name, Cow::Borrowed(&skill.settings.secrets), Box::new(skill.build)));
     }
     #[cfg(feature = "mcp")]
-    for (name, server) in config.mcp_servers() {
+    for (name, server) in sections.mcp_servers() {
         let make = move || Box::new(skill_mcp::McpSkill::new(name.clone(), server.clone())) as Box<dyn Skill>;
         candidates.push((name.as_str(), Cow::Borrowed(&server.secrets), Box::new(make)));
     }
     #[cfg(feature = "openapi")]
-    for (name, settings) in &config.openapi {
+    for (name, settings) in &sections.openapi {
         let signer = &signer;
         let make = move || openapi_skill(config, home, name, settings, signer);
         candidates.push((name.as_str(), Cow::Owned(settings.secret_refs()), Box::new(make)));
@@ -57,7 +71,7 @@ pub(crate) async fn start_agent(
         Wanted::Only(name) if candidates.iter().any(|(candidate, _, _)| *candidate == name) => Some(name),
         _ => None,
     };
-    let mut builder = Agent::builder().name(agent_name).storage(store(config, home)?);
+    let mut builder = Agent::builder().name(config.agent_name()).storage(store(config, home)?);
     let resolver = SecretResolver::default();
     let mut skills = Vec::new();
     for (name, secrets, make) in candidates {
@@ -86,7 +100,7 @@ const SIGNED_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 /// AAuth client, and without one it loads as skipped, with the reason.
 #[cfg(feature = "openapi")]
 fn openapi_skill(
-    config: &Config,
+    config: &AgentConfig,
     home: &Home,
     name: &str,
     settings: &skill_openapi::OpenApiConfig,
@@ -102,11 +116,11 @@ fn openapi_skill(
     // No document may copy, and no upload send, what only the agent may read: its keys
     // and tokens, and the config file (which may hold secrets).
     let mut private = skill_openapi::LoadOptions::new().with_private_path(home.aauth_dir());
-    if let Some(file) = &config.file {
+    if let Some(file) = config.file() {
         private = private.with_private_path(file);
     }
     #[cfg(feature = "aauth")]
-    if let Some(key) = config.aauth.as_ref().and_then(|aauth| aauth.key.as_deref()) {
+    if let Some(key) = config.sections.aauth.as_ref().and_then(|aauth| aauth.key.as_deref()) {
         private = private.with_private_path(config.resolve_path(key));
     }
     let signed = settings.aauth;
@@ -123,28 +137,31 @@ fn openapi_skill(
     }
 }
 
-/// The agent's AAuth client, made once, when the first skill that signs needs it.
+/// The agent's AAuth client, made once, when the first skill that signs needs it. It is
+/// shared (`Sync`), so that starting an agent is a future that may move between threads.
 #[cfg(feature = "openapi")]
-pub(crate) struct Signer<'a> {
+struct Signer<'a> {
     #[cfg(feature = "aauth")]
-    config: &'a Config,
+    config: &'a AgentConfig,
     #[cfg(feature = "aauth")]
     home: &'a Home,
     #[cfg(feature = "aauth")]
-    client: std::cell::OnceCell<Result<aauth_client::AAuthClient, String>>,
+    on_interaction: Option<OnInteraction>,
+    #[cfg(feature = "aauth")]
+    client: std::sync::OnceLock<Result<aauth_client::AAuthClient, String>>,
     #[cfg(not(feature = "aauth"))]
-    config: std::marker::PhantomData<&'a Config>,
+    config: std::marker::PhantomData<&'a AgentConfig>,
 }
 
 #[cfg(feature = "openapi")]
 impl<'a> Signer<'a> {
     #[cfg(feature = "aauth")]
-    pub(crate) fn new(config: &'a Config, home: &'a Home) -> Self {
-        Signer { config, home, client: std::cell::OnceCell::new() }
+    fn new(config: &'a AgentConfig, home: &'a Home, on_interaction: Option<OnInteraction>) -> Self {
+        Signer { config, home, on_interaction, client: std::sync::OnceLock::new() }
     }
 
     #[cfg(not(feature = "aauth"))]
-    pub(crate) fn new(_config: &'a Config, _home: &'a Home) -> Self {
+    fn new(_config: &'a AgentConfig, _home: &'a Home, _on_interaction: Option<OnInteraction>) -> Self {
         Signer { config: std::marker::PhantomData }
     }
 
@@ -152,7 +169,8 @@ impl<'a> Signer<'a> {
     #[cfg(feature = "aauth")]
     fn sign(&self, skill: skill_openapi::OpenApiSkill) -> Result<skill_openapi::OpenApiSkill, String> {
         let client = self.client.get_or_init(|| {
-            aauth_client(self.config, self.home, AAuthOverrides::default()).map_err(|error| error.to_string())
+            aauth_client(self.config, self.home, AAuthOverrides::default(), self.on_interaction.clone())
+                .map_err(|error| error.to_string())
         });
         client.as_ref().map(|client| skill.with_client(client.http_client())).map_err(Clone::clone)
     }
@@ -194,74 +212,78 @@ impl Skill for Unavailable {
     }
 }
 
-/// What `aauth enroll` may say instead of the config.
+/// What the caller says instead of the `aauth:` section (`omniagent aauth enroll`'s
+/// flags).
 #[cfg(feature = "aauth")]
 #[derive(Debug, Default)]
-pub(crate) struct AAuthOverrides {
-    pub(crate) agent_provider: Option<String>,
-    pub(crate) person_server: Option<String>,
+pub struct AAuthOverrides {
+    /// Where to enroll, instead of `aauth.agent_provider`.
+    pub agent_provider: Option<String>,
+    /// The person server, instead of `aauth.person_server`.
+    pub person_server: Option<String>,
 }
 
-/// The agent's AAuth client, from the `aauth:` section: its key (created on first use),
-/// its agent token cached under `$OMNIAGENT_HOME/aauth/`, and interaction URLs and codes
-/// reported on stderr while a request waits.
+/// The agent's AAuth client, from the `aauth:` section and `overrides`: its key (created
+/// on first use), its agent token cached under the home's `aauth/` folder, and
+/// `on_interaction` told while a request waits for a person.
 #[cfg(feature = "aauth")]
-pub(crate) fn aauth_client(
-    config: &Config,
+pub fn aauth_client(
+    config: &AgentConfig,
     home: &Home,
     overrides: AAuthOverrides,
-) -> Result<aauth_client::AAuthClient, UsageError> {
-    let settings = config.aauth.clone().unwrap_or_default();
-    let url = |key: &str, text: &str| {
-        url::Url::parse(text).map_err(|error| UsageError::new(format!("aauth.{key}: `{text}` is not a URL: {error}")))
+    on_interaction: Option<OnInteraction>,
+) -> Result<aauth_client::AAuthClient, HostError> {
+    let settings = config.sections.aauth.clone().unwrap_or_default();
+    let url = |key: &'static str, text: &str| {
+        url::Url::parse(text).map_err(|error| HostError::NotAUrl { key, text: text.to_owned(), error })
     };
     let Some(provider) = overrides.agent_provider.or(settings.agent_provider) else {
-        return Err(UsageError::new(
-            "no AAuth agent provider: set `aauth.agent_provider` in the config (or pass --agent-provider)",
-        ));
+        return Err(HostError::NoAgentProvider);
     };
     let key_path = settings.key.map_or_else(|| home.aauth_dir().join("agent.jwk"), |key| config.resolve_path(&key));
-    let key = aauth_client::AgentKey::load_or_generate(&key_path)
-        .map_err(|error| UsageError::new(format!("aauth.key: {error}")))?;
+    let key = aauth_client::AgentKey::load_or_generate(&key_path).map_err(|error| HostError::AAuthKey { error })?;
     let mut builder = aauth_client::AAuthClient::builder(key, url("agent_provider", &provider)?)
         .allow_http_loopback(settings.allow_http_loopback)
-        .agent_token_cache_dir(home.aauth_dir())
-        .on_interaction(crate::render::interaction);
+        .agent_token_cache_dir(home.aauth_dir());
+    if let Some(on_interaction) = on_interaction {
+        builder = builder.on_interaction(move |url, code| on_interaction(url.as_str(), code));
+    }
     if let Some(person_server) = overrides.person_server.or(settings.person_server) {
         builder = builder.person_server(url("person_server", &person_server)?);
     }
     if let Some(ca_file) = &settings.ca_file {
         builder = builder.ca_file(&config.resolve_path(ca_file));
     }
-    builder.build().map_err(|error| UsageError::new(format!("aauth: {error}")))
+    builder.build().map_err(|error| HostError::AAuthClient { error })
 }
 
-/// Loads the OpenAPI skill `name` alone, as `config check` does: the number of tools its
-/// document gives, or why it cannot load.
+/// Loads each OpenAPI skill of `config` alone, as `omniagent config check` does: by skill
+/// name, the number of tools its document gives, or why it cannot load. Nothing is
+/// called, so no request waits for a person.
 #[cfg(feature = "openapi")]
-pub(crate) async fn load_openapi_tools(
-    config: &Config,
+pub async fn load_openapi_tools(
+    config: &AgentConfig,
     home: &Home,
-    name: &str,
-    settings: &skill_openapi::OpenApiConfig,
-) -> Result<usize, skill_core::BoxError> {
-    let mut skill = openapi_skill(config, home, name, settings, &Signer::new(config, home));
-    skill.init().await?;
-    Ok(skill.tools().len())
+) -> Vec<(String, Result<usize, skill_core::BoxError>)> {
+    let signer = Signer::new(config, home, None);
+    let mut loaded = Vec::new();
+    for (name, settings) in &config.sections.openapi {
+        let mut skill = openapi_skill(config, home, name, settings, &signer);
+        let tools = skill.init().await.map(|()| skill.tools().len());
+        loaded.push((name.clone(), tools));
+    }
+    loaded
 }
 
-fn store(config: &Config, home: &Home) -> Result<Arc<dyn KvStore>, UsageError> {
-    match config.storage.backend {
+fn store(config: &AgentConfig, home: &Home) -> Result<Arc<dyn KvStore>, HostError> {
+    match config.sections.storage.backend {
         StorageBackend::Memory => Ok(Arc::new(MemoryStore::new())),
         #[cfg(feature = "sqlite")]
         StorageBackend::Sqlite => Ok(Arc::new(skill_core::SqliteStore::new(home.state_db()))),
         #[cfg(not(feature = "sqlite"))]
         StorageBackend::Sqlite => {
             let _ = home;
-            Err(UsageError::new(
-                "storage.backend is sqlite, but this omniagent was built without the `sqlite` feature; \
-                 set `storage: {backend: memory}`",
-            ))
+            Err(HostError::SqliteUnavailable)
         }
     }
 }
@@ -279,12 +301,23 @@ async fn resolve_secrets(resolver: &SecretResolver, skill: &str, references: &BT
     secrets
 }
 
-/// The markdown skills of the effective config: packs, the default folders (unless
-/// `--no-default-paths`), `skills.paths`, then `--path`; filtered, checked, and with the
-/// secrets this agent binds for each.
+/// Where to look for markdown skills besides the configured places.
 #[cfg(feature = "markdown")]
-pub(crate) async fn load_markdown_skills(config: &Config, home: &Home, paths: &SkillPaths) -> SkillSet {
-    let skills = &config.skills;
+#[derive(Debug, Clone, Default)]
+pub struct SkillPaths {
+    /// More folders, searched after the others: each a skill, or a folder of skills.
+    pub paths: Vec<PathBuf>,
+    /// Leave out the default folders (the home's `skills/`, `./skills`, `./.skills`) and
+    /// `skills.paths`; packs and `paths` stay.
+    pub no_default_paths: bool,
+}
+
+/// The markdown skills of `config`: packs, the default folders (unless
+/// `paths.no_default_paths`), `skills.paths`, then `paths.paths`; filtered, checked, and
+/// with the secrets this agent binds for each.
+#[cfg(feature = "markdown")]
+pub async fn load_markdown_skills(config: &AgentConfig, home: &Home, paths: &SkillPaths) -> SkillSet {
+    let skills = &config.sections.skills;
     if !skills.enabled {
         return SkillSet::default();
     }
@@ -303,4 +336,108 @@ pub(crate) async fn load_markdown_skills(config: &Config, home: &Home, paths: &S
         secrets.insert(name.clone(), resolve_secrets(&resolver, name, &settings.secrets).await);
     }
     skill_markdown::load(&sources, skills, &Environment::current(), &secrets)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::config::Config;
+
+    fn assert_send<T: Send>(_: &T) {}
+
+    /// A multi-threaded server awaits these futures on any of its threads: this test does
+    /// not compile if one of them is not `Send`.
+    #[test]
+    fn the_futures_are_send() {
+        let home = Home::new("/nonexistent/omniagent-home");
+        let config = Config::parse(Path::new("config.yaml"), "").unwrap().for_agent(None).unwrap();
+        assert_send(&start_agent(&config, &home, Wanted::All, None));
+        #[cfg(feature = "markdown")]
+        assert_send(&load_markdown_skills(&config, &home, &SkillPaths::default()));
+        #[cfg(feature = "openapi")]
+        assert_send(&load_openapi_tools(&config, &home));
+    }
+}
+
+/// Agents of one config, started side by side on a multi-threaded runtime, as a server
+/// starts one per client.
+#[cfg(all(test, any(feature = "sqlite", feature = "mcp")))]
+mod agents_side_by_side {
+    use std::path::Path;
+
+    use serde_json::json;
+    use skill_core::{Content, ToolOutput};
+
+    use super::*;
+
+    fn text(output: &ToolOutput) -> String {
+        let texts: Vec<&str> = output
+            .content
+            .iter()
+            .map(|block| match block {
+                Content::Text { text, .. } => text.as_str(),
+                other => panic!("not text: {other:?}"),
+            })
+            .collect();
+        texts.concat()
+    }
+
+    /// Starts `agent` of the config in `home` on a thread of the runtime, calls `tool`
+    /// with `arguments`, and closes the agent.
+    async fn call(home: &Path, agent: Option<&str>, tool: &str, arguments: serde_json::Value) -> ToolOutput {
+        let home = Home::new(home);
+        let config = crate::ConfigLocation::find(None, None, &home).load().unwrap();
+        let config = config.for_agent(agent).unwrap();
+        let tool = tool.to_owned();
+        let task = tokio::spawn(async move {
+            let agent = start_agent(&config, &home, Wanted::All, None).await.unwrap();
+            let output = agent.call_tool(&tool, arguments).await.unwrap();
+            agent.close().await;
+            output
+        });
+        task.await.unwrap()
+    }
+
+    /// The agents of one config share the store's file, each in its own namespace.
+    #[cfg(feature = "sqlite")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn agents_of_one_config_keep_their_own_notes() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join("config.yaml"), "agents:\n  alice: {}\n  bob: {}\n").unwrap();
+        let remember =
+            |agent, value| call(home.path(), agent, "memory__remember", json!({"key": "city", "value": value}));
+        let (alice, bob) = tokio::join!(remember(Some("alice"), "Lyon"), remember(Some("bob"), "Paris"));
+        assert!(!alice.is_error && !bob.is_error);
+        let recall = |agent| call(home.path(), agent, "memory__recall", json!({"key": "city"}));
+        assert_eq!(text(&recall(Some("alice")).await), "Lyon");
+        assert_eq!(text(&recall(Some("bob")).await), "Paris");
+        let top_level = recall(None).await;
+        assert!(top_level.is_error);
+        assert_eq!(text(&top_level), "nothing is remembered under `city`");
+    }
+
+    /// Each agent's MCP server gets the secrets of that agent's merged config.
+    #[cfg(feature = "mcp")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn agents_of_one_config_get_their_own_secrets() {
+        let home = tempfile::tempdir().unwrap();
+        let server = test_peers::sample_server_or_panic();
+        let server = server.display();
+        let config = format!(
+            "storage: {{backend: memory}}\n\
+             compiled: {{memory: {{enabled: false}}}}\n\
+             mcp: {{servers: {{sample: {{command: '{server}', secrets: {{TOKEN: top-level-token}}}}}}}}\n\
+             agents:\n  \
+               alice: {{mcp: {{servers: {{sample: {{command: '{server}', secrets: {{TOKEN: alice-token}}}}}}}}}}\n  \
+               bob: {{}}\n",
+        );
+        std::fs::write(home.path().join("config.yaml"), config).unwrap();
+        let token = |agent| call(home.path(), agent, "sample__env", json!({"name": "TOKEN"}));
+        let (alice, bob, top_level) = tokio::join!(token(Some("alice")), token(Some("bob")), token(None));
+        assert_eq!(text(&alice), "alice-token");
+        assert_eq!(text(&bob), "top-level-token");
+        assert_eq!(text(&top_level), "top-level-token");
+    }
 }

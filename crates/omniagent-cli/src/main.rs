@@ -13,8 +13,6 @@
 
 mod args;
 mod commands;
-mod config;
-mod host;
 mod render;
 
 use std::fmt;
@@ -22,11 +20,13 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
+use omniagent_host::HostError;
 use skill_core::ToolError;
 
 use crate::args::Cli;
 
-/// A mistake in how the command was called or configured: exit code 2.
+/// A mistake in how the command was called: exit code 2, as for a [`HostError`] (a
+/// mistake in the config).
 #[derive(Debug)]
 pub(crate) struct UsageError(String);
 
@@ -82,6 +82,7 @@ fn fail(error: &anyhow::Error) -> ExitCode {
 fn is_usage_error(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
         cause.is::<UsageError>()
+            || cause.is::<HostError>()
             || matches!(
                 cause.downcast_ref::<ToolError>(),
                 Some(ToolError::NotFound { .. } | ToolError::InvalidArguments { .. })

@@ -14,9 +14,10 @@ use skill_core::{Content, RegisteredTool, ResourceContents, SkillFailure, ToolEr
 #[cfg(feature = "markdown")]
 pub(crate) mod skills;
 
+use omniagent_host::{AgentConfig, ConfigLocation, Home, Origin};
+
 use crate::args::Cli;
 use crate::commands::CheckReport;
-use crate::config::{Config, ConfigLocation, Home, Origin};
 
 const WIDTH: usize = 80;
 const BOLD: Style = Style::new().bold();
@@ -145,22 +146,22 @@ pub(crate) fn tool_output(output: &ToolOutput, json: bool) -> anyhow::Result<()>
 
 /// `config path`.
 pub(crate) fn config_path(location: &ConfigLocation, home: &Home, json: bool) -> anyhow::Result<()> {
-    let exists = location.path.as_ref().is_some_and(|path| path.is_file());
+    let exists = location.path().is_some_and(|path| path.is_file());
     if json {
         return print_json(&json!({
-            "path": location.path,
-            "origin": location.origin,
+            "path": location.path(),
+            "origin": location.origin(),
             "exists": exists,
-            "home": home.root,
+            "home": home.root(),
         }));
     }
     let mut out = anstream::stdout().lock();
-    let Some(path) = &location.path else {
+    let Some(path) = location.path() else {
         writeln!(out, "no config file: built-in defaults")?;
-        writeln!(out, "{DIM}create {} to configure{DIM:#}", home.root.join("config.yaml").display())?;
+        writeln!(out, "{DIM}create {} to configure{DIM:#}", home.root().join("config.yaml").display())?;
         return Ok(());
     };
-    let why = match location.origin {
+    let why = match location.origin() {
         Origin::Flag => "from -c/--config",
         Origin::Env => "from $OMNIAGENT_CONFIG",
         Origin::Home => "in $OMNIAGENT_HOME",
@@ -172,7 +173,7 @@ pub(crate) fn config_path(location: &ConfigLocation, home: &Home, json: bool) ->
 }
 
 /// `config show`: YAML for people, JSON with `--json`; secrets show as references.
-pub(crate) fn config(config: &Config, json: bool) -> anyhow::Result<()> {
+pub(crate) fn config(config: &AgentConfig, json: bool) -> anyhow::Result<()> {
     if json {
         return print_json(config);
     }
@@ -255,8 +256,7 @@ pub(crate) fn fetched(status: reqwest::StatusCode, body: &[u8]) -> anyhow::Resul
 }
 
 /// While a request waits for a person: where they go, and the code they enter.
-#[cfg(feature = "aauth")]
-pub(crate) fn interaction(url: &url::Url, code: &str) {
+pub(crate) fn interaction(url: &str, code: &str) {
     let mut stderr = anstream::stderr().lock();
     let _ = writeln!(stderr, "{YELLOW}action needed{YELLOW:#}: open {url}?code={code} (code {BOLD}{code}{BOLD:#})");
 }

@@ -1,16 +1,13 @@
 //! `omniagent config path|show|check`.
 
-use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
+use omniagent_host::{AgentConfig, Config};
 use serde::Serialize;
-
-use skill_core::{SecretRef, SecretResolver};
+use skill_core::SecretResolver;
 
 use super::Session;
 use crate::args::ConfigCommand;
-use crate::config::{Config, ConfigFile};
 use crate::render;
 
 pub(crate) async fn run(session: &Session, command: ConfigCommand) -> anyhow::Result<ExitCode> {
@@ -71,7 +68,7 @@ pub(crate) struct SecretCheck {
 
 /// Checks the top level and every agent (or only `--agent`'s): their overrides merge
 /// into a valid config, and every secret reference resolves.
-async fn check(file: &ConfigFile, session: &Session) -> anyhow::Result<CheckReport> {
+async fn check(file: &Config, session: &Session) -> anyhow::Result<CheckReport> {
     let agents: Vec<Option<String>> = match &session.agent {
         Some(agent) => vec![Some(agent.clone())],
         None => std::iter::once(None).chain(file.agent_names().map(|name| Some(name.to_owned()))).collect(),
@@ -81,14 +78,14 @@ async fn check(file: &ConfigFile, session: &Session) -> anyhow::Result<CheckRepo
     let mut documents = Vec::new();
     for agent in &agents {
         let config = file.for_agent(agent.as_deref())?;
-        for (key, reference) in secret_references(&config) {
+        for (key, reference) in config.secret_references() {
             let error = resolver.resolve(&reference).await.err().map(|error| error.to_string());
             secrets.push(SecretCheck { agent: agent.clone(), key, reference: reference.to_string(), error });
         }
         documents.extend(openapi_documents(&config, agent, session).await);
     }
     Ok(CheckReport {
-        path: session.location.path.as_ref().map(|path| path.display().to_string()),
+        path: session.location.path().map(|path| path.display().to_string()),
         valid: true,
         agents: agents.into_iter().flatten().collect(),
         secrets,
@@ -98,56 +95,21 @@ async fn check(file: &ConfigFile, session: &Session) -> anyhow::Result<CheckRepo
 
 /// Loads each OpenAPI skill's document, as `tools list` would.
 #[cfg(feature = "openapi")]
-async fn openapi_documents(config: &Config, agent: &Option<String>, session: &Session) -> Vec<DocumentCheck> {
-    let mut documents = Vec::new();
-    for (skill, settings) in &config.openapi {
-        let (tools, error) = match crate::host::load_openapi_tools(config, &session.home, skill, settings).await {
-            Ok(tools) => (tools, None),
-            Err(error) => (0, Some(error.to_string())),
-        };
-        documents.push(DocumentCheck { agent: agent.clone(), skill: skill.clone(), tools, error });
-    }
-    documents
+async fn openapi_documents(config: &AgentConfig, agent: &Option<String>, session: &Session) -> Vec<DocumentCheck> {
+    let loaded = omniagent_host::load_openapi_tools(config, &session.home).await;
+    loaded
+        .into_iter()
+        .map(|(skill, tools)| {
+            let (tools, error) = match tools {
+                Ok(tools) => (tools, None),
+                Err(error) => (0, Some(error.to_string())),
+            };
+            DocumentCheck { agent: agent.clone(), skill, tools, error }
+        })
+        .collect()
 }
 
 #[cfg(not(feature = "openapi"))]
-async fn openapi_documents(_config: &Config, _agent: &Option<String>, _session: &Session) -> Vec<DocumentCheck> {
+async fn openapi_documents(_config: &AgentConfig, _agent: &Option<String>, _session: &Session) -> Vec<DocumentCheck> {
     Vec::new()
-}
-
-fn secret_references(config: &Config) -> Vec<(String, SecretRef)> {
-    let mut sections: Vec<(String, Cow<'_, BTreeMap<String, SecretRef>>)> = Vec::new();
-    #[cfg(feature = "markdown")]
-    sections.extend(
-        config
-            .skills
-            .config
-            .iter()
-            .map(|(skill, settings)| (format!("skills.config.{skill}.secrets"), Cow::Borrowed(&settings.secrets))),
-    );
-    sections.extend(
-        config
-            .compiled
-            .skills()
-            .into_iter()
-            .map(|skill| (format!("compiled.{}.secrets", skill.name), Cow::Borrowed(&skill.settings.secrets))),
-    );
-    #[cfg(feature = "mcp")]
-    sections.extend(
-        config
-            .mcp_servers()
-            .map(|(server, settings)| (format!("mcp.servers.{server}.secrets"), Cow::Borrowed(&settings.secrets))),
-    );
-    // An OpenAPI skill's secrets are named by its `auth` section: `PETSTORE_TOKEN` for
-    // `token_env: PETSTORE_TOKEN`, `auth.token` for a reference written as `token:`.
-    #[cfg(feature = "openapi")]
-    sections.extend(
-        config.openapi.iter().map(|(skill, settings)| (format!("openapi.{skill}"), Cow::Owned(settings.secret_refs()))),
-    );
-    sections
-        .into_iter()
-        .flat_map(|(prefix, secrets)| {
-            secrets.into_owned().into_iter().map(move |(name, reference)| (format!("{prefix}.{name}"), reference))
-        })
-        .collect()
 }

@@ -2,23 +2,23 @@
 
 use std::process::ExitCode;
 
+use omniagent_host::load_markdown_skills;
 use skill_markdown::{PromptConfig, inject_into_prompt};
 
 use super::Session;
 use crate::args::{SkillPaths, SkillsCommand};
-use crate::host::load_markdown_skills;
 use crate::render;
 
 pub(crate) async fn run(session: &Session, command: SkillsCommand) -> anyhow::Result<ExitCode> {
     let config = session.location.load()?.for_agent(session.agent.as_deref())?;
     match command {
         SkillsCommand::List { all, paths } => {
-            let set = load_markdown_skills(&config, &session.home, &paths).await;
+            let set = load_markdown_skills(&config, &session.home, &paths.into()).await;
             render::skills::list(&set, all, session.json)?;
             Ok(ExitCode::SUCCESS)
         }
         SkillsCommand::Info { name, paths } => {
-            let set = load_markdown_skills(&config, &session.home, &paths).await;
+            let set = load_markdown_skills(&config, &session.home, &paths.into()).await;
             match set.skills.iter().find(|loaded| loaded.skill.name == name) {
                 Some(loaded) => {
                     render::skills::info(loaded, session.json)?;
@@ -31,7 +31,7 @@ pub(crate) async fn run(session: &Session, command: SkillsCommand) -> anyhow::Re
             }
         }
         SkillsCommand::Check { paths } => {
-            let set = load_markdown_skills(&config, &session.home, &paths).await;
+            let set = load_markdown_skills(&config, &session.home, &paths.into()).await;
             render::skills::check(&set, session.json)?;
             let all_met = set.skills.iter().all(|loaded| loaded.available());
             Ok(if all_met { ExitCode::SUCCESS } else { ExitCode::FAILURE })
@@ -40,10 +40,10 @@ pub(crate) async fn run(session: &Session, command: SkillsCommand) -> anyhow::Re
 }
 
 /// `omniagent prompt`.
-pub(crate) async fn prompt(session: &Session, base: &str, paths: &SkillPaths) -> anyhow::Result<ExitCode> {
+pub(crate) async fn prompt(session: &Session, base: &str, paths: SkillPaths) -> anyhow::Result<ExitCode> {
     let config = session.location.load()?.for_agent(session.agent.as_deref())?;
-    let set = load_markdown_skills(&config, &session.home, paths).await;
-    let prompt_config = PromptConfig { max_injected: config.skills.max_injected };
+    let set = load_markdown_skills(&config, &session.home, &paths.into()).await;
+    let prompt_config = PromptConfig { max_injected: config.skills().max_injected };
     let prompt = inject_into_prompt(base, &set.skills, &prompt_config);
     render::skills::prompt(&prompt, &set, &prompt_config, session.json)?;
     Ok(ExitCode::SUCCESS)

@@ -6,17 +6,18 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde_json::Value;
 
-use super::Session;
+use omniagent_host::{Wanted, start_agent};
+
+use super::{Session, on_interaction};
 use crate::UsageError;
 use crate::args::ToolsCommand;
-use crate::host::{Wanted, start_agent};
 use crate::render;
 
 pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Result<ExitCode> {
     let config = session.location.load()?.for_agent(session.agent.as_deref())?;
     match command {
         ToolsCommand::List => {
-            let agent = start_agent(&config, session.agent_name(), &session.home, Wanted::All).await?;
+            let agent = start_agent(&config, &session.home, Wanted::All, Some(on_interaction())).await?;
             render::tools(&agent.tools(), &agent.skipped(), session.json)?;
             agent.close().await;
             Ok(ExitCode::SUCCESS)
@@ -24,7 +25,7 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
         ToolsCommand::Call { tool, args } => {
             let arguments = read_arguments(&args)?;
             let skill = tool.split_once("__").map_or(tool.as_str(), |(skill, _)| skill);
-            let agent = start_agent(&config, session.agent_name(), &session.home, Wanted::Only(skill)).await?;
+            let agent = start_agent(&config, &session.home, Wanted::Only(skill), Some(on_interaction())).await?;
             let outcome = agent.call_tool(&tool, arguments).await;
             agent.close().await;
             let output = outcome?;

@@ -8,7 +8,7 @@ use skill_markdown::{LoadedSkill, Missing, Origin, PromptConfig, SkillSet, Skipp
 
 use super::{BOLD, DIM, GREEN, RED, WIDTH, YELLOW, count, print_json, truncate};
 
-/// One skill as `skills list --json` shows it (the DESIGN.md shape).
+/// One skill as `skills list --json` shows it (the shape `docs/cli.md` fixes).
 #[derive(Serialize)]
 struct ListEntry<'a> {
     name: &'a str,
