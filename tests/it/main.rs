@@ -3,6 +3,7 @@
 
 mod aauth;
 mod config;
+mod gateway;
 mod mcp;
 mod openapi;
 mod secrets;

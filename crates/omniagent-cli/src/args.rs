@@ -59,6 +59,10 @@ pub(crate) enum Command {
     /// Show where the config is, what it says, and whether it is valid
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Serve every tool, prompt and skill to MCP hosts (Claude Desktop, Claude Code, Cursor, ...)
+    #[cfg(feature = "mcp")]
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Act as an AAuth agent: enroll, show who the agent is, send signed requests
     #[cfg(feature = "aauth")]
     #[command(subcommand)]
@@ -67,6 +71,28 @@ pub(crate) enum Command {
     Completions {
         /// The shell to complete for
         shell: clap_complete::Shell,
+    },
+}
+
+#[cfg(feature = "mcp")]
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Run one MCP server offering the agent's tools, prompts, resources and skills
+    ///
+    /// Over stdio by default: a host's config entry `{"command": "omniagent", "args":
+    /// ["mcp", "serve"]}`. With `--http`, over streamable HTTP at `/mcp`; each client of
+    /// `serve.clients` then needs `Authorization: Bearer <token>` and gets an agent of its
+    /// own, and without clients only a loopback address may be used. Both MCP protocol
+    /// eras are answered (2025-11-25 and 2026-07-28). Upstream MCP servers start on first
+    /// use. SIGINT or SIGTERM stops it cleanly: calls in flight get a few seconds, then
+    /// every upstream process is ended.
+    Serve {
+        /// Serve streamable HTTP on ADDR (default: `serve.http`, else 127.0.0.1:8765)
+        #[arg(long, value_name = "ADDR", num_args = 0..=1)]
+        http: Option<Option<String>>,
+        /// Start the agent and its upstream MCP servers now, not on the first request
+        #[arg(long)]
+        eager: bool,
     },
 }
 

@@ -3,6 +3,8 @@
 #[cfg(feature = "aauth")]
 mod aauth;
 mod config;
+#[cfg(feature = "mcp")]
+mod serve;
 #[cfg(feature = "markdown")]
 mod skills;
 mod tools;
@@ -45,6 +47,8 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
         Command::Prompt { base, paths } => skills::prompt(&session, &base, paths).await,
         Command::Tools(command) => tools::run(&session, command).await,
         Command::Config(command) => config::run(&session, command).await,
+        #[cfg(feature = "mcp")]
+        Command::Mcp(crate::args::McpCommand::Serve { http, eager }) => serve::run(&session, http, eager).await,
         #[cfg(feature = "aauth")]
         Command::Aauth(command) => aauth::run(&session, command).await,
         Command::Completions { .. } => unreachable!("handled above"),

@@ -227,6 +227,13 @@ impl Config {
         self.sections.agents.keys().map(String::as_str)
     }
 
+    /// The top level's `serve:` section (an agent's overrides do not change how the
+    /// gateway listens).
+    #[cfg(feature = "mcp")]
+    pub fn serve(&self) -> &ServeConfig {
+        &self.sections.serve
+    }
+
     /// `sections`, the config of the agent `name`, read from this file.
     fn located(&self, name: &str, sections: Sections) -> AgentConfig {
         AgentConfig {
@@ -262,6 +269,14 @@ impl AgentConfig {
     /// The agent's name, under which its store is namespaced.
     pub(crate) fn agent_name(&self) -> &str {
         &self.name
+    }
+
+    /// The same config run as the agent `name`, whose store namespace that is: the
+    /// gateway names each HTTP client's agent after the client, so that two clients of
+    /// one `agents:` entry still keep their state apart.
+    pub fn renamed(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
     }
 
     /// The `skills:` section: markdown skills.
@@ -306,6 +321,13 @@ impl AgentConfig {
                 .iter()
                 .map(|(skill, settings)| (format!("openapi.{skill}"), Cow::Owned(settings.secret_refs()))),
         );
+        #[cfg(feature = "mcp")]
+        found.extend(sections.serve.clients.iter().map(|(client, settings)| {
+            (
+                format!("serve.clients.{client}"),
+                Cow::Owned(BTreeMap::from([("token".to_owned(), settings.token.clone())])),
+            )
+        }));
         found
             .into_iter()
             .flat_map(|(prefix, secrets)| {
@@ -333,7 +355,8 @@ impl AgentConfig {
 }
 
 /// The top-level keys a config file may have.
-const TOP_LEVEL_KEYS: [&str; 8] = ["skills", "mcp", "mcpServers", "openapi", "aauth", "storage", "compiled", "agents"];
+const TOP_LEVEL_KEYS: [&str; 9] =
+    ["skills", "mcp", "mcpServers", "openapi", "aauth", "storage", "compiled", "serve", "agents"];
 
 fn yaml_key(key: &Value) -> String {
     serde_yaml_ng::to_string(key).map(|text| text.trim_end().to_owned()).unwrap_or_default()
@@ -423,9 +446,49 @@ pub(crate) struct Sections {
     /// The compiled skills built into the binary.
     #[serde(default)]
     pub(crate) compiled: CompiledConfig,
+    /// The gateway, `omniagent mcp serve`.
+    #[cfg(feature = "mcp")]
+    #[serde(default, skip_serializing_if = "ServeConfig::is_empty")]
+    pub(crate) serve: ServeConfig,
     /// Per-agent overrides of the sections above, selected by agent name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) agents: BTreeMap<String, Sections>,
+}
+
+/// The `serve:` section: how `omniagent mcp serve --http` listens and whom it serves.
+#[cfg(feature = "mcp")]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeConfig {
+    /// The address `--http` listens on when given no value (default `127.0.0.1:8765`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<String>,
+    /// The names requests may give in `Host` (and browsers in `Origin`); default the
+    /// loopback names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_hosts: Vec<String>,
+    /// Who may call over HTTP, by client name; each gets an agent of its own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub clients: BTreeMap<String, ServeClient>,
+}
+
+#[cfg(feature = "mcp")]
+impl ServeConfig {
+    fn is_empty(&self) -> bool {
+        self.http.is_none() && self.allowed_hosts.is_empty() && self.clients.is_empty()
+    }
+}
+
+/// One client of `serve.clients`.
+#[cfg(feature = "mcp")]
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeClient {
+    /// The bearer token it sends, as a secret reference.
+    pub token: SecretRef,
+    /// The agent of `agents:` it runs as; default the top level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// The `mcp:` section.

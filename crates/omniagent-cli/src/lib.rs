@@ -49,6 +49,8 @@ mod error;
 mod host;
 
 pub use crate::config::{AgentConfig, Config, ConfigLocation, Home, Origin};
+#[cfg(feature = "mcp")]
+pub use crate::config::{ServeClient, ServeConfig};
 pub use crate::error::HostError;
 #[cfg(feature = "openapi")]
 pub use crate::host::load_openapi_tools;

@@ -52,7 +52,7 @@ fn main() -> ExitCode {
         Err(error) => error.exit(),
     };
     init_tracing(cli.global.verbose, cli.global.quiet);
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match runtime_for(&cli.command).enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => return fail(&anyhow::Error::new(error).context("cannot start the async runtime")),
     };
@@ -60,6 +60,17 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => fail(&error),
     }
+}
+
+/// One thread for a command, which does one thing at a time and must start fast; every
+/// core for the gateway, which serves many clients at once.
+fn runtime_for(command: &args::Command) -> tokio::runtime::Builder {
+    #[cfg(feature = "mcp")]
+    if matches!(command, args::Command::Mcp(_)) {
+        return tokio::runtime::Builder::new_multi_thread();
+    }
+    let _ = command;
+    tokio::runtime::Builder::new_current_thread()
 }
 
 fn fail(error: &anyhow::Error) -> ExitCode {

@@ -320,7 +320,7 @@ impl ServerHandler for Gateway {
         let agent = self.request_agent(&context).await?;
         let arguments = convert::prompt_arguments(request.arguments);
         let output = agent.get_prompt(&request.name, arguments).await.map_err(item_error)?;
-        convert::wire(&output).map(|result: rmcp::model::GetPromptResult| result.into())
+        convert::prompt_result(&output).map(Into::into)
     }
 
     async fn list_resources(
@@ -361,7 +361,7 @@ impl ServerHandler for Gateway {
             ToolError::NotFound { .. } => ErrorData::resource_not_found(format!("no resource `{}`", request.uri), None),
             other => item_error(other),
         })?;
-        convert::wire(&output).map(|result: rmcp::model::ReadResourceResult| result.into())
+        convert::read_result(&output).map(Into::into)
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, JsonObject, Prompt, Tool};
+use rmcp::model::{CallToolResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult, ResultType, Tool};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use skill_core::{RegisteredPrompt, RegisteredTool, ToolOutput};
+use skill_core::{PromptOutput, RegisteredPrompt, RegisteredTool, ResourceOutput, ToolOutput};
 
 /// `value` read as the rmcp type of the same wire form.
 pub(super) fn wire<T: DeserializeOwned>(value: &impl Serialize) -> Result<T, ErrorData> {
@@ -54,9 +54,26 @@ pub(super) fn tool(registered: &RegisteredTool) -> Tool {
     tool
 }
 
-/// A tool's output as MCP's `CallToolResult`.
+/// A tool's output as MCP's `CallToolResult`, marked complete (2026-07-28 requires the
+/// mark; rmcp takes it off for older clients).
 pub(super) fn call_result(output: ToolOutput) -> Result<CallToolResult, ErrorData> {
-    wire(&output)
+    let mut result: CallToolResult = wire(&output)?;
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
+}
+
+/// A rendered prompt as MCP's `GetPromptResult`, marked complete.
+pub(super) fn prompt_result(output: &PromptOutput) -> Result<GetPromptResult, ErrorData> {
+    let mut result: GetPromptResult = wire(output)?;
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
+}
+
+/// A read resource as MCP's `ReadResourceResult`, marked complete.
+pub(super) fn read_result(output: &ResourceOutput) -> Result<ReadResourceResult, ErrorData> {
+    let mut result: ReadResourceResult = wire(output)?;
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
 }
 
 /// A registered prompt as MCP lists it, under its agent-level name.

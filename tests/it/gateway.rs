@@ -1,0 +1,305 @@
+//! `omniagent mcp serve`, driven by MCP clients written by others (the Python SDK, the MCP
+//! Inspector CLI) and by our own: over stdio and streamable HTTP, in both protocol eras,
+//! with per-client agents, faults and a clean stop.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use test_peers::sample_server_or_panic as sample_server;
+
+use crate::{Home, raw_http_status};
+
+/// The Python SDK's client script.
+fn python_client() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/python_client.py")
+}
+
+/// Runs the Python SDK client in `mode` against `target` (`["stdio", command, args...]` or
+/// `["http", url, token?]`) with `plan`, and returns what it printed.
+fn python(mode: &str, target: &[&str], plan: Value, env: &[(&str, &str)]) -> Value {
+    let mut child = std::process::Command::new(test_peers::mcp_python_or_panic())
+        .arg(python_client())
+        .arg(mode)
+        .args(target)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the Python client starts");
+    child.stdin.take().unwrap().write_all(plan.to_string().as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the Python client failed ({}):\n{stderr}", output.status);
+    serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("not JSON ({error}): {stdout}\n{stderr}"))
+}
+
+/// An in-process HTTP API with its OpenAPI document: `GET /greet?name=` answers
+/// `{"greeting": "hello NAME"}`.
+struct GreetApi {
+    port: u16,
+    _runtime: std::thread::JoinHandle<()>,
+}
+
+impl GreetApi {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let runtime = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async move {
+                let router = axum::Router::new().route(
+                    "/greet",
+                    axum::routing::get(|uri: axum::http::Uri| async move {
+                        let name = uri.query().and_then(|query| query.strip_prefix("name=")).unwrap_or_default();
+                        let body = json!({"greeting": format!("hello {name}")}).to_string();
+                        ([(axum::http::header::CONTENT_TYPE, "application/json")], body)
+                    }),
+                );
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                axum::serve(listener, router).await.unwrap();
+            });
+        });
+        Self { port, _runtime: runtime }
+    }
+
+    fn document(&self) -> String {
+        json!({
+            "openapi": "3.1.0",
+            "info": {"title": "greet", "version": "1"},
+            "servers": [{"url": format!("http://127.0.0.1:{}", self.port)}],
+            "paths": {"/greet": {"get": {
+                "operationId": "greet",
+                "summary": "Greet someone",
+                "parameters": [{"name": "name", "in": "query", "required": true, "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "the greeting"}}
+            }}}
+        })
+        .to_string()
+    }
+}
+
+/// A home whose agent has the memory skill, the sample server (`sample__*`), the greet
+/// API (`greet__greet`) and one markdown skill, `hello`.
+fn gateway_home(api: &GreetApi) -> Home {
+    let home = Home::new();
+    home.write("greet.json", &api.document());
+    home.write("skills/hello/SKILL.md", "---\nname: hello\ndescription: Greet people warmly\n---\nSay hello.\n");
+    home.with_config(&format!(
+        "storage: {{backend: memory}}\nmcp:\n  servers:\n    sample:\n      command: {}\nopenapi:\n  greet:\n    spec: greet.json\n",
+        sample_server().display()
+    ))
+}
+
+fn plan() -> Value {
+    json!({
+        "calls": [
+            ["memory__remember", {"key": "city", "value": "Lyon"}],
+            ["memory__recall", {"key": "city"}],
+            ["sample__add", {"a": 2, "b": 3}],
+            ["greet__greet", {"name": "Ada"}],
+            ["no_such_tool", {}],
+            ["sample__add", {"a": "two"}]
+        ],
+        "prompts": [["skills__hello", {}], ["skills__system_prompt", {"base": "You are kind."}]],
+    })
+}
+
+fn text_of(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text in {result}"))
+}
+
+/// What the plan must give, in either era and over either transport.
+fn check_listing_and_calls(out: &Value) {
+    let tools: Vec<&str> = out["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    for expected in ["memory__remember", "sample__add", "sample__echo", "greet__greet"] {
+        assert!(tools.contains(&expected), "{expected} in {tools:?}");
+    }
+    let recall = out["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == "memory__recall").unwrap();
+    assert_eq!(recall["annotations"]["readOnlyHint"], json!(true), "{recall}");
+    let add = out["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == "sample__add").unwrap();
+    assert_eq!(add["outputSchema"]["properties"]["sum"]["type"], json!("integer"), "the upstream's output schema");
+    let greet = out["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == "greet__greet").unwrap();
+    assert_eq!(greet["annotations"]["readOnlyHint"], json!(true), "GET is read-only: {greet}");
+
+    let prompts = out["prompts"].as_array().unwrap();
+    assert!(
+        prompts.contains(&json!("skills__hello")) && prompts.contains(&json!("skills__system_prompt")),
+        "{prompts:?}"
+    );
+
+    let calls = out["calls"].as_array().unwrap();
+    assert_eq!(text_of(&calls[0]), "remembered `city`");
+    assert_eq!(text_of(&calls[1]), "Lyon");
+    assert_eq!((text_of(&calls[2]), &calls[2]["structuredContent"]), ("5", &json!({"sum": 5})));
+    assert!(text_of(&calls[3]).contains(r#""greeting":"hello Ada""#), "{}", calls[3]);
+    let unknown = calls[4]["error"].as_str().unwrap_or_else(|| panic!("an error for an unknown tool: {}", calls[4]));
+    assert!(unknown.contains("unknown tool `no_such_tool`"), "{unknown}");
+    let bad = calls[5]["error"].as_str().unwrap_or_else(|| panic!("an error for bad arguments: {}", calls[5]));
+    assert!(bad.contains("invalid arguments for `sample__add`"), "{bad}");
+
+    let hello = &out["prompt_results"][0]["messages"][0]["content"]["text"];
+    assert!(hello.as_str().unwrap().ends_with("Say hello."), "{hello}");
+    let system = out["prompt_results"][1]["messages"][0]["content"]["text"].as_str().unwrap();
+    assert!(system.starts_with("You are kind.\n\n# Skills") && system.contains("## hello"), "{system}");
+}
+
+#[test]
+fn python_sdk_over_stdio_in_both_eras() {
+    let api = GreetApi::start();
+    let home = gateway_home(&api);
+    let omniagent = env!("CARGO_BIN_EXE_omniagent");
+    let home_dir = home.path().to_str().unwrap();
+    for (mode, version) in [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")] {
+        let out = python(mode, &["stdio", omniagent, "mcp", "serve"], plan(), &[("OMNIAGENT_HOME", home_dir)]);
+        assert_eq!(out["protocol_version"], json!(version));
+        check_listing_and_calls(&out);
+    }
+}
+
+/// `omniagent mcp serve --http ADDR` in `home`, killed on drop.
+struct HttpGateway {
+    child: Child,
+    port: u16,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl HttpGateway {
+    fn start(home: &Home, extra_args: &[&str], env: &[(&str, &str)]) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let address = format!("127.0.0.1:{port}");
+        let mut args = vec!["mcp", "serve", "--http", address.as_str()];
+        args.extend_from_slice(extra_args);
+        let mut child = home
+            .omniagent_process(&args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("omniagent mcp serve starts");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let collected = std::sync::Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                collected.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the gateway exited ({status}) before listening:\n{}", stderr.lock().unwrap());
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "the gateway did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, port, stderr }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// The status of a bare `POST /mcp` (an `initialize`) with `headers` added.
+    fn post_status(&self, headers: &str) -> u16 {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\n{headers}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        raw_http_status(("127.0.0.1", self.port), &request)
+    }
+}
+
+impl Drop for HttpGateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn python_sdk_over_http_in_both_eras() {
+    let api = GreetApi::start();
+    let home = gateway_home(&api);
+    let gateway = HttpGateway::start(&home, &[], &[]);
+    for (mode, version) in [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")] {
+        let out = python(mode, &["http", &gateway.url()], plan(), &[]);
+        assert_eq!(out["protocol_version"], json!(version), "{}", gateway.stderr.lock().unwrap());
+        check_listing_and_calls(&out);
+    }
+    let host = format!("Host: 127.0.0.1:{}\r\n", gateway.port);
+    assert_eq!(gateway.post_status(&host), 200);
+    assert_eq!(gateway.post_status("Host: evil.example\r\n"), 403, "a Host that is not allowed");
+    assert_eq!(
+        gateway.post_status(&format!("{host}Origin: http://evil.example\r\n")),
+        403,
+        "an Origin that is not allowed"
+    );
+}
+
+/// Two clients, each with its own token and agent: the sample server's environment seen
+/// through one holds that client's secret and never the other's.
+#[test]
+fn each_http_client_gets_its_own_agent() {
+    let home = Home::new().with_config(&format!(
+        "storage: {{backend: memory}}
+mcp:
+  servers:
+    sample:
+      command: {}
+      secrets: {{GATEWAY_SECRET: \"env:DEFAULT_SECRET\"}}
+serve:
+  clients:
+    alice: {{token: \"env:ALICE_TOKEN\", agent: alice}}
+    bob: {{token: \"env:BOB_TOKEN\", agent: bob}}
+agents:
+  alice: {{mcp: {{servers: {{sample: {{command: {0}, secrets: {{GATEWAY_SECRET: \"env:ALICE_SECRET\"}}}}}}}}}}
+  bob: {{mcp: {{servers: {{sample: {{command: {0}, secrets: {{GATEWAY_SECRET: \"env:BOB_SECRET\"}}}}}}}}}}
+",
+        sample_server().display()
+    ));
+    let env = [
+        ("ALICE_TOKEN", "token-of-alice"),
+        ("BOB_TOKEN", "token-of-bob"),
+        ("ALICE_SECRET", "secret-of-alice"),
+        ("BOB_SECRET", "secret-of-bob"),
+        ("DEFAULT_SECRET", "secret-of-default"),
+    ];
+    let gateway = HttpGateway::start(&home, &[], &env);
+    let secret_plan = json!({"calls": [["sample__env", {"name": "GATEWAY_SECRET"}], ["sample__pid", {}]]});
+    let mut pids = Vec::new();
+    for (token, secret) in [("token-of-alice", "secret-of-alice"), ("token-of-bob", "secret-of-bob")] {
+        for mode in ["legacy", "2026-07-28"] {
+            let out = python(mode, &["http", &gateway.url(), token], secret_plan.clone(), &[]);
+            assert_eq!(text_of(&out["calls"][0]), secret, "{mode}: {}", gateway.stderr.lock().unwrap());
+            pids.push(text_of(&out["calls"][1]).to_owned());
+        }
+    }
+    assert_eq!(pids[0], pids[1], "one upstream process per client, kept across sessions and eras");
+    assert_ne!(pids[0], pids[2], "each client has its own upstream process");
+
+    let host = format!("Host: 127.0.0.1:{}\r\n", gateway.port);
+    assert_eq!(gateway.post_status(&host), 401, "no token");
+    assert_eq!(gateway.post_status(&format!("{host}Authorization: Bearer token-of-eve\r\n")), 401, "a wrong token");
+    assert_eq!(gateway.post_status(&format!("{host}Authorization: Bearer token-of-alice\r\n")), 200);
+    let stderr = gateway.stderr.lock().unwrap();
+    for secret in ["token-of-alice", "secret-of-alice", "secret-of-bob"] {
+        assert!(!stderr.contains(secret), "{secret} in the gateway's log:\n{stderr}");
+    }
+}
+
+#[test]
+fn a_non_loopback_address_without_clients_refuses_to_start() {
+    let home = Home::new().with_config("storage: {backend: memory}\n");
+    let (code, _, stderr) = crate::run(home.omniagent(&["mcp", "serve", "--http", "0.0.0.0:0"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("serve.clients"), "{stderr}");
+}
