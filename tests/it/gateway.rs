@@ -303,3 +303,149 @@ fn a_non_loopback_address_without_clients_refuses_to_start() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("serve.clients"), "{stderr}");
 }
+
+/// A home whose agent has only the sample server, calls bounded by `call_timeout`.
+fn sample_home(call_timeout: &str) -> Home {
+    Home::new().with_config(&format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nmcp:\n  servers:\n    sample:\n      command: {}\n      timeout: {{call: {call_timeout}}}\n",
+        sample_server().display()
+    ))
+}
+
+#[test]
+fn an_upstream_crash_or_hang_fails_only_that_call() {
+    let home = sample_home("1s");
+    let gateway = HttpGateway::start(&home, &[], &[]);
+    let plan = json!({"calls": [
+        ["sample__crash", {}],
+        ["sample__echo", {"text": "back after the crash"}],
+        ["sample__hang", {}],
+        ["sample__echo", {"text": "back after the hang"}]
+    ]});
+    let started = Instant::now();
+    let out = python("2026-07-28", &["http", &gateway.url()], plan, &[]);
+    let calls = &out["calls"];
+    assert_eq!(calls[0]["isError"], json!(true), "{}", calls[0]);
+    assert!(text_of(&calls[0]).contains("stopped during the call"), "{}", calls[0]);
+    assert_eq!(text_of(&calls[1]), "back after the crash");
+    assert_eq!((&calls[2]["isError"], text_of(&calls[2])), (&json!(true), "timed out after 1s"));
+    assert_eq!(text_of(&calls[3]), "back after the hang");
+    assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn a_thousand_concurrent_http_calls_are_all_answered_in_order() {
+    let home = sample_home("60s");
+    let gateway = HttpGateway::start(&home, &[], &[]);
+    for tool in ["sample__echo"] {
+        let output = std::process::Command::new(test_peers::mcp_python_or_panic())
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/python_load.py"))
+            .args([gateway.url().as_str(), tool, "1000"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}\n{}", gateway.stderr.lock().unwrap());
+        let out: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(out, json!({"answered": 1000, "wrong": []}), "{tool}");
+    }
+}
+
+/// The process ids in the process group `pgid`, from /proc.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            // /proc/PID/stat: `pid (comm) state ppid pgrp ...`; comm may hold spaces.
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+            let Some((_, rest)) = stat.rsplit_once(')') else { return false };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            fields.first() != Some(&"Z") && fields.get(2).and_then(|pgrp| pgrp.parse::<u32>().ok()) == Some(pgid)
+        })
+        .collect()
+}
+
+#[test]
+fn sigterm_stops_the_gateway_and_every_upstream_process() {
+    let home = sample_home("60s");
+    let mut gateway = HttpGateway::start(&home, &["--eager"], &[]);
+    let out = python(
+        "2026-07-28",
+        &["http", &gateway.url()],
+        json!({"calls": [["sample__spawn_child", {}], ["sample__pid", {}]]}),
+        &[],
+    );
+    let grandchild: u32 = text_of(&out["calls"][0]).parse().unwrap();
+    let upstream: u32 = text_of(&out["calls"][1]).parse().unwrap();
+    assert_eq!(group_members(upstream).len(), 2, "the upstream and its grandchild run in its group");
+
+    let status = std::process::Command::new("kill").args(["-TERM", &gateway.child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let started = Instant::now();
+    let exit = loop {
+        if let Some(exit) = gateway.child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "the gateway still runs 20 s after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(exit.code(), Some(0), "{}", gateway.stderr.lock().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !group_members(upstream).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(group_members(upstream), Vec::<u32>::new(), "upstream {upstream} and grandchild {grandchild} are gone");
+}
+
+#[test]
+fn the_inspector_cli_lists_and_calls_over_stdio() {
+    let home = sample_home("60s");
+    let inspector = |method_args: &[&str]| {
+        let output = std::process::Command::new(test_peers::mcp_inspector_or_panic())
+            .arg("--cli")
+            .args(["-e", &format!("OMNIAGENT_HOME={}", home.path().display())])
+            .args([env!("CARGO_BIN_EXE_omniagent"), "mcp", "serve"])
+            .args(method_args)
+            .current_dir(home.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        serde_json::from_slice::<Value>(&output.stdout).unwrap_or_else(|error| panic!("{error}: {stderr}"))
+    };
+    let listed = inspector(&["--method", "tools/list"]);
+    let names: Vec<&str> =
+        listed["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"sample__add") && names.contains(&"sample__echo"), "{names:?}");
+    let called = inspector(&["--method", "tools/call", "--tool-name", "sample__add", "--tool-arg", "a=2", "b=3"]);
+    assert_eq!(called["structuredContent"], json!({"sum": 5}), "{called}");
+}
+
+/// Our own MCP client in front of our gateway: an upstream that adds a tool makes the
+/// gateway announce `list_changed`, and our client then lists the new tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn omniagent_in_front_of_omniagent_sees_list_changes() {
+    let home = sample_home("60s");
+    let config: skill_mcp::ServerConfig = serde_json::from_value(json!({
+        "command": env!("CARGO_BIN_EXE_omniagent"),
+        "args": ["mcp", "serve"],
+        "env": {"OMNIAGENT_HOME": home.path()}
+    }))
+    .unwrap();
+    let agent = skill_core::Agent::builder().with_compiled_skill(skill_mcp::McpSkill::new("gw", config)).build();
+    let report = agent.init_compiled_skills().await;
+    assert_eq!(report.loaded, ["gw"], "{:?}", report.skipped);
+    let output = agent.call_tool("gw__sample__echo", json!({"text": "through two gateways"})).await.unwrap();
+    assert_eq!(output, skill_core::ToolOutput::text("through two gateways"));
+
+    agent.call_tool("gw__sample__add_tool", json!({"name": "fresh"})).await.unwrap();
+    let started = Instant::now();
+    while agent.find_tool("gw__sample__fresh").is_err() {
+        assert!(started.elapsed() < Duration::from_secs(10), "the new tool never reached our client");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let output = agent.call_tool("gw__sample__fresh", json!({"k": 1})).await.unwrap();
+    assert_eq!(output, skill_core::ToolOutput::text(r#"{"k":1}"#));
+    agent.close().await;
+}

@@ -649,7 +649,7 @@ mod tests {
         );
         check(
             "skils: {}\n",
-            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `openapi`, `aauth`, `storage`, `compiled`, `agents`",
+            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `openapi`, `aauth`, `storage`, `compiled`, `serve`, `agents`",
         );
         check("storage: [\n", "config.yaml:2:1: did not find expected node content, while parsing a flow node");
         check(
