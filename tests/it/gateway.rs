@@ -447,3 +447,63 @@ async fn omniagent_in_front_of_omniagent_sees_list_changes() {
     assert_eq!(output, skill_core::ToolOutput::text(r#"{"k":1}"#));
     agent.close().await;
 }
+
+/// Waits up to ten seconds for `done`.
+async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < Duration::from_secs(10), "{what} did not happen within 10 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Editing a SKILL.md or the config reaches a connected client as list_changed; a broken
+/// edit keeps the last good config and says where it is broken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_to_skills_and_config_reach_connected_clients() {
+    let config = |memory: bool| {
+        format!(
+            "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: {memory}}}}}\nmcp:\n  servers:\n    sample:\n      command: {}\n",
+            sample_server().display()
+        )
+    };
+    let home = Home::new().with_config(&config(true));
+    home.write("skills/first/SKILL.md", "---\nname: first\ndescription: The first skill\n---\nFirst.\n");
+    let gateway = HttpGateway::start(&home, &["--eager"], &[]);
+    let client_config: skill_mcp::ServerConfig = serde_json::from_value(json!({"url": gateway.url()})).unwrap();
+    let agent = skill_core::Agent::builder().with_compiled_skill(skill_mcp::McpSkill::new("gw", client_config)).build();
+    assert_eq!(agent.init_compiled_skills().await.loaded, ["gw"]);
+    let prompt_names = |agent: &skill_core::Agent| -> Vec<String> {
+        agent.prompts().iter().map(|prompt| prompt.name().to_owned()).collect()
+    };
+    assert!(prompt_names(&agent).contains(&"gw__skills__first".to_owned()), "{:?}", prompt_names(&agent));
+
+    home.write("skills/second/SKILL.md", "---\nname: second\ndescription: A skill added later\n---\nSecond.\n");
+    eventually("the new skill's prompt", || prompt_names(&agent).contains(&"gw__skills__second".to_owned())).await;
+
+    let sample_pid = agent.call_tool("gw__sample__pid", json!({})).await.unwrap();
+    home.write("config.yaml", &config(false));
+    eventually("the memory tools' removal", || agent.find_tool("gw__memory__remember").is_err()).await;
+    assert_eq!(
+        agent.call_tool("gw__sample__echo", json!({"text": "still here"})).await.unwrap(),
+        skill_core::ToolOutput::text("still here")
+    );
+    assert_ne!(
+        agent.call_tool("gw__sample__pid", json!({})).await.unwrap(),
+        sample_pid,
+        "the changed agent started again"
+    );
+
+    home.write("config.yaml", "storage: {backend: memory}\ncompiled: {memroy: {}}\n");
+    let config_file = home.path().join("config.yaml").display().to_string();
+    eventually("the broken edit's error", || gateway.stderr.lock().unwrap().contains(&format!("{config_file}:2:")))
+        .await;
+    let stderr = gateway.stderr.lock().unwrap().clone();
+    assert!(stderr.contains("keeping the last good config"), "{stderr}");
+    assert_eq!(
+        agent.call_tool("gw__sample__echo", json!({"text": "unchanged"})).await.unwrap(),
+        skill_core::ToolOutput::text("unchanged")
+    );
+    assert!(agent.find_tool("gw__memory__remember").is_err(), "the last good config still holds");
+    agent.close().await;
+}

@@ -324,18 +324,26 @@ pub async fn load_markdown_skills(config: &AgentConfig, home: &Home, paths: &Ski
     if !skills.disabled.is_empty() {
         tracing::warn!("skills.disabled is deprecated; use skills.excludes");
     }
-    let mut dirs = Vec::new();
-    if !paths.no_default_paths {
-        dirs.extend([home.skills_dir(), "skills".into(), ".skills".into()]);
-        dirs.extend(skills.paths.iter().map(|path| skill_core::expand_home(path)));
-    }
-    let sources = Sources { packs: skills.packs.clone(), dirs, explicit_dirs: paths.paths.clone() };
+    let sources = markdown_sources(config, home, paths);
     let resolver = SecretResolver::default();
     let mut secrets = BTreeMap::new();
     for (name, settings) in &skills.config {
         secrets.insert(name.clone(), resolve_secrets(&resolver, name, &settings.secrets).await);
     }
     skill_markdown::load(&sources, skills, &Environment::current(), &secrets)
+}
+
+/// Where [`load_markdown_skills`] looks: the packs, the default folders (unless
+/// `paths.no_default_paths`), `skills.paths`, then `paths.paths`.
+#[cfg(feature = "markdown")]
+pub fn markdown_sources(config: &AgentConfig, home: &Home, paths: &SkillPaths) -> Sources {
+    let skills = &config.sections.skills;
+    let mut dirs = Vec::new();
+    if !paths.no_default_paths {
+        dirs.extend([home.skills_dir(), "skills".into(), ".skills".into()]);
+        dirs.extend(skills.paths.iter().map(|path| skill_core::expand_home(path)));
+    }
+    Sources { packs: skills.packs.clone(), dirs, explicit_dirs: paths.paths.clone() }
 }
 
 #[cfg(test)]

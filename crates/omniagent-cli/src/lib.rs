@@ -58,4 +58,4 @@ pub use crate::host::load_openapi_tools;
 pub use crate::host::{AAuthOverrides, aauth_client};
 pub use crate::host::{OnInteraction, Wanted, start_agent};
 #[cfg(feature = "markdown")]
-pub use crate::host::{SkillPaths, load_markdown_skills};
+pub use crate::host::{SkillPaths, load_markdown_skills, markdown_sources};

@@ -107,6 +107,30 @@ impl Gateway {
         self.agent(client).await.map(drop)
     }
 
+    /// The clients whose agents are running, with those agents.
+    pub fn running_agents(&self) -> Vec<(String, Agent)> {
+        lock(&self.inner.agents)
+            .iter()
+            .filter_map(|(client, cell)| Some((client.clone(), cell.get()?.as_ref().ok()?.clone())))
+            .collect()
+    }
+
+    /// Makes the agent of `client` afresh (its config changed): the new one serves the
+    /// client's next requests, the old one is closed (its upstream servers end), and the
+    /// client is told that every list changed.
+    pub async fn restart(&self, client: &str) {
+        let old = lock(&self.inner.agents).insert(client.to_owned(), AgentCell::default());
+        if let Err(reason) = self.agent(client).await {
+            tracing::error!(client, "the agent could not restart: {reason}");
+        }
+        if let Some(Ok(old)) = old.as_ref().and_then(|cell| cell.get()) {
+            for failure in old.close().await {
+                tracing::warn!(skill = %failure.skill, "closing failed: {}", failure.reason);
+            }
+        }
+        notify_client(&self.inner, client, Lists { tools: true, prompts: true, resources: true }).await;
+    }
+
     /// Closes every agent made so far: their upstream servers end.
     pub async fn close(&self) {
         self.inner.stopping.cancel();
@@ -171,39 +195,57 @@ async fn announce_changes(
         }
         let now = *changes.borrow_and_update();
         let Some(inner) = inner.upgrade() else { return };
-        let peers: Vec<Peer<RoleServer>> = {
-            let mut peers = lock(&inner.peers);
-            peers.retain(|(_, peer)| !peer.is_transport_closed());
-            peers.iter().filter(|(owner, _)| *owner == client).map(|(_, peer)| peer.clone()).collect()
+        let changed = Lists {
+            tools: now.tools != seen.tools,
+            prompts: now.prompts != seen.prompts,
+            resources: now.resources != seen.resources,
         };
-        let sinks: Vec<SubscriptionSink> =
-            lock(&inner.sinks).iter().filter(|(owner, _)| *owner == client).map(|(_, sink)| sink.clone()).collect();
-        // A session or stream closed since it was listed simply misses the notification.
-        if now.tools != seen.tools {
-            for peer in &peers {
-                let _closed = peer.notify_tool_list_changed().await;
-            }
-            for sink in &sinks {
-                let _closed = sink.notify_tool_list_changed().await;
-            }
-        }
-        if now.prompts != seen.prompts {
-            for peer in &peers {
-                let _closed = peer.notify_prompt_list_changed().await;
-            }
-            for sink in &sinks {
-                let _closed = sink.notify_prompt_list_changed().await;
-            }
-        }
-        if now.resources != seen.resources {
-            for peer in &peers {
-                let _closed = peer.notify_resource_list_changed().await;
-            }
-            for sink in &sinks {
-                let _closed = sink.notify_resource_list_changed().await;
-            }
-        }
+        notify_client(&inner, &client, changed).await;
         seen = now;
+    }
+}
+
+/// Which lists changed.
+#[derive(Debug, Clone, Copy)]
+struct Lists {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+}
+
+/// Tells every session and subscription of `client` that the `changed` lists changed.
+async fn notify_client(inner: &Inner, client: &str, changed: Lists) {
+    let peers: Vec<Peer<RoleServer>> = {
+        let mut peers = lock(&inner.peers);
+        peers.retain(|(_, peer)| !peer.is_transport_closed());
+        peers.iter().filter(|(owner, _)| owner == client).map(|(_, peer)| peer.clone()).collect()
+    };
+    let sinks: Vec<SubscriptionSink> =
+        lock(&inner.sinks).iter().filter(|(owner, _)| owner == client).map(|(_, sink)| sink.clone()).collect();
+    // A session or stream closed since it was listed simply misses the notification.
+    if changed.tools {
+        for peer in &peers {
+            let _closed = peer.notify_tool_list_changed().await;
+        }
+        for sink in &sinks {
+            let _closed = sink.notify_tool_list_changed().await;
+        }
+    }
+    if changed.prompts {
+        for peer in &peers {
+            let _closed = peer.notify_prompt_list_changed().await;
+        }
+        for sink in &sinks {
+            let _closed = sink.notify_prompt_list_changed().await;
+        }
+    }
+    if changed.resources {
+        for peer in &peers {
+            let _closed = peer.notify_resource_list_changed().await;
+        }
+        for sink in &sinks {
+            let _closed = sink.notify_resource_list_changed().await;
+        }
     }
 }
 

@@ -1,8 +1,11 @@
 //! `omniagent mcp serve`: the gateway, over stdio or streamable HTTP.
 
+mod watch;
+
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -21,19 +24,56 @@ const DEFAULT_HTTP_ADDRESS: &str = "127.0.0.1:8765";
 /// the upstream servers anyway.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
+/// The config the gateway serves: replaced as a whole when the file changes and the new
+/// one is valid.
+pub(crate) type SharedConfig = Arc<RwLock<Arc<Config>>>;
+
+/// Which `agents:` entry each client runs as: the client's `agent`, and for the client
+/// `""` (stdio, or HTTP without clients) the one of `--agent`.
+#[derive(Debug, Clone)]
+pub(crate) struct Sections {
+    session_agent: Option<String>,
+    clients: BTreeMap<String, ServeClient>,
+}
+
+impl Sections {
+    fn of(&self, client: &str) -> Option<&str> {
+        match self.clients.get(client) {
+            Some(settings) => settings.agent.as_deref(),
+            None => self.session_agent.as_deref(),
+        }
+    }
+
+    /// The config `client` runs with in `config`; an HTTP client's agent is named after it.
+    pub(crate) fn agent_config(&self, config: &Config, client: &str) -> Result<omniagent_host::AgentConfig, String> {
+        let agent_config = config.for_agent(self.of(client)).map_err(|error| error.to_string())?;
+        Ok(if client.is_empty() { agent_config } else { agent_config.renamed(client) })
+    }
+}
+
 pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: bool) -> anyhow::Result<ExitCode> {
-    let config = Arc::new(session.location.load()?);
-    // The agent of `--agent` (stdio, and HTTP without clients) must exist before anything starts.
-    config.for_agent(session.agent.as_deref())?;
+    let loaded = session.location.load()?;
+    let serve = loaded.serve().clone();
+    let clients = serve.clients.clone();
+    // Every agent a client may run as must exist before anything starts.
+    loaded.for_agent(session.agent.as_deref())?;
+    for client in clients.values() {
+        loaded.for_agent(client.agent.as_deref())?;
+    }
+    let config: SharedConfig = Arc::new(RwLock::new(Arc::new(loaded)));
     let stop = CancellationToken::new();
     tokio::spawn(stop_on_signal(stop.clone()));
-    let serve = config.serve().clone();
-    let clients = serve.clients.clone();
-    for client in clients.values() {
-        config.for_agent(client.agent.as_deref())?;
-    }
-    let factory = agent_factory(Arc::clone(&config), session.home.clone(), session.agent.clone(), clients.clone());
+    let sections = Sections { session_agent: session.agent.clone(), clients: clients.clone() };
+    let factory = agent_factory(Arc::clone(&config), session.home.clone(), sections.clone());
     let gateway = Gateway::new(factory, None);
+    tokio::spawn(watch::watch(
+        gateway.clone(),
+        session.location.clone(),
+        config,
+        session.home.clone(),
+        sections,
+        stop.clone(),
+    ));
     let Some(address) = http else {
         if eager {
             start_eagerly(&gateway, "").await;
@@ -74,26 +114,15 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
     Ok(ExitCode::SUCCESS)
 }
 
-/// Makes each client's agent: the one of `--agent` for stdio and for an HTTP server
-/// without clients (client `""`), else the client's `agent`, named after the client (its
-/// store namespace), with its markdown skills as prompts.
-fn agent_factory(
-    config: Arc<Config>,
-    home: Home,
-    session_agent: Option<String>,
-    clients: std::collections::BTreeMap<String, ServeClient>,
-) -> AgentFactory {
+/// Makes each client's agent from the current config (see [`Sections`]), with its
+/// markdown skills as prompts.
+fn agent_factory(config: SharedConfig, home: Home, sections: Sections) -> AgentFactory {
     Arc::new(move |client: String| {
-        let (config, home) = (Arc::clone(&config), home.clone());
-        let section = match clients.get(&client) {
-            Some(settings) => settings.agent.clone(),
-            None => session_agent.clone(),
-        };
+        let current = Arc::clone(&config.read().unwrap_or_else(std::sync::PoisonError::into_inner));
+        let agent_config = sections.agent_config(&current, &client);
+        let home = home.clone();
         Box::pin(async move {
-            let mut agent_config = config.for_agent(section.as_deref()).map_err(|error| error.to_string())?;
-            if !client.is_empty() {
-                agent_config = agent_config.renamed(client);
-            }
+            let agent_config = agent_config?;
             let agent = start_agent(&agent_config, &home, Wanted::All, Some(on_interaction()))
                 .await
                 .map_err(|error| error.to_string())?;
@@ -109,13 +138,22 @@ fn agent_factory(
 /// The agent's markdown skills, each a prompt, and the system prompt with them.
 #[cfg(feature = "markdown")]
 async fn add_markdown_prompts(agent: &Agent, config: &omniagent_host::AgentConfig, home: &Home) {
+    agent.register(Box::new(markdown_prompts(config, home).await));
+    agent.init_compiled_skills().await;
+}
+
+/// The skill that gives the agent's markdown skills as prompts, as they are on disk now.
+#[cfg(feature = "markdown")]
+async fn markdown_prompts(config: &omniagent_host::AgentConfig, home: &Home) -> skill_markdown::SkillPrompts {
     let set = omniagent_host::load_markdown_skills(config, home, &omniagent_host::SkillPaths::default()).await;
     for skipped in &set.skipped {
-        tracing::warn!("{}: {}", skipped.path.display(), skipped.reason);
+        match skipped.line {
+            Some(line) => tracing::warn!("{}:{line}: {}", skipped.path.display(), skipped.reason),
+            None => tracing::warn!("{}: {}", skipped.path.display(), skipped.reason),
+        }
     }
     let prompt_config = skill_markdown::PromptConfig { max_injected: config.skills().max_injected };
-    agent.register(Box::new(skill_markdown::SkillPrompts::new(set.skills, prompt_config)));
-    agent.init_compiled_skills().await;
+    skill_markdown::SkillPrompts::new(set.skills, prompt_config)
 }
 
 #[cfg(not(feature = "markdown"))]
@@ -128,9 +166,7 @@ async fn start_eagerly(gateway: &Gateway, client: &str) {
 }
 
 /// The clients' tokens; a token that cannot be resolved is a config error naming its key.
-async fn resolve_tokens(
-    clients: &std::collections::BTreeMap<String, ServeClient>,
-) -> Result<Vec<HttpClient>, UsageError> {
+async fn resolve_tokens(clients: &BTreeMap<String, ServeClient>) -> Result<Vec<HttpClient>, UsageError> {
     let resolver = SecretResolver::default();
     let mut resolved = Vec::new();
     for (name, client) in clients {

@@ -1,0 +1,158 @@
+//! Keeping a long-running gateway current: the config file and the skill folders are
+//! looked at every [`POLL`]; a change reloads only what it touches and is announced to
+//! the clients (as `list_changed`) by the agents' own change counters.
+//!
+//! - The config file changed: a broken edit is logged (file:line) and the last good
+//!   config kept. A valid one replaces it; each running agent whose own effective config
+//!   differs is made afresh, the others keep running untouched. `serve:` itself (address,
+//!   clients, tokens) takes effect at the next start.
+//! - A skill folder changed: each running agent's markdown prompts are read again.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use omniagent_host::{ConfigLocation, Home};
+use skill_mcp::server::Gateway;
+use tokio_util::sync::CancellationToken;
+
+use super::{Sections, SharedConfig};
+
+/// How often the files are looked at.
+const POLL: Duration = Duration::from_secs(1);
+
+/// The most entries one look at the skill folders reads, so a huge tree cannot stall it.
+const MAX_ENTRIES: usize = 20_000;
+
+pub(super) async fn watch(
+    gateway: Gateway,
+    location: ConfigLocation,
+    config: SharedConfig,
+    home: Home,
+    sections: Sections,
+    stop: CancellationToken,
+) {
+    let mut config_seen = config_text(&location).await;
+    let mut folders_seen = folders_print(&current(&config), &sections, &home).await;
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(POLL) => {}
+        }
+        let text = config_text(&location).await;
+        if text != config_seen {
+            config_seen = text;
+            reload_config(&gateway, &location, &config, &sections).await;
+        }
+        let folders = folders_print(&current(&config), &sections, &home).await;
+        if folders != folders_seen {
+            folders_seen = folders;
+            reload_markdown(&gateway, &config, &sections, &home).await;
+        }
+    }
+}
+
+fn current(config: &SharedConfig) -> Arc<omniagent_host::Config> {
+    Arc::clone(&config.read().unwrap_or_else(std::sync::PoisonError::into_inner))
+}
+
+/// The config file's bytes (`None` when there is none or it cannot be read).
+async fn config_text(location: &ConfigLocation) -> Option<Vec<u8>> {
+    tokio::fs::read(location.path()?).await.ok()
+}
+
+async fn reload_config(gateway: &Gateway, location: &ConfigLocation, config: &SharedConfig, sections: &Sections) {
+    let new = match location.load() {
+        Ok(new) => Arc::new(new),
+        Err(error) => {
+            tracing::error!("{error}; keeping the last good config");
+            return;
+        }
+    };
+    let old =
+        std::mem::replace(&mut *config.write().unwrap_or_else(std::sync::PoisonError::into_inner), Arc::clone(&new));
+    if serde_json::to_value(new.serve()).ok() != serde_json::to_value(old.serve()).ok() {
+        tracing::warn!("serve: changes to this section take effect when the gateway starts again");
+    }
+    tracing::info!("config reloaded");
+    for (client, _) in gateway.running_agents() {
+        let effective = |config: &omniagent_host::Config| {
+            sections.agent_config(config, &client).ok().and_then(|agent| serde_json::to_value(agent).ok())
+        };
+        if effective(&old) != effective(&new) {
+            tracing::info!(client, "the agent's config changed; starting it again");
+            gateway.restart(&client).await;
+        }
+    }
+}
+
+#[cfg(feature = "markdown")]
+async fn reload_markdown(gateway: &Gateway, config: &SharedConfig, sections: &Sections, home: &Home) {
+    use skill_core::Skill as _;
+    let config = current(config);
+    for (client, agent) in gateway.running_agents() {
+        let Ok(agent_config) = sections.agent_config(&config, &client) else { continue };
+        let prompts = super::markdown_prompts(&agent_config, home).await.prompts();
+        if let Err(reason) = agent.replace_prompts(skill_markdown::SKILL_PROMPTS_NAME, prompts) {
+            tracing::warn!(client, "the new skills were not taken: {reason}");
+        }
+    }
+}
+
+#[cfg(not(feature = "markdown"))]
+async fn reload_markdown(_gateway: &Gateway, _config: &SharedConfig, _sections: &Sections, _home: &Home) {}
+
+/// What the skill folders of every agent a client may run as hold now: each entry's
+/// path, size and modification time, in walk order.
+async fn folders_print(
+    config: &omniagent_host::Config,
+    sections: &Sections,
+    home: &Home,
+) -> Vec<(PathBuf, u64, SystemTime)> {
+    let folders = skill_folders(config, sections, home);
+    tokio::task::spawn_blocking(move || {
+        let mut print = Vec::new();
+        for folder in &folders {
+            walk(folder, &mut print);
+        }
+        print
+    })
+    .await
+    .unwrap_or_default()
+}
+
+#[cfg(feature = "markdown")]
+fn skill_folders(config: &omniagent_host::Config, sections: &Sections, home: &Home) -> Vec<PathBuf> {
+    let mut folders: Vec<PathBuf> = Vec::new();
+    let clients = std::iter::once("").chain(sections.clients.keys().map(String::as_str));
+    for client in clients {
+        let Ok(agent_config) = sections.agent_config(config, client) else { continue };
+        let sources = omniagent_host::markdown_sources(&agent_config, home, &omniagent_host::SkillPaths::default());
+        folders.extend(sources.dirs.into_iter().chain(sources.explicit_dirs));
+    }
+    folders.sort();
+    folders.dedup();
+    folders
+}
+
+#[cfg(not(feature = "markdown"))]
+fn skill_folders(_config: &omniagent_host::Config, _sections: &Sections, _home: &Home) -> Vec<PathBuf> {
+    Vec::new()
+}
+
+fn walk(folder: &Path, print: &mut Vec<(PathBuf, u64, SystemTime)>) {
+    let Ok(entries) = std::fs::read_dir(folder) else { return };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(|entry| entry.file_name());
+    for entry in entries {
+        if print.len() >= MAX_ENTRIES {
+            return;
+        }
+        let Ok(metadata) = entry.metadata() else { continue };
+        let path = entry.path();
+        print.push((path.clone(), metadata.len(), metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH)));
+        if metadata.is_dir() {
+            walk(&path, print);
+        }
+    }
+}
