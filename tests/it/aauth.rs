@@ -253,3 +253,66 @@ fn fetch_errors_show_no_credentials_from_the_url() {
         assert!(!stderr.contains(secret), "{stderr}");
     }
 }
+
+/// Through `omniagent mcp serve`, a person's approval is asked of the MCP client that made
+/// the call (a log message with the URL, the client not having declared URL elicitation),
+/// while the call waits; nothing of it goes to the gateway's own stderr.
+#[test]
+fn through_the_gateway_the_interaction_reaches_the_calling_client() {
+    let (runtime, harness) = start_harness();
+    harness.set(|scenario| scenario.consent = aauth_harness::Consent::Interaction);
+    let home = Home::new();
+    home.write("data.json", DATA_DOCUMENT);
+    let home = home.with_config(&format!(
+        "compiled: {{memory: {{enabled: false}}}}\naauth:\n  agent_provider: {}\n  allow_http_loopback: true\n\
+         openapi:\n  data: {{spec: data.json, base_url: '{}', aauth: true}}\n",
+        harness.ap, harness.resource
+    ));
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/python_client.py");
+    let mut client = std::process::Command::new(test_peers::mcp_python_or_panic())
+        .arg(script)
+        .args(["legacy", "stdio", env!("CARGO_BIN_EXE_omniagent"), "mcp", "serve"])
+        .env("OMNIAGENT_HOME", home.path())
+        .current_dir(home.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let plan = serde_json::json!({"calls": [["data__query", {"body": {"query": "all"}}]]});
+    std::io::Write::write_all(&mut client.stdin.take().unwrap(), plan.to_string().as_bytes()).unwrap();
+
+    let mut stderr = std::io::BufReader::new(client.stderr.take().unwrap());
+    let mut seen = String::new();
+    let log = loop {
+        let mut line = String::new();
+        assert_ne!(std::io::BufRead::read_line(&mut stderr, &mut line).unwrap(), 0, "no log message:\n{seen}");
+        seen.push_str(&line);
+        if let Some(log) = line.strip_prefix("LOG ") {
+            break serde_json::from_str::<serde_json::Value>(log).unwrap();
+        }
+    };
+    let page = url::Url::parse(log["url"].as_str().unwrap()).unwrap();
+    assert_eq!(page.path(), "/interact");
+    let code = page.query_pairs().find(|(name, _)| name == "code").map(|(_, code)| code.into_owned()).unwrap();
+    assert!(log["message"].as_str().unwrap().contains(&format!("(code {code})")), "{log}");
+    runtime.block_on(harness.wait_for_ps_polls(1));
+    let form = format!("code={code}&decision=approve");
+    let request = format!(
+        "POST /interact HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
+        form.len()
+    );
+    assert_eq!(raw_http_status(("127.0.0.1", page.port().unwrap()), &request), 200);
+
+    let output = client.wait_with_output().unwrap();
+    seen.push_str(&String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{seen}");
+    let out = json(&String::from_utf8(output.stdout).unwrap());
+    let answer = &out["calls"][0]["structuredContent"];
+    assert_eq!((answer["method"].as_str(), answer["scope"].as_str()), (Some("POST"), Some("data.read")), "{out}");
+    assert_eq!(harness.count("ps.interaction_decision"), 1);
+    // The gateway's stderr reaches this client's: only the log message may say it.
+    let printed = seen.lines().filter(|line| !line.starts_with("LOG ")).any(|line| line.contains("action needed"));
+    assert!(!printed, "the gateway printed the interaction itself:\n{seen}");
+}

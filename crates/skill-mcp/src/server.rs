@@ -7,6 +7,7 @@
 //! kept for the life of the gateway. Each agent's list changes reach that client's
 //! sessions as `list_changed` notifications and its 2026-07-28 subscriptions.
 
+mod caller;
 mod convert;
 mod http;
 
@@ -26,6 +27,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use skill_core::{Agent, Changes, ToolError};
 use tokio_util::sync::CancellationToken;
 
+pub use self::caller::tell_caller;
 pub use self::http::{HttpClient, HttpOptions, serve_http};
 
 /// Makes the agent of a client, by the client's name (`""` over stdio and for the open
@@ -332,8 +334,9 @@ impl ServerHandler for Gateway {
         let arguments = request.arguments.map(serde_json::Value::Object).unwrap_or_default();
         // A client that cancels (or, over HTTP, goes away) drops the call, and with it
         // the upstream request.
+        let call = caller::Caller::of(&context).serving(agent.call_tool(&request.name, arguments));
         let outcome = tokio::select! {
-            outcome = agent.call_tool(&request.name, arguments) => outcome,
+            outcome = call => outcome,
             () = context.ct.cancelled() => Err(ToolError::Cancelled),
         };
         match outcome {

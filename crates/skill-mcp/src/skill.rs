@@ -427,6 +427,27 @@ impl ResourceReader for McpResources {
     }
 }
 
+/// Sends `notifications/cancelled` for the request `id` when dropped before it is
+/// answered (`id` is then still set): the caller stopped waiting.
+struct CancelOnDrop {
+    peer: rmcp::Peer<rmcp::RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let reason = Some("the caller stopped waiting".to_owned());
+                // A server that is gone needs no cancellation.
+                let _ = peer.notify_cancelled(rmcp::model::CancelledNotificationParam::new(Some(id), reason)).await;
+            });
+        }
+    }
+}
+
 /// One tool of an MCP server.
 pub struct McpTool {
     name: String,
@@ -503,7 +524,13 @@ impl Tool for McpTool {
         ));
         let options = PeerRequestOptions::with_timeout(self.shared.config.timeouts.call);
         let response = match connection.peer.send_cancellable_request(request, options).await {
-            Ok(handle) => handle.await_response().await,
+            Ok(handle) => {
+                // A caller that gives up (drops this future) cancels the call on the server.
+                let mut unanswered = CancelOnDrop { peer: handle.peer.clone(), id: Some(handle.id.clone()) };
+                let response = handle.await_response().await;
+                unanswered.id = None;
+                response
+            }
             Err(error) => Err(error),
         };
         match response {

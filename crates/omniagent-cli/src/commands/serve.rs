@@ -123,7 +123,7 @@ fn agent_factory(config: SharedConfig, home: Home, sections: Sections) -> AgentF
         let home = home.clone();
         Box::pin(async move {
             let agent_config = agent_config?;
-            let agent = start_agent(&agent_config, &home, Wanted::All, Some(on_interaction()))
+            let agent = start_agent(&agent_config, &home, Wanted::All, Some(tell_the_caller()))
                 .await
                 .map_err(|error| error.to_string())?;
             add_markdown_prompts(&agent, &agent_config, &home).await;
@@ -132,6 +132,19 @@ fn agent_factory(config: SharedConfig, home: Home, sections: Sections) -> AgentF
             }
             Ok(agent)
         })
+    })
+}
+
+/// What a signed request reports while it waits for a person: to the MCP client whose
+/// call it is (a URL elicitation or a log message), else on stderr as other commands do.
+fn tell_the_caller() -> omniagent_host::OnInteraction {
+    let stderr = on_interaction();
+    Arc::new(move |url: &str, code: &str| {
+        let page = format!("{url}?code={code}");
+        let message = format!("action needed: open {page} to approve this request (code {code})");
+        if !skill_mcp::server::tell_caller(&message, &page) {
+            stderr(url, code);
+        }
     })
 }
 
