@@ -108,6 +108,7 @@ fn plan() -> Value {
             ["sample__add", {"a": "two"}]
         ],
         "prompts": [["skills__hello", {}], ["skills__system_prompt", {"base": "You are kind."}]],
+        "reads": ["skill://hello/SKILL.md"],
     })
 }
 
@@ -144,6 +145,12 @@ fn check_listing_and_calls(out: &Value) {
     let bad = calls[5]["error"].as_str().unwrap_or_else(|| panic!("an error for bad arguments: {}", calls[5]));
     assert!(bad.contains("invalid arguments for `sample__add`"), "{bad}");
 
+    let resources = out["resources"].as_array().unwrap();
+    assert!(resources.contains(&json!("skill://hello/SKILL.md")), "the skill's file as a resource: {resources:?}");
+    let manifest = &out["reads"][0]["contents"][0];
+    assert_eq!(manifest["mimeType"], json!("text/markdown"));
+    assert!(manifest["text"].as_str().unwrap().starts_with("---\nname: hello\n"), "{manifest}");
+
     let hello = &out["prompt_results"][0]["messages"][0]["content"]["text"];
     assert!(hello.as_str().unwrap().ends_with("Say hello."), "{hello}");
     let system = out["prompt_results"][1]["messages"][0]["content"]["text"].as_str().unwrap();
@@ -164,14 +171,14 @@ fn python_sdk_over_stdio_in_both_eras() {
 }
 
 /// `omniagent mcp serve --http ADDR` in `home`, killed on drop.
-struct HttpGateway {
+pub(crate) struct HttpGateway {
     child: Child,
     port: u16,
     stderr: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl HttpGateway {
-    fn start(home: &Home, extra_args: &[&str], env: &[(&str, &str)]) -> Self {
+    pub(crate) fn start(home: &Home, extra_args: &[&str], env: &[(&str, &str)]) -> Self {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let address = format!("127.0.0.1:{port}");
         let mut args = vec!["mcp", "serve", "--http", address.as_str()];
@@ -203,7 +210,7 @@ impl HttpGateway {
         Self { child, port, stderr }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}/mcp", self.port)
     }
 

@@ -3,6 +3,7 @@
 
 mod aauth;
 mod config;
+mod conformance;
 mod gateway;
 mod mcp;
 mod openapi;

@@ -88,7 +88,9 @@ pub use crate::naming::{
 };
 pub use crate::output::{Content, ResourceContents, ToolOutput};
 pub use crate::prompt::{Prompt, PromptArgument, PromptInfo, PromptMessage, PromptOutput, Role};
-pub use crate::resource::{ResourceCatalog, ResourceInfo, ResourceOutput, ResourceReader, ResourceTemplateInfo};
+pub use crate::resource::{
+    ResourceCatalog, ResourceInfo, ResourceOutput, ResourceReader, ResourceTemplateInfo, SKILL_FRONTMATTER_META_KEY,
+};
 pub use crate::secret::{ExposeSecret, SecretRef, SecretResolver, SecretString, Secrets, expand_home};
 pub use crate::skill::Skill;
 pub use crate::source::{SourceKind, ToolSource};

@@ -15,6 +15,11 @@ use serde_json::Value;
 
 use crate::{ResourceContents, ToolError};
 
+/// The `_meta` key of a skill's `SKILL.md` resource that holds the file's frontmatter,
+/// as written, as a JSON object: what the MCP skills extension (SEP-2640) lists as the
+/// skill's `frontmatter` (its `_meta` prefix for skill resources).
+pub const SKILL_FRONTMATTER_META_KEY: &str = "io.modelcontextprotocol.skills/frontmatter";
+
 /// One resource, in MCP's `Resource` wire form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -9,7 +9,8 @@
 //! - [`load`] adds the filters, the requirement checks and each skill's bound secrets.
 //! - [`inject_into_prompt`] appends the available skills to a system prompt.
 //! - [`SkillPrompts`] offers the same skills, and that prompt, as MCP-style prompts of
-//!   an agent (what the gateway serves).
+//!   an agent (what the gateway serves), and [`SkillFiles`] their files as
+//!   `skill://` resources (the MCP skills extension).
 //!
 //! # Example
 //!
@@ -37,6 +38,7 @@
 
 mod config;
 mod discover;
+mod files;
 mod frontmatter;
 mod packs;
 mod parse;
@@ -52,6 +54,7 @@ use skill_core::{SecretString, Secrets};
 
 pub use crate::config::{SkillSettings, SkillsConfig};
 pub use crate::discover::{Discovery, Found, Origin, Skipped, Sources, discover};
+pub use crate::files::{SKILL_FILES_NAME, SkillFiles};
 pub use crate::packs::{PACKS, Pack};
 pub use crate::parse::{Location, MAX_SKILL_FILE_BYTES, ParseError, parse, parse_bytes};
 pub use crate::prompt::{PromptConfig, inject_into_prompt, prompt_skills};

@@ -10,6 +10,7 @@
 mod caller;
 mod convert;
 mod http;
+mod skills;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -18,9 +19,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscriptionFilter,
+    GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -299,6 +300,7 @@ impl ServerHandler for Gateway {
             .enable_resources_list_changed()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_skills()
             .build();
         let info = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("omniagent", env!("CARGO_PKG_VERSION")));
@@ -407,6 +409,27 @@ impl ServerHandler for Gateway {
             other => item_error(other),
         })?;
         convert::read_result(&output).map(Into::into)
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let agent = self.request_agent(&context).await?;
+        let (skills, next_cursor) = page(skills::skills(&agent).await, |skill| &skill.uri, request.as_ref());
+        let mut result = ListSkillsResult::with_all_items(skills);
+        result.next_cursor = next_cursor;
+        Ok(result)
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let agent = self.request_agent(&context).await?;
+        skills::skill_at(&agent, &request.uri).await.map(GetSkillResult::new)
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {

@@ -148,16 +148,23 @@ fn tell_the_caller() -> omniagent_host::OnInteraction {
     })
 }
 
-/// The agent's markdown skills, each a prompt, and the system prompt with them.
+/// The agent's markdown skills: each a prompt (and the system prompt with them), and
+/// their files as `skill://` resources.
 #[cfg(feature = "markdown")]
 async fn add_markdown_prompts(agent: &Agent, config: &omniagent_host::AgentConfig, home: &Home) {
-    agent.register(Box::new(markdown_prompts(config, home).await));
+    let (prompts, files) = markdown_skills(config, home).await;
+    agent.register(Box::new(prompts));
+    agent.register(Box::new(files));
     agent.init_compiled_skills().await;
 }
 
-/// The skill that gives the agent's markdown skills as prompts, as they are on disk now.
+/// The skills that give the agent's markdown skills as prompts and as resources, as they
+/// are on disk now.
 #[cfg(feature = "markdown")]
-async fn markdown_prompts(config: &omniagent_host::AgentConfig, home: &Home) -> skill_markdown::SkillPrompts {
+async fn markdown_skills(
+    config: &omniagent_host::AgentConfig,
+    home: &Home,
+) -> (skill_markdown::SkillPrompts, skill_markdown::SkillFiles) {
     let set = omniagent_host::load_markdown_skills(config, home, &omniagent_host::SkillPaths::default()).await;
     for skipped in &set.skipped {
         match skipped.line {
@@ -166,7 +173,8 @@ async fn markdown_prompts(config: &omniagent_host::AgentConfig, home: &Home) -> 
         }
     }
     let prompt_config = skill_markdown::PromptConfig { max_injected: config.skills().max_injected };
-    skill_markdown::SkillPrompts::new(set.skills, prompt_config)
+    let files = skill_markdown::SkillFiles::new(&set.skills, &prompt_config);
+    (skill_markdown::SkillPrompts::new(set.skills, prompt_config), files)
 }
 
 #[cfg(not(feature = "markdown"))]

@@ -6,7 +6,8 @@
 //!   config kept. A valid one replaces it; each running agent whose own effective config
 //!   differs is made afresh, the others keep running untouched. `serve:` itself (address,
 //!   clients, tokens) takes effect at the next start.
-//! - A skill folder changed: each running agent's markdown prompts are read again.
+//! - A skill folder changed: each running agent's markdown prompts and skill files are
+//!   read again.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -92,8 +93,11 @@ async fn reload_markdown(gateway: &Gateway, config: &SharedConfig, sections: &Se
     let config = current(config);
     for (client, agent) in gateway.running_agents() {
         let Ok(agent_config) = sections.agent_config(&config, &client) else { continue };
-        let prompts = super::markdown_prompts(&agent_config, home).await.prompts();
-        if let Err(reason) = agent.replace_prompts(skill_markdown::SKILL_PROMPTS_NAME, prompts) {
+        let (prompts, files) = super::markdown_skills(&agent_config, home).await;
+        let taken = agent
+            .replace_prompts(skill_markdown::SKILL_PROMPTS_NAME, prompts.prompts())
+            .and_then(|()| agent.replace_resources(skill_markdown::SKILL_FILES_NAME, files.resources()));
+        if let Err(reason) = taken {
             tracing::warn!(client, "the new skills were not taken: {reason}");
         }
     }
