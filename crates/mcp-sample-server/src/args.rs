@@ -1,6 +1,7 @@
-//! Command-line flags, parsed by hand: the server has four flags and no other arguments.
+//! Command-line flags, parsed by hand: the server has a handful of flags and no other
+//! arguments.
 
-use std::fmt;
+use std::{fmt, net::SocketAddr};
 
 /// What the command line asks for.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -13,6 +14,10 @@ pub(crate) struct Config {
     pub(crate) exit_at_start: bool,
     /// Read stdin and never answer, not even `initialize`.
     pub(crate) silent: bool,
+    /// Also serve the MCP conformance suite's fixture tools, prompts and resources.
+    pub(crate) conformance: bool,
+    /// Serve streamable HTTP at `/mcp` on this address instead of stdio.
+    pub(crate) http: Option<SocketAddr>,
 }
 
 /// A command line that [`parse`] refuses.
@@ -27,8 +32,8 @@ impl fmt::Display for ArgsError {
 
 impl std::error::Error for ArgsError {}
 
-pub(crate) const USAGE: &str =
-    "usage: mcp-sample-server [--page-size N] [--stderr-at-start MB] [--exit-at-start] [--silent]";
+pub(crate) const USAGE: &str = "usage: mcp-sample-server [--page-size N] [--stderr-at-start MB] [--exit-at-start] \
+                                  [--silent] [--conformance] [--http ADDR]";
 
 /// Parses the arguments that follow the program name.
 pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, ArgsError> {
@@ -51,6 +56,15 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, Ar
             }
             "--exit-at-start" => config.exit_at_start = true,
             "--silent" => config.silent = true,
+            "--conformance" => config.conformance = true,
+            "--http" => {
+                let value = args
+                    .next()
+                    .ok_or_else(|| ArgsError("--http needs an address such as 127.0.0.1:8123".to_owned()))?;
+                config.http = Some(value.parse().map_err(|_| {
+                    ArgsError(format!("--http needs an address such as 127.0.0.1:8123, not `{value}`"))
+                })?);
+            }
             _ => return Err(ArgsError(format!("unknown argument `{flag}`\n{USAGE}"))),
         }
     }
@@ -81,6 +95,11 @@ mod tests {
             Ok(Config { stderr_at_start_megabytes: 3, exit_at_start: true, ..Config::default() }),
         );
         check("--silent", Ok(Config { silent: true, ..Config::default() }));
+        check(
+            "--conformance --http 127.0.0.1:0",
+            Ok(Config { conformance: true, http: Some(([127, 0, 0, 1], 0).into()), ..Config::default() }),
+        );
+        check("--http [::1]:8123", Ok(Config { http: Some("[::1]:8123".parse().unwrap()), ..Config::default() }));
     }
 
     #[test]
@@ -88,6 +107,8 @@ mod tests {
         check("--page-size", Err("--page-size needs a number"));
         check("--page-size 0", Err("--page-size must be at least 1"));
         check("--stderr-at-start -1", Err("--stderr-at-start needs a number, not `-1`"));
+        check("--http", Err("--http needs an address such as 127.0.0.1:8123"));
+        check("--http localhost:80", Err("--http needs an address such as 127.0.0.1:8123, not `localhost:80`"));
         check("--verbose", Err(&format!("unknown argument `--verbose`\n{USAGE}")));
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! It is the real peer that the `skill-mcp` integration tests and benchmarks run against:
 //! it speaks MCP (JSON-RPC lines on stdin and stdout) with the same rmcp that real Rust
-//! servers use, and each tool or flag provokes one behaviour a host must cope with. It is
-//! not shipped to users.
+//! servers use, and each tool or flag provokes one behaviour a host must cope with. With
+//! `--conformance` it also serves the fixtures of the MCP conformance suite, so a gateway
+//! in front of it can be tested with that suite. It is not shipped to users.
 //!
 //! Run it by hand with a few JSON-RPC lines; keep stdin open while answers are pending,
 //! because the server exits about a second after stdin ends:
@@ -32,6 +33,43 @@
 //! | `spawn_child` | | starts `sleep 3600` in the server's process group and answers its pid |
 //! | `pid` | | answers the server's pid |
 //!
+//! # Conformance fixtures (`--conformance`)
+//!
+//! The fixtures of `@modelcontextprotocol/conformance` 0.2.0-alpha.12 (server scenarios),
+//! with the names, texts and schemas the scenarios check, beside the tools above. Sessions
+//! that began with `initialize` are asked with requests of the server's own
+//! (`sampling/createMessage`, `elicitation/create`, `roots/list`); requests on protocol
+//! 2026-07-28 (its `_meta` naming that version, even on such a session) get an
+//! `InputRequiredResult` instead and complete when called again with `inputResponses`.
+//!
+//! | Tool | Arguments | Behaviour |
+//! |---|---|---|
+//! | `test_simple_text` | | text `This is a simple text response for testing.` |
+//! | `test_image_content`, `test_audio_content` | | a 1x1 PNG (`image/png`), a short WAV (`audio/wav`) |
+//! | `test_embedded_resource` | | resource `test://embedded-resource`, `text/plain` |
+//! | `test_multiple_content_types` | | text, PNG image and JSON resource `test://mixed-content-resource` |
+//! | `test_tool_with_logging` | | three `notifications/message` at info, 50 ms apart, then text |
+//! | `test_tool_with_progress` | | progress 0, 50, 100 of 100 for `_meta.progressToken`, 50 ms apart; answers the token |
+//! | `test_error_handling` | | a tool error (`isError`), not a JSON-RPC error |
+//! | `test_sampling` | `prompt` | asks the client to sample `prompt` (max 100 tokens); answers `LLM response: …` |
+//! | `test_elicitation` | `message` | elicits `username` and `email`; answers `User response: action=…, content=…` |
+//! | `test_elicitation_sep1034_defaults`, `test_elicitation_sep1330_enums` | | elicits a form with defaults, with the five enum forms |
+//! | `json_schema_2020_12_tool` | any | an input schema with `$schema`, `$defs`/`$anchor`, `allOf`/`anyOf`, `if`/`then`/`else` |
+//! | `test_custom_headers` | `region`, `query` | answers `region=…`; `region` is mirrored as header `Mcp-Param-Region` |
+//! | `test_missing_capability` | | error -32021 unless the client declared `sampling` |
+//! | `test_streaming_elicitation` | | elicits a confirmation |
+//! | `test_logging_tool` | | one log message, on 2026-07-28 only when `_meta` names a log level |
+//! | `test_trigger_tool_change`, `test_trigger_prompt_change` | | announces that the tool or prompt list changed |
+//! | `test_input_required_result_*` | | the eight multi-round (SEP-2322) fixtures, 2026-07-28 only; `requestState` is HMAC-sealed |
+//!
+//! Prompts: `test_simple_prompt`, `test_prompt_with_arguments` (`arg1`, `arg2`),
+//! `test_prompt_with_embedded_resource` (`resourceUri`), `test_prompt_with_image`, and
+//! `test_input_required_result_prompt` (2026-07-28). Resources: `test://static-text`,
+//! `test://static-binary`, `test://watched-resource` (subscribable; it never changes) and
+//! the template `test://template/{id}/data`; an unknown URI is an error naming it in
+//! `data.uri`. `completion/complete` completes the prompts' arguments and the template's
+//! `id`; `logging/setLevel` sets the level of the session's log messages.
+//!
 //! # Flags
 //!
 //! | Flag | Effect |
@@ -40,8 +78,18 @@
 //! | `--stderr-at-start MB` | writes `MB` MiB to stderr before serving (a host that does not drain stderr stalls here) |
 //! | `--exit-at-start` | writes `fatal: sample failure` to stderr and exits with code 7 before serving |
 //! | `--silent` | never answers, not even `initialize`: reads stdin until it ends, then exits 0 |
+//! | `--conformance` | also serves the conformance fixtures above (and their prompts, resources and completions) |
+//! | `--http ADDR` | serves streamable HTTP at `http://ADDR/mcp` instead of stdio, with rmcp's defaults (sessions for `initialize`, stateless 2026-07-28 requests, loopback `Host` only); writes `listening on http://ADDR/mcp` to stderr, so port 0 works |
 //!
 //! `--stderr-at-start` runs before `--exit-at-start`, which runs before `--silent`.
+//!
+//! Run the conformance suite against the fixtures directly:
+//!
+//! ```sh
+//! target/debug/mcp-sample-server --conformance --http 127.0.0.1:8123 &
+//! ~/.cache/omniagent-peers/mcp-conformance-0.2.0-alpha.12/conformance server \
+//!   --url http://127.0.0.1:8123/mcp --requirements 2026-07-28 -o target/conformance
+//! ```
 //!
 //! # Exit
 //!
@@ -49,12 +97,15 @@
 //! [`EOF_GRACE`] and then exits 0, even if a handler (such as `hang`) is still running.
 //! Exit codes: 0 after EOF, 1 when serving fails, 2 for a bad command line, 3 from
 //! `crash`, 7 from `--exit-at-start`. Nothing but MCP messages is written to stdout.
+//! With `--http` the server runs until SIGINT or SIGTERM, then exits 0 within a second.
 //!
 //! Clients on protocol 2026-07-28 (no `initialize`) get `notifications/tools/list_changed`
 //! through their `subscriptions/listen` streams instead of as a plain notification.
 
 mod args;
+mod conformance;
 mod eof_reader;
+mod http;
 mod server;
 
 use std::{
@@ -64,10 +115,10 @@ use std::{
 };
 
 use anyhow::Context as _;
-use rmcp::ServiceExt as _;
+use rmcp::{ServerHandler, ServiceExt as _};
 use tokio::sync::watch;
 
-use crate::{eof_reader::EofNotifyingReader, server::SampleServer};
+use crate::{args::Config, conformance::ConformanceServer, eof_reader::EofNotifyingReader, server::SampleServer};
 
 /// How long the server keeps running after stdin ends, so that answers still being
 /// computed can be sent.
@@ -98,7 +149,7 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => return fail(1, &format!("cannot start the tokio runtime: {error}")),
     };
-    let served = runtime.block_on(serve(config.page_size));
+    let served = runtime.block_on(serve(&config));
     // Do not wait for handlers that never end (`hang`) or blocked stderr writes.
     runtime.shutdown_background();
     match served {
@@ -107,13 +158,35 @@ fn main() -> ExitCode {
     }
 }
 
+/// Serves the sample server, with the conformance fixtures if asked, over stdio or HTTP.
+async fn serve(config: &Config) -> anyhow::Result<()> {
+    // Becomes `true` at stdin EOF, or at the stop signal in HTTP mode.
+    let (input_closed_tx, input_closed) = watch::channel(false);
+    let sample = SampleServer::new(config.page_size, input_closed.clone());
+    let fixtures = if config.conformance {
+        Some(ConformanceServer::new(sample.clone()).context("cannot make a key for requestState")?)
+    } else {
+        None
+    };
+    match (config.http, fixtures) {
+        (None, None) => serve_stdio(sample, input_closed_tx, input_closed).await,
+        (None, Some(fixtures)) => serve_stdio(fixtures, input_closed_tx, input_closed).await,
+        (Some(address), None) => http::serve(address, move || sample.clone(), input_closed_tx).await,
+        (Some(address), Some(fixtures)) => {
+            http::serve(address, move || fixtures.for_new_session(), input_closed_tx).await
+        }
+    }
+}
+
 /// Serves MCP on stdin and stdout until stdin ends (plus [`EOF_GRACE`]) or the service stops.
-async fn serve(page_size: Option<usize>) -> anyhow::Result<()> {
-    let (input_closed_tx, mut input_closed) = watch::channel(false);
+async fn serve_stdio(
+    handler: impl ServerHandler,
+    input_closed_tx: watch::Sender<bool>,
+    mut input_closed: watch::Receiver<bool>,
+) -> anyhow::Result<()> {
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let transport = (EofNotifyingReader::new(stdin, input_closed_tx), stdout);
-    let running =
-        SampleServer::new(page_size, input_closed.clone()).serve(transport).await.context("mcp start-up failed")?;
+    let running = handler.serve(transport).await.context("mcp start-up failed")?;
     tokio::select! {
         quit_reason = running.waiting() => {
             quit_reason.context("mcp service failed")?;

@@ -216,23 +216,61 @@ impl SampleServer {
     }
 }
 
+/// A list whose change the server announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChangedList {
+    Tools,
+    Prompts,
+}
+
 impl SampleServer {
     fn current_tools(&self) -> Arc<ToolRouter<Self>> {
         Arc::clone(&self.tools.read().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// Tells the client that the tool list changed: a plain notification for clients that
-    /// used `initialize`, the open subscription streams for clients on 2026-07-28 or newer.
+    /// Every tool served now, in name order.
+    pub(crate) fn tools(&self) -> Vec<Tool> {
+        self.current_tools().list_all()
+    }
+
+    /// The `tools/list` page size; `None` serves every tool in one page.
+    pub(crate) fn page_size(&self) -> Option<usize> {
+        self.page_size
+    }
+
     async fn notify_tool_list_changed(&self, context: &RequestContext<RoleServer>) -> Result<(), String> {
-        let uses_subscriptions =
-            context.protocol_version().is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        self.notify_list_changed(context, ChangedList::Tools).await
+    }
+
+    /// Tells the client that a list changed: a plain notification for clients that used
+    /// `initialize`, the open subscription streams for clients on 2026-07-28 or newer
+    /// (a stream whose filter leaves that list out does not get it).
+    ///
+    /// Notifications belong to the session, so a session that began with `initialize`
+    /// gets a plain one even when the request's `_meta` names 2026-07-28, as a gateway's
+    /// forwarded requests may.
+    pub(crate) async fn notify_list_changed(
+        &self,
+        context: &RequestContext<RoleServer>,
+        list: ChangedList,
+    ) -> Result<(), String> {
+        let session_version = context.peer.peer_info().map(|info| info.protocol_version.clone());
+        let uses_subscriptions = session_version.is_none_or(|version| version >= ProtocolVersion::V_2026_07_28);
         if !uses_subscriptions {
-            return context.peer.notify_tool_list_changed().await.map_err(|error| error.to_string());
+            let sent = match list {
+                ChangedList::Tools => context.peer.notify_tool_list_changed().await,
+                ChangedList::Prompts => context.peer.notify_prompt_list_changed().await,
+            };
+            return sent.map_err(|error| error.to_string());
         }
         let sinks = self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner).clone();
         for sink in sinks {
-            // A stream closed since it was listed simply misses the notification.
-            let _closed = sink.notify_tool_list_changed().await;
+            // A stream closed since it was listed, or filtered to other lists, simply
+            // misses the notification.
+            let _not_sent = match list {
+                ChangedList::Tools => sink.notify_tool_list_changed().await,
+                ChangedList::Prompts => sink.notify_prompt_list_changed().await,
+            };
         }
         Ok(())
     }
@@ -258,7 +296,7 @@ pub(crate) fn write_stderr(megabytes: u64) -> io::Result<()> {
 }
 
 /// One page of `tools` starting at the numeric `cursor`, and the cursor of the next page.
-fn page_of_tools(
+pub(crate) fn page_of_tools(
     mut tools: Vec<Tool>,
     cursor: Option<&str>,
     page_size: Option<usize>,

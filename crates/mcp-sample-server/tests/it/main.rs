@@ -11,6 +11,8 @@ use std::{
 
 use serde_json::{Value, json};
 
+mod conformance;
+
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One running server, its stdin, and the lines of its stdout.
@@ -23,6 +25,11 @@ struct Session {
 
 impl Session {
     fn start(args: &[&str]) -> Self {
+        Self::start_with(args, json!({}))
+    }
+
+    /// Starts the server and initializes a session whose client declares `capabilities`.
+    fn start_with(args: &[&str], capabilities: Value) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-sample-server"))
             .args(args)
             .env("SAMPLE_GREETING", "hello")
@@ -47,7 +54,7 @@ impl Session {
             "initialize",
             json!({
                 "protocolVersion": "2025-11-25",
-                "capabilities": {},
+                "capabilities": capabilities,
                 "clientInfo": { "name": "it", "version": "0" }
             }),
         );
@@ -73,6 +80,33 @@ impl Session {
             if message["id"] == id {
                 let answer = message.get("result").or_else(|| message.get("error"));
                 return (answer.expect("a result or an error").clone(), notifications);
+            }
+            notifications.push(message);
+        }
+    }
+
+    /// Like [`Self::request`], but answers the server's own requests that come first
+    /// with `answer_server(request)`.
+    fn request_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut answer_server: impl FnMut(&Value) -> Value,
+    ) -> (Value, Vec<Value>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let mut notifications = Vec::new();
+        loop {
+            let message = self.stdout_lines.recv_timeout(ANSWER_TIMEOUT).expect("an answer in time");
+            if message["id"] == id && message.get("method").is_none() {
+                let answer = message.get("result").or_else(|| message.get("error"));
+                return (answer.expect("a result or an error").clone(), notifications);
+            }
+            if let Some(request_id) = message.get("id").filter(|_| message.get("method").is_some()) {
+                let result = answer_server(&message);
+                self.send(json!({ "jsonrpc": "2.0", "id": request_id, "result": result }));
+                continue;
             }
             notifications.push(message);
         }
