@@ -68,6 +68,7 @@ mod hook;
 mod memory;
 mod naming;
 mod output;
+pub mod progress;
 mod prompt;
 mod resource;
 mod secret;

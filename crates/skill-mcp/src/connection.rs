@@ -1,7 +1,7 @@
 //! One running connection to a server: a child process in its own process group (or an
 //! HTTP session), its stderr, and the rmcp client.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -9,11 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken};
 use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use skill_core::progress::{Progress, ProgressSink};
 use tokio::sync::Notify;
 
 use crate::Error;
@@ -24,9 +25,20 @@ const CLOSE_BOUND: Duration = Duration::from_secs(8);
 
 /// The client side of a connection: identifies us and hears the servers' `list_changed`
 /// notifications (tools, prompts, resources), each of which makes the skill list again.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Handler {
     pub(crate) lists_changed: Arc<Notify>,
+    /// Where the progress of each call in flight goes, by the progress token it was sent with.
+    pub(crate) progress: ProgressRoutes,
+}
+
+/// The progress sinks of the calls in flight, by progress token.
+pub(crate) type ProgressRoutes = Arc<std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>>;
+
+impl std::fmt::Debug for Handler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handler").finish_non_exhaustive()
+    }
 }
 
 impl ClientHandler for Handler {
@@ -36,6 +48,23 @@ impl ClientHandler for Handler {
 
     fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) -> impl Future<Output = ()> + Send + '_ {
         self.lists_changed.notify_one();
+        std::future::ready(())
+    }
+
+    fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let sink = self
+            .progress
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(sink) = sink {
+            sink(Progress { progress: params.progress, total: params.total, message: params.message });
+        }
         std::future::ready(())
     }
 

@@ -20,8 +20,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
     GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -268,6 +269,35 @@ fn page<T>(
     (rest, next)
 }
 
+/// How long the result of a call waits for its progress notifications to go out.
+const PROGRESS_FLUSH_BOUND: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// When the client asked for progress (a `progressToken` in `_meta`), the sink a call
+/// reports to and the task that sends each report to the client, in order; the task ends
+/// once the call's last sink is dropped.
+fn progress_to(
+    context: &RequestContext<RoleServer>,
+) -> (Option<skill_core::progress::ProgressSink>, Option<tokio::task::JoinHandle<()>>) {
+    let Some(token) = context.meta.get_progress_token() else { return (None, None) };
+    let (sender, mut reports) = tokio::sync::mpsc::unbounded_channel::<skill_core::progress::Progress>();
+    let peer = context.peer.clone();
+    let forwarder = tokio::spawn(async move {
+        while let Some(report) = reports.recv().await {
+            let mut notification = ProgressNotificationParam::new(token.clone(), report.progress);
+            notification.total = report.total;
+            notification.message = report.message;
+            // A client that went away misses the rest.
+            if peer.notify_progress(notification).await.is_err() {
+                return;
+            }
+        }
+    });
+    let sink: skill_core::progress::ProgressSink = Arc::new(move |report| {
+        let _ = sender.send(report);
+    });
+    (Some(sink), Some(forwarder))
+}
+
 /// A failed call's error as MCP expects it: an unknown name or bad arguments are the
 /// caller's mistake (invalid params); anything else is the tool's failure, an `isError`
 /// result carrying the message.
@@ -336,11 +366,22 @@ impl ServerHandler for Gateway {
         let arguments = request.arguments.map(serde_json::Value::Object).unwrap_or_default();
         // A client that cancels (or, over HTTP, goes away) drops the call, and with it
         // the upstream request.
+        let (progress, forwarder) = progress_to(&context);
         let call = caller::Caller::of(&context).serving(agent.call_tool(&request.name, arguments));
+        let call = async move {
+            match progress {
+                Some(sink) => skill_core::progress::with_progress(sink, call).await,
+                None => call.await,
+            }
+        };
         let outcome = tokio::select! {
             outcome = call => outcome,
             () = context.ct.cancelled() => Err(ToolError::Cancelled),
         };
+        if let Some(forwarder) = forwarder {
+            // Every progress notification goes out before the result.
+            let _ = tokio::time::timeout(PROGRESS_FLUSH_BOUND, forwarder).await;
+        }
         match outcome {
             Ok(output) => convert::call_result(output).map(Into::into),
             Err(error) => call_error(error),
@@ -405,7 +446,17 @@ impl ServerHandler for Gateway {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let agent = self.request_agent(&context).await?;
         let output = agent.read_resource(&request.uri).await.map_err(|error| match error {
-            ToolError::NotFound { .. } => ErrorData::resource_not_found(format!("no resource `{}`", request.uri), None),
+            // 2026-07-28 (SEP-2164) makes an unknown resource invalid params; before, it
+            // has its own code. Both carry the URI.
+            ToolError::NotFound { .. } => {
+                let message = format!("no resource `{}`", request.uri);
+                let data = Some(serde_json::json!({"uri": request.uri}));
+                if context.protocol_version().is_some_and(|version| version >= ProtocolVersion::V_2026_07_28) {
+                    ErrorData::invalid_params(message, data)
+                } else {
+                    ErrorData::resource_not_found(message, data)
+                }
+            }
             other => item_error(other),
         })?;
         convert::read_result(&output).map(Into::into)

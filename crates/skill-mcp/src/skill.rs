@@ -20,7 +20,7 @@ use tokio::sync::Notify;
 
 use crate::Error;
 use crate::config::{ServerConfig, Transport};
-use crate::connection::{Connection, Endpoint, Handler};
+use crate::connection::{Connection, Endpoint, Handler, ProgressRoutes};
 use crate::environment::{expand, server_env};
 use crate::error::stderr_suffix;
 
@@ -173,6 +173,7 @@ impl Skill for McpSkill {
             endpoint,
             config: self.config.clone(),
             lists_changed: Arc::new(Notify::new()),
+            progress: ProgressRoutes::default(),
             connection: tokio::sync::Mutex::new(None),
             closing: std::sync::Mutex::new(Vec::new()),
         });
@@ -253,6 +254,7 @@ struct Shared {
     endpoint: Endpoint,
     config: ServerConfig,
     lists_changed: Arc<Notify>,
+    progress: ProgressRoutes,
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
     /// Discarded connections still shutting down; `close` waits for them.
     closing: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -268,7 +270,7 @@ impl Shared {
         if let Some(dead) = slot.take() {
             dead.close().await;
         }
-        let handler = Handler { lists_changed: Arc::clone(&self.lists_changed) };
+        let handler = Handler { lists_changed: Arc::clone(&self.lists_changed), progress: Arc::clone(&self.progress) };
         let connection =
             Arc::new(Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await?);
         tracing::debug!(server = %self.server, "server started");
@@ -427,6 +429,29 @@ impl ResourceReader for McpResources {
     }
 }
 
+/// The progress route of one call, removed when the call ends.
+struct ProgressRoute {
+    routes: ProgressRoutes,
+    token: rmcp::model::ProgressToken,
+}
+
+impl ProgressRoute {
+    fn new(
+        routes: ProgressRoutes,
+        token: rmcp::model::ProgressToken,
+        sink: skill_core::progress::ProgressSink,
+    ) -> Self {
+        routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(token.clone(), sink);
+        Self { routes, token }
+    }
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        self.routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.token);
+    }
+}
+
 /// Sends `notifications/cancelled` for the request `id` when dropped before it is
 /// answered (`id` is then still set): the caller stopped waiting.
 struct CancelOnDrop {
@@ -527,7 +552,12 @@ impl Tool for McpTool {
             Ok(handle) => {
                 // A caller that gives up (drops this future) cancels the call on the server.
                 let mut unanswered = CancelOnDrop { peer: handle.peer.clone(), id: Some(handle.id.clone()) };
+                // The server's progress for this call reaches whoever listens to it.
+                let route = skill_core::progress::current_sink().map(|sink| {
+                    ProgressRoute::new(Arc::clone(&self.shared.progress), handle.progress_token.clone(), sink)
+                });
                 let response = handle.await_response().await;
+                drop(route);
                 unanswered.id = None;
                 response
             }
