@@ -1,7 +1,7 @@
 //! One running connection to a server: a child process in its own process group (or an
 //! HTTP session), its stderr, and the rmcp client.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -9,15 +9,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{ClientConfig, Implementation, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use skill_core::progress::{Progress, ProgressSink};
+use skill_core::progress::Progress;
 use tokio::sync::Notify;
 
 use crate::Error;
+use crate::route::CallRoutes;
 use crate::stderr::{self, StderrTail};
 
 /// How long a closing server gets for each step (stdin EOF, SIGTERM) before the next.
@@ -25,25 +26,55 @@ const CLOSE_BOUND: Duration = Duration::from_secs(8);
 
 /// The client side of a connection: identifies us and hears the servers' `list_changed`
 /// notifications (tools, prompts, resources), each of which makes the skill list again.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub(crate) struct Handler {
     pub(crate) lists_changed: Arc<Notify>,
-    /// Where the progress of each call in flight goes, by the progress token it was sent with.
-    pub(crate) progress: ProgressRoutes,
-}
-
-/// The progress sinks of the calls in flight, by progress token.
-pub(crate) type ProgressRoutes = Arc<std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>>;
-
-impl std::fmt::Debug for Handler {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Handler").finish_non_exhaustive()
-    }
+    /// Who waits for each call in flight: its progress, and with the gateway its
+    /// server's requests and log messages, go there.
+    pub(crate) calls: CallRoutes,
 }
 
 impl ClientHandler for Handler {
+    /// With the gateway, the server may ask for sampling and elicitation, which go to the
+    /// gateway client whose call it serves.
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("omniagent", env!("CARGO_PKG_VERSION")))
+        #[cfg(feature = "server")]
+        let capabilities = crate::server::forwarded_capabilities();
+        #[cfg(not(feature = "server"))]
+        let capabilities = rmcp::model::ClientCapabilities::default();
+        ClientConfig::new(capabilities, Implementation::new("omniagent", env!("CARGO_PKG_VERSION")))
+    }
+
+    // Sampling is deprecated by 2026-07-28 (SEP-2577), but 2025-11-25 servers use it.
+    #[cfg(feature = "server")]
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        request: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        self.caller_of()?.create_message(request).await
+    }
+
+    #[cfg(feature = "server")]
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.caller_of()?.create_elicitation(request).await
+    }
+
+    #[cfg(feature = "server")]
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(caller) = self.calls.only_caller() {
+            caller.log(params).await;
+        }
     }
 
     fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) -> impl Future<Output = ()> + Send + '_ {
@@ -56,13 +87,7 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        let sink = self
-            .progress
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&params.progress_token)
-            .cloned();
-        if let Some(sink) = sink {
+        if let Some(sink) = self.calls.get(&params.progress_token).and_then(|route| route.progress) {
             sink(Progress { progress: params.progress, total: params.total, message: params.message });
         }
         std::future::ready(())
@@ -82,6 +107,17 @@ impl ClientHandler for Handler {
     ) -> impl Future<Output = ()> + Send + '_ {
         self.lists_changed.notify_one();
         std::future::ready(())
+    }
+}
+
+#[cfg(feature = "server")]
+impl Handler {
+    /// The gateway client whose call a server's request serves: nothing on the wire
+    /// says which call that is, so it is the caller of the one call in flight.
+    fn caller_of(&self) -> Result<crate::server::Caller, rmcp::ErrorData> {
+        self.calls.only_caller().ok_or_else(|| {
+            rmcp::ErrorData::invalid_request("no single client call is in flight that this request could serve", None)
+        })
     }
 }
 

@@ -54,6 +54,7 @@ mod config;
 mod connection;
 mod environment;
 mod error;
+mod route;
 #[cfg(feature = "server")]
 pub mod server;
 mod skill;

@@ -30,6 +30,7 @@ use skill_core::{Agent, Changes, ToolError};
 use tokio_util::sync::CancellationToken;
 
 pub use self::caller::tell_caller;
+pub(crate) use self::caller::{Caller, forwarded_capabilities};
 pub use self::http::{HttpClient, HttpOptions, serve_http};
 
 /// Makes the agent of a client, by the client's name (`""` over stdio and for the open
@@ -322,8 +323,12 @@ fn item_error(error: ToolError) -> ErrorData {
 }
 
 impl ServerHandler for Gateway {
+    // Logging is deprecated by 2026-07-28 (SEP-2577), but 2025-11-25 clients use it: the
+    // gateway sends approvals and its upstreams' log messages.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
+            .enable_logging()
             .enable_prompts()
             .enable_prompts_list_changed()
             .enable_resources()
@@ -343,6 +348,17 @@ impl ServerHandler for Gateway {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let client = self.client_of(&context.extensions);
         lock(&self.inner.peers).push((client, context.peer));
+    }
+
+    /// Accepted: the gateway sends only what its upstreams and approvals send, which
+    /// their own levels choose.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
     }
 
     async fn list_tools(

@@ -20,9 +20,10 @@ use tokio::sync::Notify;
 
 use crate::Error;
 use crate::config::{ServerConfig, Transport};
-use crate::connection::{Connection, Endpoint, Handler, ProgressRoutes};
+use crate::connection::{Connection, Endpoint, Handler};
 use crate::environment::{expand, server_env};
 use crate::error::stderr_suffix;
+use crate::route::{CallRoute, CallRoutes};
 
 /// An MCP server as a skill: its tools, offered under `{server}__{tool}` with source
 /// kind `mcp`, and its prompts, resources and resource templates, each with what the
@@ -173,7 +174,7 @@ impl Skill for McpSkill {
             endpoint,
             config: self.config.clone(),
             lists_changed: Arc::new(Notify::new()),
-            progress: ProgressRoutes::default(),
+            calls: CallRoutes::default(),
             connection: tokio::sync::Mutex::new(None),
             closing: std::sync::Mutex::new(Vec::new()),
         });
@@ -254,7 +255,7 @@ struct Shared {
     endpoint: Endpoint,
     config: ServerConfig,
     lists_changed: Arc<Notify>,
-    progress: ProgressRoutes,
+    calls: CallRoutes,
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
     /// Discarded connections still shutting down; `close` waits for them.
     closing: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -270,7 +271,7 @@ impl Shared {
         if let Some(dead) = slot.take() {
             dead.close().await;
         }
-        let handler = Handler { lists_changed: Arc::clone(&self.lists_changed), progress: Arc::clone(&self.progress) };
+        let handler = Handler { lists_changed: Arc::clone(&self.lists_changed), calls: self.calls.clone() };
         let connection =
             Arc::new(Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await?);
         tracing::debug!(server = %self.server, "server started");
@@ -429,29 +430,6 @@ impl ResourceReader for McpResources {
     }
 }
 
-/// The progress route of one call, removed when the call ends.
-struct ProgressRoute {
-    routes: ProgressRoutes,
-    token: rmcp::model::ProgressToken,
-}
-
-impl ProgressRoute {
-    fn new(
-        routes: ProgressRoutes,
-        token: rmcp::model::ProgressToken,
-        sink: skill_core::progress::ProgressSink,
-    ) -> Self {
-        routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(token.clone(), sink);
-        Self { routes, token }
-    }
-}
-
-impl Drop for ProgressRoute {
-    fn drop(&mut self) {
-        self.routes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.token);
-    }
-}
-
 /// Sends `notifications/cancelled` for the request `id` when dropped before it is
 /// answered (`id` is then still set): the caller stopped waiting.
 struct CancelOnDrop {
@@ -552,10 +530,9 @@ impl Tool for McpTool {
             Ok(handle) => {
                 // A caller that gives up (drops this future) cancels the call on the server.
                 let mut unanswered = CancelOnDrop { peer: handle.peer.clone(), id: Some(handle.id.clone()) };
-                // The server's progress for this call reaches whoever listens to it.
-                let route = skill_core::progress::current_sink().map(|sink| {
-                    ProgressRoute::new(Arc::clone(&self.shared.progress), handle.progress_token.clone(), sink)
-                });
+                // The server's progress, requests and log messages for this call reach
+                // whoever waits for it.
+                let route = self.shared.calls.enter(handle.progress_token.clone(), CallRoute::current());
                 let response = handle.await_response().await;
                 drop(route);
                 unanswered.id = None;

@@ -1,10 +1,12 @@
 //! The MCP client whose call is running: a person it must reach while the call waits
 //! (an AAuth approval) is told through that client, not through the gateway's own
-//! terminal, which its user may never see.
+//! terminal, which its user may never see; and an upstream server's requests and log
+//! messages during the call go to it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use rmcp::ErrorData;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
@@ -19,39 +21,124 @@ tokio::task_local! {
 
 /// The client of one `tools/call`, and how it can be reached.
 #[derive(Clone)]
-pub(super) struct Caller {
+pub(crate) struct Caller {
     peer: Peer<RoleServer>,
-    /// The client declared URL-mode elicitation, on a session that may send it requests.
+    /// On a 2025-11-25 (or older) session, which may be sent requests; 2026-07-28 forbids
+    /// server-to-client requests.
+    takes_requests: bool,
+    /// The client declared URL-mode elicitation.
     url_elicitation: bool,
+    /// The least severe log message it takes (see [`severity`]): every one on a session,
+    /// on 2026-07-28 only those at or above the `logLevel` its request names, and none
+    /// when it names none.
+    log_floor: Option<u8>,
 }
 
 impl Caller {
     pub(super) fn of(context: &RequestContext<RoleServer>) -> Self {
-        let sessions = context.protocol_version().is_some_and(|version| version < ProtocolVersion::V_2026_07_28);
-        let declared = context
+        let takes_requests = context.protocol_version().is_some_and(|version| version < ProtocolVersion::V_2026_07_28);
+        let url_elicitation = context
             .client_capabilities()
             .and_then(|capabilities| capabilities.elicitation)
             .is_some_and(|elicitation| elicitation.url.is_some());
-        Self { peer: context.peer.clone(), url_elicitation: sessions && declared }
+        #[allow(deprecated)]
+        let log_floor = if takes_requests { Some(0) } else { context.meta.log_level().map(severity) };
+        Self { peer: context.peer.clone(), takes_requests, url_elicitation, log_floor }
     }
 
     /// Runs `call` with this caller as the one [`tell_caller`] reaches.
     pub(super) async fn serving<F: Future>(self, call: F) -> F::Output {
         CALLER.scope(self, call).await
     }
+
+    /// The caller of the gateway call running in this task, if any.
+    pub(crate) fn current() -> Option<Self> {
+        CALLER.try_with(Caller::clone).ok()
+    }
+
+    fn requests_allowed(&self) -> Result<(), ErrorData> {
+        if self.takes_requests {
+            Ok(())
+        } else {
+            Err(ErrorData::invalid_request("the calling client is on 2026-07-28, which takes no server requests", None))
+        }
+    }
+
+    /// Asks the caller for a sampling, on behalf of an upstream server.
+    #[allow(deprecated)]
+    pub(crate) async fn create_message(
+        &self,
+        request: rmcp::model::CreateMessageRequestParams,
+    ) -> Result<rmcp::model::CreateMessageResult, ErrorData> {
+        self.requests_allowed()?;
+        self.peer.create_message(request).await.map_err(forwarding_error)
+    }
+
+    /// Asks the caller for an elicitation, on behalf of an upstream server.
+    pub(crate) async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+    ) -> Result<rmcp::model::ElicitResult, ErrorData> {
+        self.requests_allowed()?;
+        self.peer.create_elicitation(request).await.map_err(forwarding_error)
+    }
+
+    /// Passes an upstream server's log message on to the caller, if it takes it.
+    #[allow(deprecated)]
+    pub(crate) async fn log(&self, message: rmcp::model::LoggingMessageNotificationParam) {
+        if self.log_floor.is_some_and(|floor| severity(message.level) >= floor) {
+            // A caller that went away misses it.
+            let _ = self.peer.notify_logging_message(message).await;
+        }
+    }
+}
+
+/// How severe a log level is, from `debug` (0) to `emergency` (7), as RFC 5424 orders them.
+#[allow(deprecated)]
+fn severity(level: rmcp::model::LoggingLevel) -> u8 {
+    use rmcp::model::LoggingLevel;
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+/// The client's own error as it answered, else why the request did not reach it.
+fn forwarding_error(error: rmcp::ServiceError) -> ErrorData {
+    match error {
+        rmcp::ServiceError::McpError(error) => error,
+        other => ErrorData::internal_error(format!("the calling client did not answer: {other}"), None),
+    }
+}
+
+/// What the gateway's MCP client declares to its upstream servers: sampling and both
+/// elicitation modes, which it forwards to the client whose call is in flight.
+pub(crate) fn forwarded_capabilities() -> rmcp::model::ClientCapabilities {
+    serde_json::from_value(serde_json::json!({"sampling": {}, "elicitation": {"form": {}, "url": {}}}))
+        .unwrap_or_default()
 }
 
 /// Tells the MCP client whose call runs in this task that a person must open `url`
-/// (`message` says why): a URL-mode elicitation where the client declared it, else a log
-/// notification (`notifications/message`, level warning) carrying the message and the
-/// URL. `false` outside a gateway call: then the caller must tell the person itself.
+/// (`message` says why): a URL-mode elicitation where the client declared it on a
+/// session, else a log notification (`notifications/message`, level warning) carrying
+/// the message and the URL. `false` when neither can reach it (outside a gateway call,
+/// or a 2026-07-28 client that asked for no log messages): then the caller must tell the
+/// person itself.
 pub fn tell_caller(message: &str, url: &str) -> bool {
-    let Ok(caller) = CALLER.try_with(Caller::clone) else { return false };
+    let Some(caller) = Caller::current() else { return false };
+    let elicit = caller.url_elicitation && caller.takes_requests;
+    if !elicit && caller.log_floor.is_none_or(|floor| floor > WARNING) {
+        return false;
+    }
     let (message, url) = (message.to_owned(), url.to_owned());
     tokio::spawn(async move {
-        if caller.url_elicitation
-            && let Ok(parsed) = url::Url::parse(&url)
-        {
+        if elicit && let Ok(parsed) = url::Url::parse(&url) {
             static ELICITATIONS: AtomicU64 = AtomicU64::new(0);
             let id = format!("omniagent-{}", ELICITATIONS.fetch_add(1, Ordering::Relaxed));
             match caller.peer.elicit_url_with_timeout(message.clone(), parsed, id, Some(ELICITATION_BOUND)).await {
@@ -59,20 +146,32 @@ pub fn tell_caller(message: &str, url: &str) -> bool {
                 Err(error) => tracing::debug!("URL elicitation failed, sending a log message instead: {error}"),
             }
         }
-        if let Err(error) = log_warning(&caller.peer, serde_json::json!({"message": message, "url": url})).await {
-            tracing::warn!("cannot tell the client that a person must act: {error}");
-        }
+        caller.log(warning(serde_json::json!({"message": message, "url": url}))).await;
     });
     true
 }
 
-/// Sends `data` as a warning log message. Logging is deprecated by 2026-07-28
+/// The severity of `warning`.
+const WARNING: u8 = 3;
+
+/// `data` as a warning log message of the gateway's. Logging is deprecated by 2026-07-28
 /// (SEP-2577), but it is what every client shows today.
 #[allow(deprecated)]
-async fn log_warning(peer: &Peer<RoleServer>, data: serde_json::Value) -> Result<(), rmcp::ServiceError> {
+fn warning(data: serde_json::Value) -> rmcp::model::LoggingMessageNotificationParam {
     use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
-    peer.notify_logging_message(
-        LoggingMessageNotificationParam::new(LoggingLevel::Warning, data).with_logger("omniagent"),
-    )
-    .await
+    LoggingMessageNotificationParam::new(LoggingLevel::Warning, data).with_logger("omniagent")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(deprecated)]
+    fn severities_follow_rfc_5424() {
+        use rmcp::model::LoggingLevel;
+        assert_eq!(severity(warning(serde_json::Value::Null).level), WARNING);
+        assert!(severity(LoggingLevel::Debug) < severity(LoggingLevel::Info));
+        assert!(severity(LoggingLevel::Error) < severity(LoggingLevel::Emergency));
+    }
 }
