@@ -514,3 +514,39 @@ async fn edits_to_skills_and_config_reach_connected_clients() {
     assert!(agent.find_tool("gw__memory__remember").is_err(), "the last good config still holds");
     agent.close().await;
 }
+
+/// A 2026-07-28 client that goes away mid-call (drops its HTTP connection) cancels the
+/// upstream call: the sample server says so on its stderr, which the gateway logs at
+/// debug level.
+#[test]
+fn a_client_that_disconnects_mid_call_cancels_the_upstream_call() {
+    use std::io::Write as _;
+    let home = sample_home("60s");
+    let gateway = HttpGateway::start(&home, &["-vv", "--eager"], &[]);
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"}}"#;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"sample__sleep","arguments":{{"ms":60000}},{meta}}}}}"#
+    );
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: sample__sleep\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len(),
+        port = gateway.port
+    );
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", gateway.port)).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    // The gateway answers nothing before the call ends; give the call time to reach the
+    // upstream (already started), then go away.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!gateway.stderr.lock().unwrap().contains("sleep cancelled"));
+    drop(stream);
+    let started = Instant::now();
+    while !gateway.stderr.lock().unwrap().contains("mcp-sample-server: sleep cancelled") {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no cancellation upstream:\n{}",
+            gateway.stderr.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

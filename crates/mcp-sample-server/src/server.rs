@@ -139,7 +139,9 @@ impl SampleServer {
         }
     }
 
-    #[tool(description = "Sleep for `ms` milliseconds, then answer \"slept\"; stops when cancelled")]
+    #[tool(
+        description = "Sleep for `ms` milliseconds, then answer \"slept\"; when cancelled, stops and writes `sleep cancelled` to stderr"
+    )]
     async fn sleep(
         &self,
         Parameters(SleepArgs { ms }): Parameters<SleepArgs>,
@@ -147,8 +149,12 @@ impl SampleServer {
     ) -> Result<String, McpError> {
         tokio::select! {
             () = tokio::time::sleep(Duration::from_millis(ms)) => Ok("slept".to_owned()),
-            // rmcp drops the answer to a cancelled request, so this error is never sent.
-            () = context.ct.cancelled() => Err(McpError::internal_error("sleep cancelled", None)),
+            // rmcp drops the answer to a cancelled request, so this error is never sent;
+            // the line on stderr tells a host's tests that the cancellation arrived.
+            () = context.ct.cancelled() => {
+                let _ignored = writeln!(io::stderr(), "{SERVER_NAME}: sleep cancelled");
+                Err(McpError::internal_error("sleep cancelled", None))
+            }
         }
     }
 
