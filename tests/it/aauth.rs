@@ -31,6 +31,18 @@ fn assert_no_secret(harness: &Harness, home: &Home, text: &str) {
     assert!(!text.contains(key["d"].as_str().unwrap()), "the private key leaked: {text}");
 }
 
+/// The person approves, on the person server's interaction `page`, the request `code`
+/// names.
+fn approve(page: &url::Url, code: &str) {
+    let form = format!("code={code}&decision=approve");
+    let request = format!(
+        "POST /interact HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
+        form.len()
+    );
+    assert_eq!(raw_http_status(("127.0.0.1", page.port().unwrap()), &request), 200);
+}
+
 #[test]
 fn enroll_then_whoami_reuses_the_agent_token_and_shows_no_secret() {
     let (_runtime, harness) = start_harness();
@@ -219,13 +231,7 @@ fn fetch_shows_the_interaction_and_a_person_approves_once() {
     assert_eq!(page.path(), "/interact");
     // They decide once the request is polling.
     runtime.block_on(harness.wait_for_ps_polls(1));
-    let form = format!("code={code}&decision=approve");
-    let request = format!(
-        "POST /interact HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
-        form.len()
-    );
-    assert_eq!(raw_http_status(("127.0.0.1", page.port().unwrap()), &request), 200);
+    approve(&page, code);
 
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0));
@@ -297,13 +303,7 @@ fn through_the_gateway_the_interaction_reaches_the_calling_client() {
     let code = page.query_pairs().find(|(name, _)| name == "code").map(|(_, code)| code.into_owned()).unwrap();
     assert!(log["message"].as_str().unwrap().contains(&format!("(code {code})")), "{log}");
     runtime.block_on(harness.wait_for_ps_polls(1));
-    let form = format!("code={code}&decision=approve");
-    let request = format!(
-        "POST /interact HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
-        form.len()
-    );
-    assert_eq!(raw_http_status(("127.0.0.1", page.port().unwrap()), &request), 200);
+    approve(&page, &code);
 
     let output = client.wait_with_output().unwrap();
     seen.push_str(&String::from_utf8_lossy(&output.stderr));
