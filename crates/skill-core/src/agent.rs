@@ -11,9 +11,9 @@ use tracing::Instrument;
 
 use crate::naming::{agent_resource_uri, agent_tool_name, close_names, sanitize_tool_name, shorten_tool_name};
 use crate::{
-    KvStore, MemoryStore, Prompt, PromptInfo, PromptOutput, ResourceCatalog, ResourceInfo, ResourceOutput,
-    ResourceTemplateInfo, Secrets, Skill, SkillStore, SourceKind, Tool, ToolAnnotations, ToolCall, ToolContext,
-    ToolError, ToolHook, ToolOutput, ToolSource, split_agent_resource_uri,
+    Completion, CompletionRequest, KvStore, MemoryStore, Prompt, PromptInfo, PromptOutput, ResourceCatalog,
+    ResourceInfo, ResourceOutput, ResourceTemplateInfo, Secrets, Skill, SkillStore, SourceKind, Tool, ToolAnnotations,
+    ToolCall, ToolContext, ToolError, ToolHook, ToolOutput, ToolSource, split_agent_resource_uri,
 };
 
 /// A skill that could not be loaded (or closed), and why.
@@ -550,6 +550,37 @@ impl Agent {
             return Err(ToolError::InvalidArguments { tool: name.to_owned(), problems: missing });
         }
         prompt.prompt.get(arguments).await
+    }
+
+    /// Suggestions for an argument of the prompt called `name` (its agent-level name).
+    pub async fn complete_prompt(&self, name: &str, request: &CompletionRequest) -> Result<Completion, ToolError> {
+        let prompt = read(&self.inner.prompts)
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ToolError::NotFound { name: name.to_owned(), suggestions: Vec::new() })?;
+        prompt.prompt.complete(request).await
+    }
+
+    /// Suggestions for a variable of the resource template at the agent-level
+    /// `uri_template`.
+    pub async fn complete_resource_template(
+        &self,
+        uri_template: &str,
+        request: &CompletionRequest,
+    ) -> Result<Completion, ToolError> {
+        let found = {
+            let plain = read(&self.inner.plain);
+            read(&self.inner.resources).iter().find_map(|(skill, catalog)| {
+                let template = catalog
+                    .templates
+                    .iter()
+                    .find(|template| self.resource_uri(skill, &template.uri_template, &plain) == uri_template)?;
+                Some((catalog.reader.clone()?, template.uri_template.clone()))
+            })
+        };
+        let (reader, own_template) =
+            found.ok_or_else(|| ToolError::NotFound { name: uri_template.to_owned(), suggestions: Vec::new() })?;
+        reader.complete(&own_template, request).await
     }
 
     /// Every resource of every skill, under its agent-level URI, skills in name order.

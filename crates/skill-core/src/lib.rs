@@ -88,7 +88,9 @@ pub use crate::naming::{
     shorten_tool_name, split_agent_resource_uri,
 };
 pub use crate::output::{Content, ResourceContents, ToolOutput};
-pub use crate::prompt::{Prompt, PromptArgument, PromptInfo, PromptMessage, PromptOutput, Role};
+pub use crate::prompt::{
+    Completion, CompletionRequest, Prompt, PromptArgument, PromptInfo, PromptMessage, PromptOutput, Role,
+};
 pub use crate::resource::{
     ResourceCatalog, ResourceInfo, ResourceOutput, ResourceReader, ResourceTemplateInfo, SKILL_FRONTMATTER_META_KEY,
 };

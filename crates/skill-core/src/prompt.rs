@@ -103,6 +103,33 @@ pub enum Role {
     Assistant,
 }
 
+/// Suggestions for an argument being typed, in MCP's `completion` wire form
+/// (`completion/complete`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Completion {
+    /// The values, best first (MCP allows at most 100).
+    pub values: Vec<String>,
+    /// How many there are in all, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u32>,
+    /// Whether there are more than `values`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_more: Option<bool>,
+}
+
+/// What to complete: the argument being typed, what it holds so far, and the values of
+/// the arguments already given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompletionRequest {
+    /// The argument's name.
+    pub argument: String,
+    /// Its value so far.
+    pub value: String,
+    /// The other arguments' values.
+    pub context: BTreeMap<String, String>,
+}
+
 /// A prompt a skill offers: a template the host fills with arguments.
 ///
 /// Object-safe, like [`crate::Tool`]: the agent holds prompts as `Arc<dyn Prompt>` and
@@ -113,4 +140,9 @@ pub trait Prompt: Send + Sync {
     fn info(&self) -> &PromptInfo;
     /// The prompt filled with `arguments`.
     async fn get(&self, arguments: BTreeMap<String, String>) -> Result<PromptOutput, ToolError>;
+
+    /// Suggestions for one of its arguments; none by default.
+    async fn complete(&self, _request: &CompletionRequest) -> Result<Completion, ToolError> {
+        Ok(Completion::default())
+    }
 }

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{ResourceContents, ToolError};
+use crate::{Completion, CompletionRequest, ResourceContents, ToolError};
 
 /// The `_meta` key of a skill's `SKILL.md` resource that holds the file's frontmatter,
 /// as written, as a JSON object: what the MCP skills extension (SEP-2640) lists as the
@@ -89,6 +89,12 @@ pub trait ResourceReader: Send + Sync {
     /// The contents of the resource at `uri`, a URI as the skill gave it (listed, or
     /// expanded from one of its templates).
     async fn read(&self, uri: &str) -> Result<ResourceOutput, ToolError>;
+
+    /// Suggestions for a variable of the template `uri_template` (as the skill gave it);
+    /// none by default.
+    async fn complete(&self, _uri_template: &str, _request: &CompletionRequest) -> Result<Completion, ToolError> {
+        Ok(Completion::default())
+    }
 }
 
 /// What a skill offers as resources: see [`crate::Skill::resources`].

@@ -18,15 +18,15 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
-    GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock,
+    GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
-use skill_core::{Agent, Changes, ToolError};
+use skill_core::{Agent, Changes, CompletionRequest, ToolError};
 use tokio_util::sync::CancellationToken;
 
 pub use self::caller::tell_caller;
@@ -329,6 +329,7 @@ impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_logging()
+            .enable_completions()
             .enable_prompts()
             .enable_prompts_list_changed()
             .enable_resources()
@@ -402,6 +403,29 @@ impl ServerHandler for Gateway {
             Ok(output) => convert::call_result(output).map(Into::into),
             Err(error) => call_error(error),
         }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let agent = self.request_agent(&context).await?;
+        let asked = CompletionRequest {
+            argument: request.argument.name,
+            value: request.argument.value,
+            context: request.context.and_then(|context| context.arguments).unwrap_or_default().into_iter().collect(),
+        };
+        let completion = match &request.r#ref {
+            Reference::Prompt(prompt) => agent.complete_prompt(&prompt.name, &asked).await,
+            Reference::Resource(template) => agent.complete_resource_template(&template.uri, &asked).await,
+            other => {
+                let kind = other.reference_type();
+                return Err(ErrorData::invalid_params(format!("cannot complete a `{kind}` reference"), None));
+            }
+        }
+        .map_err(item_error)?;
+        convert::complete_result(&completion)
     }
 
     async fn list_prompts(

@@ -6,15 +6,16 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequestParams, ReadResourceRequestParams,
-    ServerResult,
+    ArgumentInfo, CallToolRequest, CallToolRequestParams, ClientRequest, CompleteRequestParams, CompletionContext,
+    GetPromptRequestParams, ReadResourceRequestParams, Reference, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
 use serde::Deserialize;
 use serde_json::Value;
 use skill_core::{
-    AgentHandle, BoxError, ExposeSecret, Prompt, PromptInfo, PromptOutput, ResourceCatalog, ResourceOutput,
-    ResourceReader, Secrets, Skill, SourceKind, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput, expand_home,
+    AgentHandle, BoxError, Completion, CompletionRequest, ExposeSecret, Prompt, PromptInfo, PromptOutput,
+    ResourceCatalog, ResourceOutput, ResourceReader, Secrets, Skill, SourceKind, Tool, ToolAnnotations, ToolContext,
+    ToolError, ToolOutput, expand_home,
 };
 use tokio::sync::Notify;
 
@@ -387,6 +388,28 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// The server's suggestions for an argument of `reference`; none when the server
+    /// does not complete.
+    async fn complete(&self, reference: Reference, request: &CompletionRequest) -> Result<Completion, ToolError> {
+        let completes = self
+            .current()
+            .await
+            .and_then(|connection| connection.peer.peer_info())
+            .is_none_or(|info| info.capabilities.completions.is_some());
+        if !completes {
+            return Ok(Completion::default());
+        }
+        let context = CompletionContext::with_arguments(request.context.clone().into_iter().collect());
+        let params = CompleteRequestParams::new(reference, ArgumentInfo::new(&request.argument, &request.value))
+            .with_context(context);
+        let result = self.request(async |connection| connection.peer.complete(params).await).await?;
+        wire_into(&result.completion).map_err(|error| {
+            ToolError::failed(format!("MCP server `{}` sent unreadable completions: {error}", self.server))
+        })
+    }
+}
+
 /// `value` (an rmcp model type) read as the skill-core type of the same MCP wire form.
 fn wire_into<T: serde::de::DeserializeOwned>(value: &impl serde::Serialize) -> Result<T, serde_json::Error> {
     serde_json::to_value(value).and_then(T::deserialize)
@@ -412,6 +435,10 @@ impl Prompt for McpPrompt {
             ToolError::failed(format!("MCP server `{}` sent an unreadable prompt: {error}", self.shared.server))
         })
     }
+
+    async fn complete(&self, request: &CompletionRequest) -> Result<Completion, ToolError> {
+        self.shared.complete(Reference::for_prompt(self.info.name.clone()), request).await
+    }
 }
 
 /// Reads the resources of an MCP server.
@@ -428,7 +455,16 @@ impl ResourceReader for McpResources {
             ToolError::failed(format!("MCP server `{}` sent an unreadable resource: {error}", self.shared.server))
         })
     }
+
+    async fn complete(&self, uri_template: &str, request: &CompletionRequest) -> Result<Completion, ToolError> {
+        self.shared.complete(Reference::for_resource(uri_template), request).await
+    }
 }
+
+/// How many turns a call's route outlives its answer, for the notifications the server
+/// sent before it, which rmcp handles in tasks of their own, spawned before the answer
+/// was delivered (a turn each lets them run; a timer would cost every call).
+const NOTIFICATION_YIELDS: usize = 4;
 
 /// Sends `notifications/cancelled` for the request `id` when dropped before it is
 /// answered (`id` is then still set): the caller stopped waiting.
@@ -534,6 +570,13 @@ impl Tool for McpTool {
                 // whoever waits for it.
                 let route = self.shared.calls.enter(handle.progress_token.clone(), CallRoute::current());
                 let response = handle.await_response().await;
+                if route.is_some() {
+                    // rmcp hands each notification to a task of its own: those that came
+                    // before the answer (progress, log messages) get to find their call.
+                    for _ in 0..NOTIFICATION_YIELDS {
+                        tokio::task::yield_now().await;
+                    }
+                }
                 drop(route);
                 unanswered.id = None;
                 response

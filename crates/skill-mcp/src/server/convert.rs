@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult, ResultType, Tool};
+use rmcp::model::{
+    CallToolResult, CompleteResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult, ResultType, Tool,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use skill_core::{PromptOutput, RegisteredPrompt, RegisteredTool, ResourceOutput, ToolOutput};
+use skill_core::{Completion, PromptOutput, RegisteredPrompt, RegisteredTool, ResourceOutput, ToolOutput};
 
 /// `value` read as the rmcp type of the same wire form.
 pub(super) fn wire<T: DeserializeOwned>(value: &impl Serialize) -> Result<T, ErrorData> {
@@ -72,6 +74,13 @@ pub(super) fn prompt_result(output: &PromptOutput) -> Result<GetPromptResult, Er
 /// A read resource as MCP's `ReadResourceResult`, marked complete.
 pub(super) fn read_result(output: &ResourceOutput) -> Result<ReadResourceResult, ErrorData> {
     let mut result: ReadResourceResult = wire(output)?;
+    result.result_type = Some(ResultType::COMPLETE);
+    Ok(result)
+}
+
+/// Suggestions as MCP's `CompleteResult`, marked complete.
+pub(super) fn complete_result(completion: &Completion) -> Result<CompleteResult, ErrorData> {
+    let mut result: CompleteResult = wire(&serde_json::json!({"completion": completion}))?;
     result.result_type = Some(ResultType::COMPLETE);
     Ok(result)
 }
