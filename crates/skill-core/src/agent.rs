@@ -9,11 +9,14 @@ use serde::Serialize;
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::naming::{agent_resource_uri, agent_tool_name, close_names, sanitize_tool_name, shorten_tool_name};
+mod items;
+
+pub use self::items::{Changes, RegisteredPrompt};
+
+use crate::naming::{agent_tool_name, close_names, sanitize_tool_name, shorten_tool_name};
 use crate::{
-    Completion, CompletionRequest, KvStore, MemoryStore, Prompt, PromptInfo, PromptOutput, ResourceCatalog,
-    ResourceInfo, ResourceOutput, ResourceTemplateInfo, Secrets, Skill, SkillStore, SourceKind, Tool, ToolAnnotations,
-    ToolCall, ToolContext, ToolError, ToolHook, ToolOutput, ToolSource, split_agent_resource_uri,
+    KvStore, MemoryStore, ResourceCatalog, Secrets, Skill, SkillStore, SourceKind, Tool, ToolAnnotations, ToolCall,
+    ToolContext, ToolError, ToolHook, ToolOutput, ToolSource,
 };
 
 /// A skill that could not be loaded (or closed), and why.
@@ -104,51 +107,6 @@ impl fmt::Debug for RegisteredTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RegisteredTool").field("name", &self.name()).field("source", self.source()).finish()
     }
-}
-
-/// A prompt as the agent registered it: the prompt, its agent-level name and its skill.
-#[derive(Clone)]
-pub struct RegisteredPrompt {
-    name: String,
-    skill: String,
-    prompt: Arc<dyn Prompt>,
-}
-
-impl RegisteredPrompt {
-    /// The agent-level name, `{skill}__{prompt}` (or the prompt's own name, for a skill
-    /// that is not [namespaced](Skill::namespaced)).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The skill that gives it.
-    pub fn skill(&self) -> &str {
-        &self.skill
-    }
-
-    /// What the prompt is, as its skill describes it (`name` is the skill's own name for it).
-    pub fn info(&self) -> &PromptInfo {
-        self.prompt.info()
-    }
-}
-
-impl fmt::Debug for RegisteredPrompt {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RegisteredPrompt").field("name", &self.name).field("skill", &self.skill).finish()
-    }
-}
-
-/// How many times each list of an agent changed since it was built: a server watching
-/// [`Agent::changes`] tells its clients to list again when a counter moves.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Changes {
-    /// Changes of the tool list.
-    pub tools: u64,
-    /// Changes of the prompt list.
-    pub prompts: u64,
-    /// Changes of the resource and resource-template lists.
-    pub resources: u64,
 }
 
 /// Builds an [`Agent`].
@@ -435,79 +393,6 @@ impl Agent {
         Ok(())
     }
 
-    /// Replaces the registered prompts of the skill `skill` with `prompts`, all or none,
-    /// as [`Agent::replace_tools`] does for tools.
-    pub fn replace_prompts(&self, skill: &str, prompts: Vec<Arc<dyn Prompt>>) -> Result<(), String> {
-        let mut registry = write(&self.inner.prompts);
-        let had_any = registry.values().any(|registered| registered.skill == skill);
-        if prompts.is_empty() && !had_any {
-            return Ok(());
-        }
-        let mut new_prompts: BTreeMap<String, RegisteredPrompt> = BTreeMap::new();
-        for prompt in prompts {
-            let name = self.item_name(skill, &prompt.info().name);
-            let existing = registry.get(&name).filter(|existing| existing.skill != skill);
-            if let Some(existing) = existing.or_else(|| new_prompts.get(&name)) {
-                return Err(format!(
-                    "prompt name `{name}` of skill `{skill}` collides with a prompt of skill `{}`",
-                    existing.skill
-                ));
-            }
-            new_prompts.insert(name.clone(), RegisteredPrompt { name, skill: skill.to_owned(), prompt });
-        }
-        registry.retain(|_, registered| registered.skill != skill);
-        registry.extend(new_prompts);
-        drop(registry);
-        self.inner.changes.send_modify(|changes| changes.prompts += 1);
-        Ok(())
-    }
-
-    /// Replaces the resources and resource templates of the skill `skill` with
-    /// `catalog`, all or none. A skill that is not [namespaced](Skill::namespaced) may not
-    /// list a URI that another such skill lists.
-    pub fn replace_resources(&self, skill: &str, catalog: ResourceCatalog) -> Result<(), String> {
-        let mut registry = write(&self.inner.resources);
-        if catalog.is_empty() && !registry.contains_key(skill) {
-            return Ok(());
-        }
-        if !catalog.is_empty() && catalog.reader.is_none() {
-            return Err(format!("skill `{skill}` lists resources but gives no reader"));
-        }
-        let plain = read(&self.inner.plain);
-        if plain.contains(skill) {
-            let others = registry.iter().filter(|(other, _)| *other != skill && plain.contains(*other));
-            for (other, other_catalog) in others {
-                let taken = catalog
-                    .resources
-                    .iter()
-                    .find(|resource| other_catalog.resources.iter().any(|listed| listed.uri == resource.uri));
-                if let Some(resource) = taken {
-                    return Err(format!(
-                        "resource `{}` of skill `{skill}` is also one of skill `{other}`",
-                        resource.uri
-                    ));
-                }
-            }
-        }
-        drop(plain);
-        if catalog.is_empty() {
-            registry.remove(skill);
-        } else {
-            registry.insert(skill.to_owned(), catalog);
-        }
-        drop(registry);
-        self.inner.changes.send_modify(|changes| changes.resources += 1);
-        Ok(())
-    }
-
-    /// Unregisters every tool, prompt and resource of `skill` (which failed to load).
-    fn forget_items(&self, skill: &str) {
-        write(&self.inner.tools).retain(|_, registered| registered.source().skill != skill);
-        write(&self.inner.prompts).retain(|_, registered| registered.skill != skill);
-        write(&self.inner.resources).remove(skill);
-        write(&self.inner.plain).remove(skill);
-    }
-
     /// The agent-level name of the tool or prompt `item` of `skill`.
     fn item_name(&self, skill: &str, item: &str) -> String {
         if read(&self.inner.plain).contains(skill) {
@@ -515,131 +400,6 @@ impl Agent {
         } else {
             agent_tool_name(skill, item)
         }
-    }
-
-    /// The agent-level URI of the resource (or template) `uri` of `skill`.
-    fn resource_uri(&self, skill: &str, uri: &str, plain: &BTreeSet<String>) -> String {
-        if plain.contains(skill) { uri.to_owned() } else { agent_resource_uri(skill, uri) }
-    }
-
-    /// A receiver that sees every change of the agent's tool, prompt and resource lists.
-    pub fn changes(&self) -> tokio::sync::watch::Receiver<Changes> {
-        self.inner.changes.subscribe()
-    }
-
-    /// Every registered prompt, by name.
-    pub fn prompts(&self) -> Vec<RegisteredPrompt> {
-        read(&self.inner.prompts).values().cloned().collect()
-    }
-
-    /// Fills the prompt called `name` (its agent-level name) with `arguments`; a
-    /// required argument that is missing is an [`ToolError::InvalidArguments`].
-    pub async fn get_prompt(&self, name: &str, arguments: BTreeMap<String, String>) -> Result<PromptOutput, ToolError> {
-        let prompt = read(&self.inner.prompts).get(name).cloned().ok_or_else(|| ToolError::NotFound {
-            name: name.to_owned(),
-            suggestions: close_names(name, read(&self.inner.prompts).keys().map(String::as_str)),
-        })?;
-        let missing: Vec<String> = prompt
-            .info()
-            .arguments
-            .iter()
-            .filter(|argument| argument.required == Some(true) && !arguments.contains_key(&argument.name))
-            .map(|argument| format!("missing required argument `{}`", argument.name))
-            .collect();
-        if !missing.is_empty() {
-            return Err(ToolError::InvalidArguments { tool: name.to_owned(), problems: missing });
-        }
-        prompt.prompt.get(arguments).await
-    }
-
-    /// Suggestions for an argument of the prompt called `name` (its agent-level name).
-    pub async fn complete_prompt(&self, name: &str, request: &CompletionRequest) -> Result<Completion, ToolError> {
-        let prompt = read(&self.inner.prompts)
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ToolError::NotFound { name: name.to_owned(), suggestions: Vec::new() })?;
-        prompt.prompt.complete(request).await
-    }
-
-    /// Suggestions for a variable of the resource template at the agent-level
-    /// `uri_template`.
-    pub async fn complete_resource_template(
-        &self,
-        uri_template: &str,
-        request: &CompletionRequest,
-    ) -> Result<Completion, ToolError> {
-        let found = {
-            let plain = read(&self.inner.plain);
-            read(&self.inner.resources).iter().find_map(|(skill, catalog)| {
-                let template = catalog
-                    .templates
-                    .iter()
-                    .find(|template| self.resource_uri(skill, &template.uri_template, &plain) == uri_template)?;
-                Some((catalog.reader.clone()?, template.uri_template.clone()))
-            })
-        };
-        let (reader, own_template) =
-            found.ok_or_else(|| ToolError::NotFound { name: uri_template.to_owned(), suggestions: Vec::new() })?;
-        reader.complete(&own_template, request).await
-    }
-
-    /// Every resource of every skill, under its agent-level URI, skills in name order.
-    pub fn resources(&self) -> Vec<ResourceInfo> {
-        let plain = read(&self.inner.plain);
-        let registry = read(&self.inner.resources);
-        let listed = registry.iter().flat_map(|(skill, catalog)| catalog.resources.iter().map(move |r| (skill, r)));
-        listed
-            .map(|(skill, resource)| ResourceInfo {
-                uri: self.resource_uri(skill, &resource.uri, &plain),
-                ..resource.clone()
-            })
-            .collect()
-    }
-
-    /// Every resource template of every skill, its URI template under the agent-level
-    /// prefix, skills in name order.
-    pub fn resource_templates(&self) -> Vec<ResourceTemplateInfo> {
-        let plain = read(&self.inner.plain);
-        let registry = read(&self.inner.resources);
-        let listed = registry.iter().flat_map(|(skill, catalog)| catalog.templates.iter().map(move |t| (skill, t)));
-        listed
-            .map(|(skill, template)| ResourceTemplateInfo {
-                uri_template: self.resource_uri(skill, &template.uri_template, &plain),
-                ..template.clone()
-            })
-            .collect()
-    }
-
-    /// Reads the resource at the agent-level `uri`: `omniagent://{skill}/{uri}` goes to
-    /// that skill; a URI without the prefix goes to the skill that is not namespaced and
-    /// lists it, else to the first such skill with a template whose fixed start matches.
-    pub async fn read_resource(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
-        let (reader, skill_uri) = self.resource_reader(uri).ok_or_else(|| ToolError::NotFound {
-            name: uri.to_owned(),
-            suggestions: close_names(uri, self.resources().iter().map(|resource| resource.uri.as_str())),
-        })?;
-        reader.read(&skill_uri).await
-    }
-
-    fn resource_reader(&self, uri: &str) -> Option<(Arc<dyn crate::ResourceReader>, String)> {
-        let registry = read(&self.inner.resources);
-        let plain = read(&self.inner.plain);
-        if let Some((skill, skill_uri)) = split_agent_resource_uri(uri)
-            && !plain.contains(&skill)
-        {
-            return Some((registry.get(&skill)?.reader.clone()?, skill_uri.to_owned()));
-        }
-        let unprefixed = || registry.iter().filter(|(skill, _)| plain.contains(*skill)).map(|(_, catalog)| catalog);
-        let listed = unprefixed().find(|catalog| catalog.resources.iter().any(|resource| resource.uri == uri));
-        let templated = || {
-            unprefixed().find(|catalog| {
-                catalog.templates.iter().any(|template| {
-                    let fixed = template.uri_template.split('{').next().unwrap_or_default();
-                    !fixed.is_empty() && uri.starts_with(fixed)
-                })
-            })
-        };
-        Some((listed.or_else(templated)?.reader.clone()?, uri.to_owned()))
     }
 
     /// Every registered tool, by name.

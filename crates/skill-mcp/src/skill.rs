@@ -5,17 +5,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use rmcp::ServiceError;
-use rmcp::model::{
-    ArgumentInfo, CallToolRequest, CallToolRequestParams, ClientRequest, CompleteRequestParams, CompletionContext,
-    GetPromptRequestParams, ReadResourceRequestParams, Reference, ServerResult,
-};
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
 use rmcp::service::PeerRequestOptions;
 use serde::Deserialize;
 use serde_json::Value;
 use skill_core::{
-    AgentHandle, BoxError, Completion, CompletionRequest, ExposeSecret, Prompt, PromptInfo, PromptOutput,
-    ResourceCatalog, ResourceOutput, ResourceReader, Secrets, Skill, SourceKind, Tool, ToolAnnotations, ToolContext,
-    ToolError, ToolOutput, expand_home,
+    AgentHandle, BoxError, ExposeSecret, Prompt, PromptInfo, ResourceCatalog, Secrets, Skill, SourceKind, Tool,
+    ToolAnnotations, ToolContext, ToolError, ToolOutput, expand_home,
 };
 use tokio::sync::Notify;
 
@@ -25,6 +21,10 @@ use crate::connection::{Connection, Endpoint, Handler};
 use crate::environment::{expand, server_env};
 use crate::error::stderr_suffix;
 use crate::route::{CallRoute, CallRoutes};
+
+mod items;
+
+use self::items::{McpPrompt, McpResources, wire_into};
 
 /// An MCP server as a skill: its tools, offered under `{server}__{tool}` with source
 /// kind `mcp`, and its prompts, resources and resource templates, each with what the
@@ -385,79 +385,6 @@ impl Shared {
             }
             Err(_elapsed) => Err(ToolError::Timeout { after: bound }),
         }
-    }
-}
-
-impl Shared {
-    /// The server's suggestions for an argument of `reference`; none when the server
-    /// does not complete.
-    async fn complete(&self, reference: Reference, request: &CompletionRequest) -> Result<Completion, ToolError> {
-        let completes = self
-            .current()
-            .await
-            .and_then(|connection| connection.peer.peer_info())
-            .is_none_or(|info| info.capabilities.completions.is_some());
-        if !completes {
-            return Ok(Completion::default());
-        }
-        let context = CompletionContext::with_arguments(request.context.clone().into_iter().collect());
-        let params = CompleteRequestParams::new(reference, ArgumentInfo::new(&request.argument, &request.value))
-            .with_context(context);
-        let result = self.request(async |connection| connection.peer.complete(params).await).await?;
-        wire_into(&result.completion).map_err(|error| {
-            ToolError::failed(format!("MCP server `{}` sent unreadable completions: {error}", self.server))
-        })
-    }
-}
-
-/// `value` (an rmcp model type) read as the skill-core type of the same MCP wire form.
-fn wire_into<T: serde::de::DeserializeOwned>(value: &impl serde::Serialize) -> Result<T, serde_json::Error> {
-    serde_json::to_value(value).and_then(T::deserialize)
-}
-
-/// One prompt of an MCP server.
-struct McpPrompt {
-    info: PromptInfo,
-    shared: Arc<Shared>,
-}
-
-#[async_trait]
-impl Prompt for McpPrompt {
-    fn info(&self) -> &PromptInfo {
-        &self.info
-    }
-
-    async fn get(&self, arguments: BTreeMap<String, String>) -> Result<PromptOutput, ToolError> {
-        let arguments = arguments.into_iter().map(|(name, value)| (name, Value::String(value))).collect();
-        let params = GetPromptRequestParams::new(self.info.name.clone()).with_arguments(arguments);
-        let result = self.shared.request(async |connection| connection.peer.get_prompt(params).await).await?;
-        wire_into(&result).map_err(|error| {
-            ToolError::failed(format!("MCP server `{}` sent an unreadable prompt: {error}", self.shared.server))
-        })
-    }
-
-    async fn complete(&self, request: &CompletionRequest) -> Result<Completion, ToolError> {
-        self.shared.complete(Reference::for_prompt(self.info.name.clone()), request).await
-    }
-}
-
-/// Reads the resources of an MCP server.
-struct McpResources {
-    shared: Arc<Shared>,
-}
-
-#[async_trait]
-impl ResourceReader for McpResources {
-    async fn read(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
-        let params = ReadResourceRequestParams::new(uri);
-        let result = self.shared.request(async |connection| connection.peer.read_resource(params).await).await?;
-        wire_into(&result).map_err(|error| {
-            ToolError::failed(format!("MCP server `{}` sent an unreadable resource: {error}", self.shared.server))
-        })
-    }
-
-    async fn complete(&self, uri_template: &str, request: &CompletionRequest) -> Result<Completion, ToolError> {
-        self.shared.complete(Reference::for_resource(uri_template), request).await
     }
 }
 

@@ -1,0 +1,90 @@
+//! An MCP server's prompts and resources as skill items, and the conversions between
+//! rmcp's model types and skill-core's (both in MCP's wire form).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rmcp::model::{
+    ArgumentInfo, CompleteRequestParams, CompletionContext, GetPromptRequestParams, ReadResourceRequestParams,
+    Reference,
+};
+use serde_json::Value;
+use skill_core::{
+    Completion, CompletionRequest, Prompt, PromptInfo, PromptOutput, ResourceOutput, ResourceReader, ToolError,
+};
+
+use super::Shared;
+
+impl Shared {
+    /// The server's suggestions for an argument of `reference`; none when the server
+    /// does not complete.
+    async fn complete(&self, reference: Reference, request: &CompletionRequest) -> Result<Completion, ToolError> {
+        let completes = self
+            .current()
+            .await
+            .and_then(|connection| connection.peer.peer_info())
+            .is_none_or(|info| info.capabilities.completions.is_some());
+        if !completes {
+            return Ok(Completion::default());
+        }
+        let context = CompletionContext::with_arguments(request.context.clone().into_iter().collect());
+        let params = CompleteRequestParams::new(reference, ArgumentInfo::new(&request.argument, &request.value))
+            .with_context(context);
+        let result = self.request(async |connection| connection.peer.complete(params).await).await?;
+        wire_into(&result.completion).map_err(|error| {
+            ToolError::failed(format!("MCP server `{}` sent unreadable completions: {error}", self.server))
+        })
+    }
+}
+
+/// `value` (an rmcp model type) read as the skill-core type of the same MCP wire form.
+pub(super) fn wire_into<T: serde::de::DeserializeOwned>(value: &impl serde::Serialize) -> Result<T, serde_json::Error> {
+    serde_json::to_value(value).and_then(T::deserialize)
+}
+
+/// One prompt of an MCP server.
+pub(super) struct McpPrompt {
+    pub(super) info: PromptInfo,
+    pub(super) shared: Arc<Shared>,
+}
+
+#[async_trait]
+impl Prompt for McpPrompt {
+    fn info(&self) -> &PromptInfo {
+        &self.info
+    }
+
+    async fn get(&self, arguments: BTreeMap<String, String>) -> Result<PromptOutput, ToolError> {
+        let arguments = arguments.into_iter().map(|(name, value)| (name, Value::String(value))).collect();
+        let params = GetPromptRequestParams::new(self.info.name.clone()).with_arguments(arguments);
+        let result = self.shared.request(async |connection| connection.peer.get_prompt(params).await).await?;
+        wire_into(&result).map_err(|error| {
+            ToolError::failed(format!("MCP server `{}` sent an unreadable prompt: {error}", self.shared.server))
+        })
+    }
+
+    async fn complete(&self, request: &CompletionRequest) -> Result<Completion, ToolError> {
+        self.shared.complete(Reference::for_prompt(self.info.name.clone()), request).await
+    }
+}
+
+/// Reads the resources of an MCP server.
+pub(super) struct McpResources {
+    pub(super) shared: Arc<Shared>,
+}
+
+#[async_trait]
+impl ResourceReader for McpResources {
+    async fn read(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
+        let params = ReadResourceRequestParams::new(uri);
+        let result = self.shared.request(async |connection| connection.peer.read_resource(params).await).await?;
+        wire_into(&result).map_err(|error| {
+            ToolError::failed(format!("MCP server `{}` sent an unreadable resource: {error}", self.shared.server))
+        })
+    }
+
+    async fn complete(&self, uri_template: &str, request: &CompletionRequest) -> Result<Completion, ToolError> {
+        self.shared.complete(Reference::for_resource(uri_template), request).await
+    }
+}
