@@ -6,6 +6,25 @@
 //! [`AgentFactory`] on that client's first need (so upstream servers start lazily) and
 //! kept for the life of the gateway. Each agent's list changes reach that client's
 //! sessions as `list_changed` notifications and its 2026-07-28 subscriptions.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use skill_core::{Agent, MemorySkill};
+//! use skill_mcp::server::{AgentFactory, Gateway};
+//!
+//! # #[tokio::main] async fn main() -> std::io::Result<()> {
+//! // Every client gets an agent of its own, with the memory skill.
+//! let factory: AgentFactory = Arc::new(|client: String| {
+//!     Box::pin(async move {
+//!         let agent = Agent::builder().name(client).with_compiled_skill(MemorySkill::new()).build();
+//!         agent.init_compiled_skills().await;
+//!         Ok(agent)
+//!     })
+//! });
+//! // An MCP host starts this program and speaks MCP on its stdin and stdout.
+//! Gateway::new(factory, None).serve_stdio(tokio_util::sync::CancellationToken::new()).await
+//! # }
+//! ```
 
 mod caller;
 mod convert;
@@ -348,7 +367,11 @@ impl ServerHandler for Gateway {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let client = self.client_of(&context.extensions);
-        lock(&self.inner.peers).push((client, context.peer));
+        let mut peers = lock(&self.inner.peers);
+        // Sessions that ended are forgotten here too, so a gateway whose lists never
+        // change does not keep them.
+        peers.retain(|(_, peer)| !peer.is_transport_closed());
+        peers.push((client, context.peer));
     }
 
     /// Accepted: the gateway sends only what its upstreams and approvals send, which
