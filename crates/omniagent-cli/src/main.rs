@@ -62,11 +62,12 @@ fn main() -> ExitCode {
     }
 }
 
-/// One thread for a command, which does one thing at a time and must start fast; every
-/// core for the gateway, which serves many clients at once.
+/// One thread for a command, which does one thing at a time and must start fast, and
+/// for the gateway over stdio, which serves one client (a thread saves the cross-thread
+/// wake-ups of every call); every core for the gateway over HTTP, which serves many.
 fn runtime_for(command: &args::Command) -> tokio::runtime::Builder {
     #[cfg(feature = "mcp")]
-    if matches!(command, args::Command::Mcp(_)) {
+    if matches!(command, args::Command::Mcp(args::McpCommand::Serve { http: Some(_), .. })) {
         return tokio::runtime::Builder::new_multi_thread();
     }
     let _ = command;

@@ -101,6 +101,11 @@ pub async fn serve_http(
     let app = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(tokens, authenticate));
+    // A response written in two pieces (the session's event stream) would otherwise wait
+    // for a delayed ACK: 44 ms a call on a 2025-11-25 session.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |connection: &mut tokio::net::TcpStream| {
+        let _ = connection.set_nodelay(true);
+    });
     axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await
 }
 

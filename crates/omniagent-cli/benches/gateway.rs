@@ -1,0 +1,525 @@
+//! The gateway (`omniagent mcp serve`, the release binary) beside its peers, every figure
+//! of issue 10 in one run. Every client is rmcp's, the same for both sides of a figure,
+//! with its response cache off (so each list is a round trip).
+//!
+//! - `gateway_stdio_call`: one `echo` call after another over stdio. `through_gateway`
+//!   calls `sample__echo` on `omniagent mcp serve` whose config has `mcp-sample-server`
+//!   as the upstream `sample`; `bare_rmcp` calls `echo` on `mcp-sample-server` itself.
+//!   Target: `through_gateway` at most 1.2× `bare_rmcp`.
+//! - `gateway_http_16_clients`: 16 clients (each its own rmcp client, reqwest client and
+//!   connections), stateless 2026-07-28 era, each making one call after another; an
+//!   iteration is one call of each client, so criterion's throughput is calls/s.
+//!   `memory_list` calls the compiled `memory__list` (`storage: {backend: memory}`) on
+//!   `omniagent mcp serve --http` (target: at least 10,000 calls/s on 2 cores);
+//!   `sample_echo_through_gateway` calls the upstream's `echo` through it, and
+//!   `echo_through_fastmcp_proxy` the same `echo` through FastMCP's proxy
+//!   (`fastmcp.server.create_proxy`, `tests/fixtures/gateway/bench_fastmcp.py`) of the same
+//!   `mcp-sample-server`, served over streamable HTTP by FastMCP (target: ours at least 10×).
+//!   `memory_list_legacy` is `memory_list` in the 2025-11-25 era (a session per client).
+//! - `gateway_tools_list_github`: `tools/list` without cursor (the first page, 200 of
+//!   GitHub's 1,223 OpenAPI tools) over stdio, the agent already started by a first list
+//!   (target: within 5 ms). The peer, FastMCP's `FastMCP.from_openapi` of the same
+//!   document in pages of 200, takes seconds per page: it is timed outside criterion
+//!   (three lists after a warming one) and printed.
+//! - `gateway_idle_session_memory` (printed, not criterion): the gateway's VmRSS
+//!   (/proc/PID/status) before and after opening 200 idle 2025-11-25 sessions over HTTP
+//!   (initialize, initialized, the GET stream rmcp opens; each its own client), the agent
+//!   already made by an earlier session; the difference divided by 200. Target: at most
+//!   100 KiB. The peer is the FastMCP proxy, measured the same way.
+//! - `gateway_stdio_start`: spawn, `initialize` written at once, until its answer's line
+//!   arrives; the upstream is configured but lazy (not started). `omniagent_mcp_serve`
+//!   against `mcp_sample_server` (a bare rmcp server). Target: within 20 ms. The exit
+//!   (stdin EOF) runs after each iteration, outside the timing.
+//!
+//! Clients run on a tokio runtime with 2 workers. On a 2-core machine they share the cores
+//! with the servers they measure, so HTTP figures include the client's own work.
+//!
+//! Peers: `mcp-sample-server` of this target folder (`cargo build --release -p
+//! mcp-sample-server`, which `cargo xtask bench` runs), GitHub's OpenAPI document and the
+//! Python virtual environment with FastMCP from the peers cache (`cargo xtask peers`).
+//! Printed figures are measured only under `cargo bench` (criterion's `--bench`), and
+//! only when no filter is given or the filter is part of their name.
+
+use std::hint::black_box;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
+use rmcp::service::{Peer, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
+use rmcp::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt as _, RoleClient, ServiceExt as _};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::runtime::Runtime;
+
+/// Concurrent clients in `gateway_http_16_clients`.
+const CLIENTS: u32 = 16;
+/// Idle sessions opened in `gateway_idle_session_memory`.
+const IDLE_SESSIONS: usize = 200;
+/// Sessions opened at once while `gateway_idle_session_memory` opens them.
+const OPENING_AT_ONCE: usize = 16;
+/// Operations in `@octokit/openapi` 23.0.2's `api.github.com.json`.
+const GITHUB_OPERATIONS: usize = 1223;
+/// Tools on the gateway's first page (its `PAGE_SIZE`).
+const FIRST_PAGE: usize = 200;
+/// How long a server may take from spawn to listening (FastMCP imports for seconds).
+const LISTEN_BOUND: Duration = Duration::from_secs(60);
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a tokio runtime")
+}
+
+/// Whether a printed figure named `name` is wanted: under `cargo bench` only (not when
+/// `cargo test --benches` runs each benchmark once), and unless a filter leaves it out.
+fn printed_figure_wanted(name: &str) -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let filters: Vec<&String> = args.iter().filter(|arg| !arg.starts_with('-')).collect();
+    args.iter().any(|arg| arg == "--bench") && (filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
+}
+
+/// A temporary `OMNIAGENT_HOME` with `config` as its `config.yaml`.
+fn home_with(config: &str) -> TempDir {
+    let home = tempfile::tempdir().expect("a temporary folder");
+    std::fs::write(home.path().join("config.yaml"), config).expect("a writable temporary folder");
+    home
+}
+
+/// A config with the memory skill in memory and `mcp-sample-server` as the upstream `sample`.
+fn sample_upstream_config(sample_server: &Path) -> String {
+    format!(
+        "storage: {{backend: memory}}\nmcp:\n  servers:\n    sample:\n      command: '{}'\n",
+        sample_server.display()
+    )
+}
+
+/// `omniagent ARGS` with `home` as `OMNIAGENT_HOME`.
+fn omniagent(home: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_omniagent"));
+    command.args(args).env("OMNIAGENT_HOME", home).env_remove("OMNIAGENT_CONFIG");
+    command
+}
+
+/// The Python helper that runs FastMCP's servers, with `args`.
+fn fastmcp(args: &[&str]) -> Command {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/bench_fastmcp.py");
+    let mut command = Command::new(test_peers::mcp_python_or_panic());
+    command.arg(script).args(args);
+    command
+}
+
+fn tool_call(name: &'static str, arguments: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = arguments else { unreachable!("tool arguments are an object") };
+    CallToolRequestParams::new(name).with_arguments(arguments)
+}
+
+fn echo_call(name: &'static str) -> CallToolRequestParams {
+    tool_call(name, json!({"text": "x"}))
+}
+
+fn memory_list_call() -> CallToolRequestParams {
+    tool_call("memory__list", json!({}))
+}
+
+fn text_of(result: &CallToolResult) -> Option<&str> {
+    result.content.first().and_then(|content| content.as_text()).map(|text| text.text.as_str())
+}
+
+/// Measuring an error path by mistake would flatter either side: checks one call's answer.
+async fn check_echo(peer: &Peer<RoleClient>, params: &CallToolRequestParams) {
+    let result = peer.call_tool(params.clone()).await.expect("echo answers");
+    assert_eq!((result.is_error.unwrap_or(false), text_of(&result)), (false, Some("x")), "{result:?}");
+}
+
+async fn check_memory_list(peer: &Peer<RoleClient>) {
+    let result = peer.call_tool(memory_list_call()).await.expect("memory__list answers");
+    assert!(!result.is_error.unwrap_or(false), "{result:?}");
+    assert_eq!(result.structured_content, Some(json!({"keys": []})), "{result:?}");
+}
+
+/// rmcp's client on a server it spawns, initialized, its response cache off.
+async fn stdio_client(command: Command) -> RunningService<RoleClient, ()> {
+    let transport = TokioChildProcess::new(tokio::process::Command::from(command)).expect("the server starts");
+    let client = ().serve(transport).await.expect("the server initializes");
+    client.peer().set_response_cache_config(ClientCacheConfig::disabled()).await;
+    client
+}
+
+/// The MCP protocol era a streamable-HTTP client speaks.
+#[derive(Debug, Clone, Copy)]
+enum Era {
+    /// 2025-11-25: `initialize`, a session, its GET stream.
+    Legacy,
+    /// 2026-07-28: `server/discover`, every request self-contained.
+    Stateless,
+}
+
+impl Era {
+    fn lifecycle(self) -> ClientLifecycleMode {
+        match self {
+            Era::Legacy => ClientLifecycleMode::Initialize,
+            Era::Stateless => ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
+        }
+    }
+}
+
+/// rmcp's streamable-HTTP client on `url` in `era`, with a reqwest client (and so
+/// connections) of its own, its response cache off.
+async fn http_client(url: &str, era: Era) -> RunningService<RoleClient, ()> {
+    // The workspace's reqwest has rustls without a provider; plain HTTP still needs one installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::builder().build().expect("a reqwest client");
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    let client = ().serve_with_lifecycle(transport, era.lifecycle()).await.expect("the server initializes");
+    client.peer().set_response_cache_config(ClientCacheConfig::disabled()).await;
+    client
+}
+
+async fn http_clients(url: &str, era: Era, count: u32) -> Vec<RunningService<RoleClient, ()>> {
+    let mut clients = Vec::new();
+    for _ in 0..count {
+        clients.push(http_client(url, era).await);
+    }
+    clients
+}
+
+/// `calls` calls of `params` on `peer`, one after the other.
+async fn sequential_calls(peer: Peer<RoleClient>, params: CallToolRequestParams, calls: u64) {
+    for _ in 0..calls {
+        black_box(peer.call_tool(params.clone()).await.expect("the tool answers"));
+    }
+}
+
+/// `calls_each` calls on every one of `peers` at once; the wall time until the last ends.
+fn concurrent_calls(
+    runtime: &Runtime,
+    peers: &[Peer<RoleClient>],
+    params: &CallToolRequestParams,
+    calls_each: u64,
+) -> Duration {
+    runtime.block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        let started = Instant::now();
+        for peer in peers {
+            tasks.spawn(sequential_calls(peer.clone(), params.clone(), calls_each));
+        }
+        while let Some(joined) = tasks.join_next().await {
+            joined.expect("a caller task");
+        }
+        started.elapsed()
+    })
+}
+
+/// A server process listening on a loopback port, killed on drop.
+struct ServerProcess {
+    child: Child,
+    port: u16,
+}
+
+impl ServerProcess {
+    /// Spawns `command` (which must listen on `port`) and waits until it listens.
+    fn start(mut command: Command, port: u16) -> Self {
+        let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).spawn().expect("the server process starts");
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = child.try_wait().expect("the server process can be waited for") {
+                panic!("the server exited ({status}) before listening on {port}");
+            }
+            assert!(started.elapsed() < LISTEN_BOUND, "the server did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, port }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// The process's resident set (VmRSS), in KiB.
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("/proc is readable");
+        let line = status.lines().find(|line| line.starts_with("VmRSS:")).expect("a VmRSS line");
+        line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).expect("VmRSS in kB")
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // Upstream servers see their stdin close and exit with it.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loopback port free a moment ago.
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    listener.local_addr().expect("a bound address").port()
+}
+
+/// `omniagent mcp serve --http` in `home`.
+fn http_gateway(home: &Path) -> ServerProcess {
+    let port = free_port();
+    ServerProcess::start(omniagent(home, &["mcp", "serve", "--http", &format!("127.0.0.1:{port}")]), port)
+}
+
+/// FastMCP's proxy of `mcp-sample-server` over streamable HTTP.
+fn fastmcp_proxy(sample_server: &Path) -> ServerProcess {
+    let port = free_port();
+    let sample_server = sample_server.to_str().expect("a UTF-8 path");
+    ServerProcess::start(fastmcp(&["proxy", &port.to_string(), sample_server]), port)
+}
+
+fn stdio_call_overhead(c: &mut Criterion) {
+    let sample_server = test_peers::sample_server_or_panic();
+    let home = home_with(&sample_upstream_config(&sample_server));
+    let runtime = runtime();
+    let gateway = runtime.block_on(stdio_client(omniagent(home.path(), &["mcp", "serve"])));
+    let bare = runtime.block_on(stdio_client(Command::new(&sample_server)));
+    let (through_gateway, direct) = (echo_call("sample__echo"), echo_call("echo"));
+    // The first call through the gateway makes its agent and starts the upstream.
+    runtime.block_on(check_echo(gateway.peer(), &through_gateway));
+    runtime.block_on(check_echo(bare.peer(), &direct));
+
+    let mut group = c.benchmark_group("gateway_stdio_call");
+    group
+        .throughput(Throughput::Elements(1))
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    group.bench_function("through_gateway", |b| {
+        b.iter_custom(|iters| concurrent_calls(&runtime, &[gateway.peer().clone()], &through_gateway, iters))
+    });
+    group.bench_function("bare_rmcp", |b| {
+        b.iter_custom(|iters| concurrent_calls(&runtime, &[bare.peer().clone()], &direct, iters))
+    });
+    group.finish();
+    runtime.block_on(async {
+        gateway.cancel().await.expect("the gateway client closes");
+        bare.cancel().await.expect("the rmcp client closes");
+    });
+}
+
+fn peers_of(clients: &[RunningService<RoleClient, ()>]) -> Vec<Peer<RoleClient>> {
+    clients.iter().map(|client| client.peer().clone()).collect()
+}
+
+fn http_throughput(c: &mut Criterion) {
+    let sample_server = test_peers::sample_server_or_panic();
+    let home = home_with(&sample_upstream_config(&sample_server));
+    let runtime = runtime();
+    let gateway = http_gateway(home.path());
+    let proxy = fastmcp_proxy(&sample_server);
+    let ours = runtime.block_on(http_clients(&gateway.url(), Era::Stateless, CLIENTS));
+    let ours_legacy = runtime.block_on(http_clients(&gateway.url(), Era::Legacy, CLIENTS));
+    let theirs = runtime.block_on(http_clients(&proxy.url(), Era::Stateless, CLIENTS));
+    let (ours, ours_legacy, theirs) = (peers_of(&ours), peers_of(&ours_legacy), peers_of(&theirs));
+    let (memory_list, sample_echo, echo) = (memory_list_call(), echo_call("sample__echo"), echo_call("echo"));
+    runtime.block_on(async {
+        // The first request makes the agent (and the first echo starts the upstream).
+        for peer in ours.iter().chain(&ours_legacy) {
+            check_memory_list(peer).await;
+            check_echo(peer, &sample_echo).await;
+        }
+        for peer in &theirs {
+            check_echo(peer, &echo).await;
+        }
+    });
+
+    let mut group = c.benchmark_group("gateway_http_16_clients");
+    group
+        .throughput(Throughput::Elements(u64::from(CLIENTS)))
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    group.bench_function("memory_list", |b| {
+        b.iter_custom(|iters| concurrent_calls(&runtime, &ours, &memory_list, iters))
+    });
+    group.bench_function("memory_list_legacy", |b| {
+        b.iter_custom(|iters| concurrent_calls(&runtime, &ours_legacy, &memory_list, iters))
+    });
+    group.bench_function("sample_echo_through_gateway", |b| {
+        b.iter_custom(|iters| concurrent_calls(&runtime, &ours, &sample_echo, iters))
+    });
+    group.sample_size(10);
+    group.bench_function("echo_through_fastmcp_proxy", |b| {
+        b.iter_custom(|iters| concurrent_calls(&runtime, &theirs, &echo, iters))
+    });
+    group.finish();
+}
+
+/// A config with GitHub's OpenAPI document as the skill `github`, its calls aimed at a
+/// closed port (only listing is measured).
+fn github_config() -> String {
+    format!(
+        "storage: {{backend: memory}}\nopenapi:\n  github: {{spec: '{}', base_url: 'http://127.0.0.1:9'}}\n",
+        test_peers::github_openapi_or_panic().display()
+    )
+}
+
+async fn first_page(peer: &Peer<RoleClient>) -> (usize, bool) {
+    let page = peer.list_tools(None).await.expect("tools/list answers");
+    (page.tools.len(), page.next_cursor.is_some())
+}
+
+fn tools_list_github(c: &mut Criterion) {
+    let home = home_with(&github_config());
+    let runtime = runtime();
+    let gateway = runtime.block_on(stdio_client(omniagent(home.path(), &["mcp", "serve"])));
+    let peer = gateway.peer().clone();
+    // The first list starts the agent (and loads the document); then check every page.
+    let all_tools = runtime.block_on(peer.list_all_tools()).expect("tools/list answers");
+    let github_tools = all_tools.iter().filter(|tool| tool.name.starts_with("github__")).count();
+    assert_eq!(github_tools, GITHUB_OPERATIONS, "GitHub's tools through the gateway");
+    assert_eq!(runtime.block_on(first_page(&peer)), (FIRST_PAGE, true));
+
+    let mut group = c.benchmark_group("gateway_tools_list_github");
+    group.sample_size(30).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
+    group.bench_function("first_page_warm", |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(async {
+                let started = Instant::now();
+                for _ in 0..iters {
+                    black_box(peer.list_tools(None).await.expect("tools/list answers"));
+                }
+                started.elapsed()
+            })
+        })
+    });
+    group.finish();
+    runtime.block_on(async { gateway.cancel().await.expect("the gateway client closes") });
+
+    fastmcp_openapi_first_page(&runtime);
+}
+
+/// FastMCP's first page of GitHub's tools, three times after a warming list, printed.
+#[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
+fn fastmcp_openapi_first_page(runtime: &Runtime) {
+    let name = "gateway_tools_list_github/fastmcp_from_openapi_first_page";
+    if !printed_figure_wanted(name) {
+        return;
+    }
+    let spec = test_peers::github_openapi_or_panic();
+    let spec = spec.to_str().expect("a UTF-8 path");
+    runtime.block_on(async {
+        let started = Instant::now();
+        let server = stdio_client(fastmcp(&["openapi", spec])).await;
+        let peer = server.peer().clone();
+        assert_eq!(first_page(&peer).await, (FIRST_PAGE, true), "FastMCP pages by 200 too");
+        let warm = started.elapsed();
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            let started = Instant::now();
+            black_box(first_page(&peer).await);
+            times.push(started.elapsed());
+        }
+        times.sort();
+        println!(
+            "{name}: median {:.1} ms (min {:.1} ms, max {:.1} ms) of 3 lists; spawn to the first page {:.1} s",
+            millis(times[1]),
+            millis(times[0]),
+            millis(times[2]),
+            warm.as_secs_f64()
+        );
+        server.cancel().await.expect("the FastMCP client closes");
+    });
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+/// Opens `count` idle legacy sessions on `server` (a few at a time) and returns its
+/// VmRSS before and after, in KiB, with the sessions still open.
+async fn rss_around_sessions(server: &ServerProcess, count: usize) -> (u64, u64) {
+    let url = server.url();
+    // The first session's requests make what every later one shares (the agent).
+    let warming = http_client(&url, Era::Legacy).await;
+    black_box(warming.peer().list_tools(None).await.expect("tools/list answers"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = server.rss_kib();
+    let mut sessions = Vec::new();
+    while sessions.len() < count {
+        let mut opening = tokio::task::JoinSet::new();
+        for _ in 0..OPENING_AT_ONCE.min(count - sessions.len()) {
+            let url = url.clone();
+            opening.spawn(async move { http_client(&url, Era::Legacy).await });
+        }
+        while let Some(opened) = opening.join_next().await {
+            sessions.push(opened.expect("a session task"));
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = server.rss_kib();
+    drop(sessions);
+    drop(warming);
+    (before, after)
+}
+
+#[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
+fn idle_session_memory(_c: &mut Criterion) {
+    let name = "gateway_idle_session_memory";
+    if !printed_figure_wanted(name) {
+        return;
+    }
+    let sample_server = test_peers::sample_server_or_panic();
+    let home = home_with(&sample_upstream_config(&sample_server));
+    let runtime = runtime();
+    let servers = [("omniagent", http_gateway(home.path())), ("fastmcp_proxy", fastmcp_proxy(&sample_server))];
+    for (server_name, server) in &servers {
+        let (before, after) = runtime.block_on(rss_around_sessions(server, IDLE_SESSIONS));
+        let per_session = after.saturating_sub(before) as f64 / IDLE_SESSIONS as f64;
+        println!(
+            "{name}/{server_name}: {per_session:.1} KiB per idle 2025-11-25 session \
+             (VmRSS {before} KiB, then {after} KiB with {IDLE_SESSIONS} more sessions)"
+        );
+    }
+}
+
+/// The `initialize` request of a 2025-11-25 client, as one line.
+const INITIALIZE: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","#,
+    r#""capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#,
+    "\n"
+);
+
+/// Spawns `command`, writes `initialize` and waits for its answer's line: the time it
+/// took. The process is ended (stdin EOF) after the timing.
+fn spawn_to_first_answer(command: &mut Command) -> Duration {
+    let started = Instant::now();
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("the server starts");
+    let mut stdin = child.stdin.take().expect("a piped stdin");
+    stdin.write_all(INITIALIZE.as_bytes()).expect("the server reads stdin");
+    let mut answer = String::new();
+    BufReader::new(child.stdout.take().expect("a piped stdout")).read_line(&mut answer).expect("an answer line");
+    let elapsed = started.elapsed();
+    assert!(answer.contains(r#""protocolVersion""#), "not an initialize result: {answer}");
+    drop(stdin);
+    let status = child.wait().expect("the server can be waited for");
+    assert!(status.success(), "the server exited with {status}");
+    elapsed
+}
+
+fn stdio_start(c: &mut Criterion) {
+    let sample_server = test_peers::sample_server_or_panic();
+    let home = home_with(&sample_upstream_config(&sample_server));
+    let mut gateway = omniagent(home.path(), &["mcp", "serve"]);
+    let mut bare = Command::new(&sample_server);
+    let mut group = c.benchmark_group("gateway_stdio_start");
+    group.sample_size(30).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    group.bench_function("omniagent_mcp_serve", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| spawn_to_first_answer(&mut gateway)).sum())
+    });
+    group.bench_function("mcp_sample_server", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| spawn_to_first_answer(&mut bare)).sum())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, stdio_call_overhead, http_throughput, tools_list_github, idle_session_memory, stdio_start);
+criterion_main!(benches);
