@@ -152,16 +152,22 @@ const DATA_DOCUMENT: &str = r#"{"openapi": "3.1.0", "info": {"title": "Harness d
       "type": "object", "required": ["query"], "properties": {"query": {"type": "string"}}}}}},
     "responses": {"200": {"description": "the data"}}}}}}"#;
 
-#[test]
-fn an_openapi_skill_with_aauth_calls_as_the_agent() {
-    let (_runtime, harness) = start_harness();
+/// A home whose agent has the OpenAPI skill `data` (the harness's resource), every call
+/// signed by its AAuth agent.
+fn signed_data_home(harness: &Harness) -> Home {
     let home = Home::new();
     home.write("data.json", DATA_DOCUMENT);
-    let home = home.with_config(&format!(
+    home.with_config(&format!(
         "compiled: {{memory: {{enabled: false}}}}\naauth:\n  agent_provider: {}\n  allow_http_loopback: true\n\
          openapi:\n  data: {{spec: data.json, base_url: '{}', aauth: true}}\n",
         harness.ap, harness.resource
-    ));
+    ))
+}
+
+#[test]
+fn an_openapi_skill_with_aauth_calls_as_the_agent() {
+    let (_runtime, harness) = start_harness();
+    let home = signed_data_home(&harness);
     let (code, stdout, stderr) =
         run(home.omniagent(&["--json", "tools", "call", "data__query", "--args", r#"{"body":{"query":"all"}}"#]));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
@@ -267,13 +273,7 @@ fn fetch_errors_show_no_credentials_from_the_url() {
 fn through_the_gateway_the_interaction_reaches_the_calling_client() {
     let (runtime, harness) = start_harness();
     harness.set(|scenario| scenario.consent = aauth_harness::Consent::Interaction);
-    let home = Home::new();
-    home.write("data.json", DATA_DOCUMENT);
-    let home = home.with_config(&format!(
-        "compiled: {{memory: {{enabled: false}}}}\naauth:\n  agent_provider: {}\n  allow_http_loopback: true\n\
-         openapi:\n  data: {{spec: data.json, base_url: '{}', aauth: true}}\n",
-        harness.ap, harness.resource
-    ));
+    let home = signed_data_home(&harness);
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/python_client.py");
     let mut client = std::process::Command::new(test_peers::mcp_python_or_panic())
         .arg(script)
