@@ -550,3 +550,19 @@ fn a_client_that_disconnects_mid_call_cancels_the_upstream_call() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// GitHub's OpenAPI document gives 1,223 tools: a client gets every one through pages of
+/// the gateway's `tools/list`, each once.
+#[test]
+fn every_page_of_a_long_tool_list_reaches_the_client() {
+    let home = Home::new().with_config(&format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nopenapi:\n  github:\n    spec: {}\n    base_url: http://127.0.0.1:9\n",
+        test_peers::github_openapi_or_panic().display()
+    ));
+    let gateway = HttpGateway::start(&home, &[], &[]);
+    let out = python("2026-07-28", &["http", &gateway.url()], json!({}), &[]);
+    let names: Vec<&str> = out["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+    assert_eq!((names.len(), unique.len()), (1223, 1223));
+    assert!(names.windows(2).all(|pair| pair[0] < pair[1]), "in name order, page after page");
+}
