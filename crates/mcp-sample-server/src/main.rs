@@ -60,6 +60,7 @@
 //! | `test_streaming_elicitation` | | elicits a confirmation |
 //! | `test_logging_tool` | | one log message, on 2026-07-28 only when `_meta` names a log level |
 //! | `test_trigger_tool_change`, `test_trigger_prompt_change` | | announces that the tool or prompt list changed |
+//! | `test_trigger_resource_update` | | announces (on sessions) that `test://watched-resource` changed |
 //! | `test_input_required_result_*` | | the eight multi-round (SEP-2322) fixtures, 2026-07-28 only; `requestState` is HMAC-sealed |
 //!
 //! Prompts: `test_simple_prompt`, `test_prompt_with_arguments` (`arg1`, `arg2`),

@@ -109,6 +109,9 @@ impl fmt::Debug for RegisteredTool {
     }
 }
 
+/// How many resource updates a slow listener may fall behind before it misses some.
+const UPDATES_CAPACITY: usize = 256;
+
 /// Builds an [`Agent`].
 ///
 /// Without [`storage`](AgentBuilder::storage) the agent gets a fresh [`MemoryStore`], so
@@ -167,6 +170,7 @@ impl AgentBuilder {
                 resources: RwLock::new(BTreeMap::new()),
                 plain: RwLock::new(BTreeSet::new()),
                 changes: tokio::sync::watch::Sender::new(Changes::default()),
+                updates: tokio::sync::broadcast::Sender::new(UPDATES_CAPACITY),
                 skipped: Mutex::new(Vec::new()),
             }),
         }
@@ -219,6 +223,8 @@ struct AgentInner {
     /// The skills that are not [namespaced](Skill::namespaced).
     plain: RwLock<BTreeSet<String>>,
     changes: tokio::sync::watch::Sender<Changes>,
+    /// The agent-level URIs of resources whose content changed.
+    updates: tokio::sync::broadcast::Sender<String>,
     skipped: Mutex<Vec<SkillFailure>>,
 }
 

@@ -95,6 +95,18 @@ pub trait ResourceReader: Send + Sync {
     async fn complete(&self, _uri_template: &str, _request: &CompletionRequest) -> Result<Completion, ToolError> {
         Ok(Completion::default())
     }
+
+    /// Starts announcing changes of the resource at `uri` (through
+    /// [`crate::Agent::resource_updated`]); by default it is accepted, and nothing is
+    /// ever announced.
+    async fn subscribe(&self, _uri: &str) -> Result<(), ToolError> {
+        Ok(())
+    }
+
+    /// Stops announcing changes of the resource at `uri`.
+    async fn unsubscribe(&self, _uri: &str) -> Result<(), ToolError> {
+        Ok(())
+    }
 }
 
 /// What a skill offers as resources: see [`crate::Skill::resources`].

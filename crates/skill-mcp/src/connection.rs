@@ -14,6 +14,7 @@ use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use skill_core::AgentHandle;
 use skill_core::progress::Progress;
 use tokio::sync::Notify;
 
@@ -28,7 +29,11 @@ const CLOSE_BOUND: Duration = Duration::from_secs(8);
 /// notifications (tools, prompts, resources), each of which makes the skill list again.
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
+    /// The server's name: the skill its resource updates are announced for.
+    pub(crate) server: String,
     pub(crate) lists_changed: Arc<Notify>,
+    /// The agent of the skill, which hears the server's resource updates.
+    pub(crate) agent: Option<AgentHandle>,
     /// Who waits for each call in flight: its progress, and with the gateway its
     /// server's requests and log messages, go there.
     pub(crate) calls: CallRoutes,
@@ -79,6 +84,17 @@ impl ClientHandler for Handler {
 
     fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) -> impl Future<Output = ()> + Send + '_ {
         self.lists_changed.notify_one();
+        std::future::ready(())
+    }
+
+    fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        if let Some(agent) = self.agent.as_ref().and_then(AgentHandle::upgrade) {
+            agent.resource_updated(&self.server, &params.uri);
+        }
         std::future::ready(())
     }
 

@@ -41,7 +41,8 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    ReadResourceResponse, Reference, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -83,6 +84,8 @@ struct Inner {
     peers: Mutex<Vec<(String, Peer<RoleServer>)>>,
     /// 2026-07-28 subscriptions, by client.
     sinks: Mutex<Vec<(String, SubscriptionSink)>>,
+    /// Legacy sessions' resource subscriptions.
+    subscribed: Mutex<Vec<Subscribed>>,
     /// Cancelled when the gateway stops: ends watchers and subscriptions.
     stopping: CancellationToken,
 }
@@ -104,6 +107,7 @@ impl Gateway {
             agents: Mutex::default(),
             peers: Mutex::default(),
             sinks: Mutex::default(),
+            subscribed: Mutex::default(),
             stopping: CancellationToken::new(),
         };
         Self { inner: Arc::new(inner), fixed_client: None }
@@ -174,6 +178,8 @@ impl Gateway {
                 let made = (self.inner.factory)(client.to_owned()).await;
                 if let Ok(agent) = &made {
                     tokio::spawn(announce_changes(Arc::downgrade(&self.inner), client.to_owned(), agent.changes()));
+                    let updates = agent.resource_updates();
+                    tokio::spawn(announce_updates(Arc::downgrade(&self.inner), client.to_owned(), updates));
                 }
                 made
             })
@@ -226,6 +232,75 @@ async fn announce_changes(
         };
         notify_client(&inner, &client, changed).await;
         seen = now;
+    }
+}
+
+/// One legacy session's subscription to one resource.
+struct Subscribed {
+    client: String,
+    /// The session's `Mcp-Session-Id` (empty over stdio, which has one session).
+    session: String,
+    peer: Peer<RoleServer>,
+    /// The agent-level URI.
+    uri: String,
+}
+
+/// The `Mcp-Session-Id` a request came with; empty over stdio.
+fn session_of(extensions: &rmcp::model::Extensions) -> String {
+    extensions
+        .get::<::http::request::Parts>()
+        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Tells a client's sessions subscribed to a resource, and its subscriptions that name
+/// it, whenever the resource changes.
+async fn announce_updates(
+    inner: std::sync::Weak<Inner>,
+    client: String,
+    mut updates: tokio::sync::broadcast::Receiver<String>,
+) {
+    loop {
+        let stopping = match inner.upgrade() {
+            Some(inner) => inner.stopping.clone(),
+            None => return,
+        };
+        let uri = tokio::select! {
+            () = stopping.cancelled() => return,
+            update = updates.recv() => match update {
+                Ok(uri) => uri,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(client, "{missed} resource updates were missed");
+                    continue;
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            },
+        };
+        let Some(inner) = inner.upgrade() else { return };
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut subscribed = lock(&inner.subscribed);
+            subscribed.retain(|subscription| !subscription.peer.is_transport_closed());
+            let wanted =
+                subscribed.iter().filter(|subscription| subscription.client == client && subscription.uri == uri);
+            wanted.map(|subscription| subscription.peer.clone()).collect()
+        };
+        let sinks: Vec<SubscriptionSink> = lock(&inner.sinks)
+            .iter()
+            .filter(|(owner, sink)| {
+                *owner == client
+                    && sink.accepted().resource_subscriptions.as_ref().is_some_and(|uris| uris.contains(&uri))
+            })
+            .map(|(_, sink)| sink.clone())
+            .collect();
+        // A session or stream closed since it was listed simply misses the notification.
+        for peer in peers {
+            let _closed = peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.clone())).await;
+        }
+        for sink in sinks {
+            let _closed = sink.notify_resource_updated(uri.clone()).await;
+        }
     }
 }
 
@@ -353,6 +428,7 @@ impl ServerHandler for Gateway {
             .enable_prompts_list_changed()
             .enable_resources()
             .enable_resources_list_changed()
+            .enable_resources_subscribe()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_skills()
@@ -544,6 +620,46 @@ impl ServerHandler for Gateway {
     ) -> Result<GetSkillResult, ErrorData> {
         let agent = self.request_agent(&context).await?;
         skills::skill_at(&agent, &request.uri).await.map(GetSkillResult::new)
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let agent = self.request_agent(&context).await?;
+        agent.subscribe_resource(&request.uri).await.map_err(item_error)?;
+        let subscription = Subscribed {
+            client: self.client_of(&context.extensions),
+            session: session_of(&context.extensions),
+            peer: context.peer,
+            uri: request.uri,
+        };
+        lock(&self.inner.subscribed).push(subscription);
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let agent = self.request_agent(&context).await?;
+        let (client, session) = (self.client_of(&context.extensions), session_of(&context.extensions));
+        let still_wanted = {
+            let mut subscribed = lock(&self.inner.subscribed);
+            subscribed.retain(|subscription| {
+                !(subscription.client == client && subscription.session == session && subscription.uri == request.uri)
+            });
+            subscribed.iter().any(|subscription| subscription.client == client && subscription.uri == request.uri)
+        };
+        // The upstream keeps announcing while another session of this client listens.
+        if !still_wanted {
+            agent.unsubscribe_resource(&request.uri).await.map_err(item_error)?;
+        }
+        Ok(())
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {

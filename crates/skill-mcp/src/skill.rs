@@ -175,6 +175,7 @@ impl Skill for McpSkill {
             endpoint,
             config: self.config.clone(),
             lists_changed: Arc::new(Notify::new()),
+            agent: self.agent.clone(),
             calls: CallRoutes::default(),
             connection: tokio::sync::Mutex::new(None),
             closing: std::sync::Mutex::new(Vec::new()),
@@ -256,6 +257,8 @@ struct Shared {
     endpoint: Endpoint,
     config: ServerConfig,
     lists_changed: Arc<Notify>,
+    /// The agent the server's resource updates are announced to.
+    agent: Option<AgentHandle>,
     calls: CallRoutes,
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
     /// Discarded connections still shutting down; `close` waits for them.
@@ -272,7 +275,12 @@ impl Shared {
         if let Some(dead) = slot.take() {
             dead.close().await;
         }
-        let handler = Handler { lists_changed: Arc::clone(&self.lists_changed), calls: self.calls.clone() };
+        let handler = Handler {
+            server: self.server.clone(),
+            lists_changed: Arc::clone(&self.lists_changed),
+            agent: self.agent.clone(),
+            calls: self.calls.clone(),
+        };
         let connection =
             Arc::new(Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await?);
         tracing::debug!(server = %self.server, "server started");

@@ -12,7 +12,7 @@ pub(super) const PNG_BASE64: &str =
 
 const STATIC_TEXT_URI: &str = "test://static-text";
 const STATIC_BINARY_URI: &str = "test://static-binary";
-const WATCHED_URI: &str = "test://watched-resource";
+pub(super) const WATCHED_URI: &str = "test://watched-resource";
 /// `test://template/{id}/data`, split around `{id}`.
 const TEMPLATE_PREFIX: &str = "test://template/";
 const TEMPLATE_SUFFIX: &str = "/data";

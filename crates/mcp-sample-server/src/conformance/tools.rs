@@ -51,12 +51,13 @@ pub(super) enum FixtureTool {
     LoggingTool,
     TriggerToolChange,
     TriggerPromptChange,
+    TriggerResourceUpdate,
     CustomHeaders,
     InputRequired(InputRequiredTool),
 }
 
 impl FixtureTool {
-    pub(super) const ALL: [Self; 27] = [
+    pub(super) const ALL: [Self; 28] = [
         Self::SimpleText,
         Self::ImageContent,
         Self::AudioContent,
@@ -75,6 +76,7 @@ impl FixtureTool {
         Self::LoggingTool,
         Self::TriggerToolChange,
         Self::TriggerPromptChange,
+        Self::TriggerResourceUpdate,
         Self::CustomHeaders,
         Self::InputRequired(InputRequiredTool::Elicitation),
         Self::InputRequired(InputRequiredTool::Sampling),
@@ -110,6 +112,7 @@ impl FixtureTool {
             Self::LoggingTool => "test_logging_tool",
             Self::TriggerToolChange => "test_trigger_tool_change",
             Self::TriggerPromptChange => "test_trigger_prompt_change",
+            Self::TriggerResourceUpdate => "test_trigger_resource_update",
             Self::CustomHeaders => "test_custom_headers",
             Self::InputRequired(tool) => tool.name(),
         }
@@ -137,6 +140,9 @@ impl FixtureTool {
             Self::LoggingTool => "Logs one message, only when the client asked for a log level",
             Self::TriggerToolChange => "Announces that the tool list changed",
             Self::TriggerPromptChange => "Announces that the prompt list changed",
+            Self::TriggerResourceUpdate => {
+                "Announces (notifications/resources/updated, on sessions) that test://watched-resource changed"
+            }
             Self::CustomHeaders => {
                 "Answers its `region`, which HTTP clients also send as header Mcp-Param-Region (SEP-2243)"
             }
@@ -337,6 +343,15 @@ pub(super) async fn call(
         }
         FixtureTool::TriggerToolChange => list_changed(server, &context, ChangedList::Tools).await,
         FixtureTool::TriggerPromptChange => list_changed(server, &context, ChangedList::Prompts).await,
+        FixtureTool::TriggerResourceUpdate => {
+            let updated = rmcp::model::ResourceUpdatedNotificationParam::new(super::resources::WATCHED_URI);
+            match context.peer.notify_resource_updated(updated).await {
+                Ok(()) => text("announced that test://watched-resource changed"),
+                Err(error) => {
+                    Ok(CallToolResult::error(vec![ContentBlock::text(format!("cannot announce: {error}"))]).into())
+                }
+            }
+        }
         FixtureTool::CustomHeaders => text(&format!("region={}", string_argument(&request, "region")?)),
         FixtureTool::InputRequired(tool) => input_required::call(&server.request_states, tool, &request, &context),
     }

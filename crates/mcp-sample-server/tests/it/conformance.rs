@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::{STATIC_TOOLS, Session};
 
 /// The fixture tools, in name order.
-const FIXTURE_TOOLS: [&str; 27] = [
+const FIXTURE_TOOLS: [&str; 28] = [
     "json_schema_2020_12_tool",
     "test_audio_content",
     "test_custom_headers",
@@ -33,6 +33,7 @@ const FIXTURE_TOOLS: [&str; 27] = [
     "test_tool_with_logging",
     "test_tool_with_progress",
     "test_trigger_prompt_change",
+    "test_trigger_resource_update",
     "test_trigger_tool_change",
 ];
 

@@ -216,15 +216,45 @@ impl Agent {
             .collect()
     }
 
+    /// Asks the skill of the resource at the agent-level `uri` to announce its changes.
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<(), ToolError> {
+        let (reader, skill_uri) = self.reader_or_not_found(uri)?;
+        reader.subscribe(&skill_uri).await
+    }
+
+    /// Asks the skill of the resource at the agent-level `uri` to stop announcing its
+    /// changes.
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), ToolError> {
+        let (reader, skill_uri) = self.reader_or_not_found(uri)?;
+        reader.unsubscribe(&skill_uri).await
+    }
+
+    /// Announces that the resource `uri` (as the skill `skill` gives it) changed: a
+    /// skill whose resources change calls this through its [`crate::AgentHandle`].
+    pub fn resource_updated(&self, skill: &str, uri: &str) {
+        let agent_uri = self.resource_uri(skill, uri, &read(&self.inner.plain));
+        // Nobody listening is no error.
+        let _ = self.inner.updates.send(agent_uri);
+    }
+
+    /// A receiver of the agent-level URIs of resources whose content changed.
+    pub fn resource_updates(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.inner.updates.subscribe()
+    }
+
     /// Reads the resource at the agent-level `uri`: `omniagent://{skill}/{uri}` goes to
     /// that skill; a URI without the prefix goes to the skill that is not namespaced and
     /// lists it, else to the first such skill with a template whose fixed start matches.
     pub async fn read_resource(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
-        let (reader, skill_uri) = self.resource_reader(uri).ok_or_else(|| ToolError::NotFound {
+        let (reader, skill_uri) = self.reader_or_not_found(uri)?;
+        reader.read(&skill_uri).await
+    }
+
+    fn reader_or_not_found(&self, uri: &str) -> Result<(Arc<dyn crate::ResourceReader>, String), ToolError> {
+        self.resource_reader(uri).ok_or_else(|| ToolError::NotFound {
             name: uri.to_owned(),
             suggestions: close_names(uri, self.resources().iter().map(|resource| resource.uri.as_str())),
-        })?;
-        reader.read(&skill_uri).await
+        })
     }
 
     fn resource_reader(&self, uri: &str) -> Option<(Arc<dyn crate::ResourceReader>, String)> {

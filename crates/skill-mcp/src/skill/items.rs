@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, CompletionContext, GetPromptRequestParams, ReadResourceRequestParams,
-    Reference,
+    Reference, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use serde_json::Value;
 use skill_core::{
@@ -17,6 +17,15 @@ use skill_core::{
 use super::Shared;
 
 impl Shared {
+    /// Whether the server takes resource subscriptions.
+    async fn subscribes(&self) -> bool {
+        self.current()
+            .await
+            .and_then(|connection| connection.peer.peer_info())
+            .and_then(|info| info.capabilities.resources.clone())
+            .is_some_and(|resources| resources.subscribe == Some(true))
+    }
+
     /// The server's suggestions for an argument of `reference`; none when the server
     /// does not complete.
     async fn complete(&self, reference: Reference, request: &CompletionRequest) -> Result<Completion, ToolError> {
@@ -86,5 +95,25 @@ impl ResourceReader for McpResources {
 
     async fn complete(&self, uri_template: &str, request: &CompletionRequest) -> Result<Completion, ToolError> {
         self.shared.complete(Reference::for_resource(uri_template), request).await
+    }
+
+    /// Subscribes on the server when it declares subscriptions (2025-11-25 and earlier:
+    /// `resources/subscribe`); its `notifications/resources/updated` then reach the agent.
+    #[allow(deprecated)]
+    async fn subscribe(&self, uri: &str) -> Result<(), ToolError> {
+        if !self.shared.subscribes().await {
+            return Ok(());
+        }
+        let params = SubscribeRequestParams::new(uri);
+        self.shared.request(async |connection| connection.peer.subscribe(params).await).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(&self, uri: &str) -> Result<(), ToolError> {
+        if !self.shared.subscribes().await {
+            return Ok(());
+        }
+        let params = UnsubscribeRequestParams::new(uri);
+        self.shared.request(async |connection| connection.peer.unsubscribe(params).await).await
     }
 }
