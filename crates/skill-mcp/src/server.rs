@@ -171,7 +171,8 @@ impl Gateway {
         }
     }
 
-    /// The agent of `client`, made on first use; every later request reuses it.
+    /// The agent of `client`, made on first use; every later request reuses it, and one
+    /// that could not be made is tried again by the next request.
     async fn agent(&self, client: &str) -> Result<Agent, String> {
         let cell = Arc::clone(lock(&self.inner.agents).entry(client.to_owned()).or_default());
         let made = cell
@@ -185,6 +186,14 @@ impl Gateway {
                 made
             })
             .await;
+        if made.is_err() {
+            // Every request waiting for this attempt gets its reason; the next one tries
+            // again (a server that was down may be up).
+            let mut agents = lock(&self.inner.agents);
+            if agents.get(client).is_some_and(|current| Arc::ptr_eq(current, &cell)) {
+                agents.remove(client);
+            }
+        }
         made.clone()
     }
 
@@ -557,6 +566,22 @@ mod tests {
 
     fn cursor(cursor: &str) -> PaginatedRequestParams {
         PaginatedRequestParams::default().with_cursor(Some(cursor.to_owned()))
+    }
+
+    #[tokio::test]
+    async fn an_agent_that_could_not_be_made_is_tried_again() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let attempts = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&attempts);
+        let factory: AgentFactory = Arc::new(move |_client| {
+            let attempt = counted.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async move { if attempt == 0 { Err("down".to_owned()) } else { Ok(Agent::builder().build()) } })
+        });
+        let gateway = Gateway::new(factory, None);
+        assert_eq!(gateway.start("").await, Err("down".to_owned()));
+        assert_eq!(gateway.start("").await, Ok(()));
+        assert_eq!(gateway.start("").await, Ok(()), "a made agent is kept");
+        assert_eq!(attempts.load(Ordering::SeqCst), 2);
     }
 
     #[test]
