@@ -128,3 +128,23 @@ fn config_check_resolves_every_reference_and_reports_failures() {
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("ok     agents.alice: compiled.memory.secrets.B (env:OMNIAGENT_TEST_SET)\n"), "{stdout}");
 }
+
+#[test]
+fn config_check_resolves_the_gateways_client_tokens() {
+    let home = Home::new().with_config(
+        "serve:\n  clients:\n    alice: {token: env:OMNIAGENT_TEST_SET}\n    bob: {token: env:OMNIAGENT_TEST_UNSET}\n",
+    );
+    let mut command = home.omniagent(&["--json", "config", "check"]);
+    command.env("OMNIAGENT_TEST_SET", "token-of-alice").env_remove("OMNIAGENT_TEST_UNSET");
+    let (code, stdout, _) = run(command);
+    assert_eq!(code, 1, "bob's token does not resolve: {stdout}");
+    let report = json(&stdout);
+    let outcomes: Vec<(&str, bool)> = report["secrets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|secret| (secret["key"].as_str().unwrap(), secret["error"].is_null()))
+        .collect();
+    assert_eq!(outcomes, [("serve.clients.alice.token", true), ("serve.clients.bob.token", false)]);
+    assert!(!stdout.contains("token-of-alice"), "{stdout}");
+}
