@@ -148,3 +148,13 @@ fn config_check_resolves_the_gateways_client_tokens() {
     assert_eq!(outcomes, [("serve.clients.alice.token", true), ("serve.clients.bob.token", false)]);
     assert!(!stdout.contains("token-of-alice"), "{stdout}");
 }
+
+#[test]
+fn config_show_redacts_a_literal_client_token() {
+    let home = Home::new()
+        .with_config("serve:\n  clients:\n    alice: {token: hunter2plainvalue, agent: alice}\nagents:\n  alice: {}\n");
+    let (code, stdout, stderr) = run(home.omniagent(&["config", "show"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("token: '[REDACTED]'"), "{stdout}");
+    assert!(!stdout.contains("hunter2plainvalue") && !stderr.contains("hunter2plainvalue"), "{stdout}{stderr}");
+}
