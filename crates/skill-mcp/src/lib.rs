@@ -59,6 +59,7 @@ mod route;
 pub mod server;
 mod skill;
 mod stderr;
+mod wire;
 
 pub use crate::config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, PASTED_KEYS, PastedServer, ServerConfig, Timeouts, Transport,

@@ -267,9 +267,7 @@ fn progress_to(
 /// result carrying the message.
 fn call_error(error: ToolError) -> Result<CallToolResponse, ErrorData> {
     match error {
-        ToolError::NotFound { .. } | ToolError::InvalidArguments { .. } => {
-            Err(ErrorData::invalid_params(error.to_string(), None))
-        }
+        ToolError::NotFound { .. } | ToolError::InvalidArguments { .. } => Err(item_error(error)),
         other => Ok(CallToolResult::error(vec![ContentBlock::text(other.to_string())]).into()),
     }
 }

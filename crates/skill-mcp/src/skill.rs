@@ -7,7 +7,6 @@ use async_trait::async_trait;
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
 use rmcp::service::PeerRequestOptions;
-use serde::Deserialize;
 use serde_json::Value;
 use skill_core::{
     AgentHandle, BoxError, ExposeSecret, Prompt, PromptInfo, ResourceCatalog, Secrets, Skill, SourceKind, Tool,
@@ -24,7 +23,8 @@ use crate::route::{CallRoute, CallRoutes};
 
 mod items;
 
-use self::items::{McpPrompt, McpResources, wire_into};
+use self::items::{McpPrompt, McpResources};
+use crate::wire::wire_into;
 
 /// An MCP server as a skill: its tools, offered under `{server}__{tool}` with source
 /// kind `mcp`, and its prompts, resources and resource templates, each with what the
@@ -519,11 +519,9 @@ impl Tool for McpTool {
             Err(error) => Err(error),
         };
         match response {
-            Ok(ServerResult::CallToolResult(result)) => {
-                serde_json::to_value(result).and_then(ToolOutput::deserialize).map_err(|error| {
-                    ToolError::failed(format!("MCP server `{server}` sent an unreadable result: {error}"))
-                })
-            }
+            Ok(ServerResult::CallToolResult(result)) => wire_into::<ToolOutput>(&result).map_err(|error| {
+                ToolError::failed(format!("MCP server `{server}` sent an unreadable result: {error}"))
+            }),
             Ok(_) => Err(ToolError::failed(format!("MCP server `{server}` answered tools/call with something else"))),
             Err(ServiceError::Timeout { timeout }) => {
                 self.shared.discard(&connection).await;

@@ -16,8 +16,7 @@ use skill_core::{Completion, PromptOutput, RegisteredPrompt, RegisteredTool, Res
 
 /// `value` read as the rmcp type of the same wire form.
 pub(super) fn wire<T: DeserializeOwned>(value: &impl Serialize) -> Result<T, ErrorData> {
-    serde_json::to_value(value)
-        .and_then(T::deserialize)
+    crate::wire::wire_into(value)
         .map_err(|error| ErrorData::internal_error(format!("cannot send what the skill gave: {error}"), None))
 }
 

@@ -15,6 +15,7 @@ use skill_core::{
 };
 
 use super::Shared;
+use crate::wire::wire_into;
 
 impl Shared {
     /// Whether the server takes resource subscriptions.
@@ -45,11 +46,6 @@ impl Shared {
             ToolError::failed(format!("MCP server `{}` sent unreadable completions: {error}", self.server))
         })
     }
-}
-
-/// `value` (an rmcp model type) read as the skill-core type of the same MCP wire form.
-pub(super) fn wire_into<T: serde::de::DeserializeOwned>(value: &impl serde::Serialize) -> Result<T, serde_json::Error> {
-    serde_json::to_value(value).and_then(T::deserialize)
 }
 
 /// One prompt of an MCP server.
