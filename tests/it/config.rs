@@ -158,3 +158,90 @@ fn config_show_redacts_a_literal_client_token() {
     assert!(stdout.contains("token: '[REDACTED]'"), "{stdout}");
     assert!(!stdout.contains("hunter2plainvalue") && !stderr.contains("hunter2plainvalue"), "{stdout}{stderr}");
 }
+
+/// Every file and folder under `root`, relative to it, sorted.
+fn paths_under(root: &std::path::Path) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut folders = vec![root.to_owned()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            paths.push(path.strip_prefix(root).unwrap().display().to_string());
+            if path.is_dir() {
+                folders.push(path);
+            }
+        }
+    }
+    paths.sort();
+    paths
+}
+
+/// Regression (hardening issue, `config check` created the AAuth key): checking an agent
+/// whose OpenAPI skill signs with AAuth writes nothing in a fresh home, not the key nor
+/// its folder, and says the key will be created on first use; a key that is there is
+/// named by its thumbprint.
+#[cfg(unix)]
+#[test]
+fn config_check_of_a_signing_skill_writes_nothing_and_reports_the_missing_key() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let home = Home::new();
+    home.write(
+        "data.yaml",
+        "openapi: 3.1.0\ninfo: {title: Data, version: '1'}\n\
+         paths:\n  /data:\n    get: {operationId: query, responses: {'200': {description: the data}}}\n",
+    );
+    let home = home.with_config(
+        "compiled: {memory: {enabled: false}}\n\
+         aauth:\n  agent_provider: http://127.0.0.1:9\n  allow_http_loopback: true\n\
+         openapi:\n  data: {spec: data.yaml, base_url: 'http://127.0.0.1:9', aauth: true}\n",
+    );
+    let key = home.path().join("aauth/agent.jwk");
+    let key_entry = |stdout: &str| {
+        let report = json(stdout);
+        let secrets = report["secrets"].as_array().unwrap();
+        assert_eq!(secrets.len(), 1, "{stdout}");
+        assert_eq!((secrets[0]["key"].as_str(), secrets[0]["agent"].is_null()), (Some("aauth.key"), true));
+        assert_eq!(report["documents"][0]["tools"], 1, "the signing skill still loads: {stdout}");
+        secrets[0].clone()
+    };
+
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "config", "check"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let entry = key_entry(&stdout);
+    let missing = format!("{}: does not exist yet, it will be created on first use", key.display());
+    assert_eq!((entry["reference"].as_str(), entry["error"].is_null()), (Some(missing.as_str()), true));
+    let (code, stdout, stderr) = run(home.omniagent(&["config", "check"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains(&format!("ok     aauth.key ({missing})\n")), "{stdout}");
+    assert_eq!(paths_under(home.path()), ["config.yaml", "data.yaml"], "config check wrote nothing");
+
+    // RFC 8037's key (Appendix A.1), as the agent's: named by its thumbprint (A.3).
+    home.write(
+        "aauth/agent.jwk",
+        r#"{"kty":"OKP","crv":"Ed25519","d":"nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}"#,
+    );
+    std::fs::set_permissions(home.path().join("aauth"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "config", "check"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let found = format!("{}, thumbprint kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k", key.display());
+    assert_eq!(key_entry(&stdout)["reference"].as_str(), Some(found.as_str()));
+    assert!(!stdout.contains("nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"), "{stdout}");
+    assert_eq!(paths_under(home.path()), ["aauth", "aauth/agent.jwk", "config.yaml", "data.yaml"]);
+
+    // A key others can read fails the check, and is left as it is.
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (code, stdout, _) = run(home.omniagent(&["--json", "config", "check"]));
+    assert_eq!(code, 1, "{stdout}");
+    let error = key_entry_error(&stdout);
+    assert!(error.contains("readable by group or others"), "{error}");
+    assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o644);
+}
+
+/// The error of the `aauth.key` entry of a `config check --json` report.
+fn key_entry_error(stdout: &str) -> String {
+    let report = json(stdout);
+    let secrets = report["secrets"].as_array().unwrap();
+    let entry = secrets.iter().find(|secret| secret["key"] == "aauth.key").unwrap();
+    entry["error"].as_str().unwrap().to_owned()
+}

@@ -86,8 +86,11 @@ fn calls_pass_prisms_request_validation() {
         prism_document().display(),
         prism.base_url()
     );
-    let home = Home::new().with_config(&format!("{config}    upload_folder: uploads\n"));
-    home.write("uploads/report.bin", "report bytes");
+    // Uploads come from a folder outside `$OMNIAGENT_HOME`, all of which (but `skills/`)
+    // is private to the agent.
+    let uploads = tempfile::tempdir().unwrap();
+    std::fs::write(uploads.path().join("report.bin"), "report bytes").unwrap();
+    let home = Home::new().with_config(&format!("{config}    upload_folder: '{}'\n", uploads.path().display()));
     // The validator can fail: a form-exploded array where the document says `explode: false`.
     assert_eq!(
         prism
@@ -277,6 +280,38 @@ fn documents_cannot_refer_to_the_agents_private_files() {
     let tools = listing["tools"].as_array().unwrap();
     let skipped = listing["skipped"].as_array().unwrap();
     assert!(tools.is_empty() && skipped.is_empty(), "both operations are left out, with a warning: {listing}");
+    assert_eq!(stderr.matches("private").count(), 2, "{stderr}");
+}
+
+#[test]
+fn file_secrets_and_the_homes_state_are_private_too() {
+    let home = Home::new();
+    let project = tempfile::tempdir().unwrap();
+    // A `file:` secret beside a spec outside the home, and the home's state beside a spec
+    // in it: neither may become a tool's schema.
+    std::fs::write(project.path().join("token.json"), r#"{"token": "s3cret-file"}"#).unwrap();
+    home.write("state/notes.json", r#"{"note": "s3cret-state"}"#);
+    let spec = |reference: &str| {
+        format!(
+            "openapi: 3.1.0\ninfo: {{title: Nosy, version: '1'}}\nservers: [{{url: 'http://127.0.0.1:9'}}]\n\
+             paths:\n  /a:\n    get:\n      operationId: a\n      parameters:\n        \
+             - {{name: q, in: query, schema: {{$ref: '{reference}'}}}}\n"
+        )
+    };
+    std::fs::write(project.path().join("api.yaml"), spec("token.json")).unwrap();
+    home.write("api.yaml", &spec("state/notes.json"));
+    let home = home.with_config(&format!(
+        "compiled: {{memory: {{enabled: false}}}}\n\
+         openapi:\n  outside: {{spec: '{}', auth: {{bearer: {{token: 'file:{}'}}}}}}\n  inside: {{spec: api.yaml}}\n",
+        project.path().join("api.yaml").display(),
+        project.path().join("token.json").display(),
+    ));
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    for secret in ["s3cret-file", "s3cret-state"] {
+        assert!(!stdout.contains(secret) && !stderr.contains(secret), "{stdout}\n{stderr}");
+    }
+    assert_eq!(json(&stdout)["tools"], serde_json::json!([]), "{stdout}");
     assert_eq!(stderr.matches("private").count(), 2, "{stderr}");
 }
 

@@ -45,9 +45,9 @@ fn bad_references_name_the_reference_never_a_value() {
         assert_eq!(stderr, format!("error: {}:{expect}\n", home.path().join("config.yaml").display()));
     };
     check(
-        &format!("vault:{CANARY}"),
-        "4:14: compiled.memory.secrets.TOKEN: unknown secret reference scheme `vault:` (use `env:NAME`, `file:PATH`, \
-         `op://VAULT/ITEM/FIELD`, `literal:VALUE` or a plain value without a scheme)",
+        &format!("admin:{CANARY}"),
+        "4:14: compiled.memory.secrets.TOKEN: the value starts with an unknown secret reference scheme (use \
+         `env:NAME`, `file:PATH`, `op://VAULT/ITEM/FIELD`, `literal:VALUE`, or a plain value without a `word:` prefix)",
     );
     check("env:", "4:14: compiled.memory.secrets.TOKEN: secret reference `env:`: expected env:NAME");
 

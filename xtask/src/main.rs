@@ -10,12 +10,16 @@
 //!   `OMNIAGENT_MCP_CONFORMANCE`, `OMNIAGENT_MCP_INSPECTOR` and
 //!   `OMNIAGENT_MCP_SAMPLE_SERVER`.
 //! - `cargo xtask bench`: runs the benchmarks and prints their figures.
+//! - `cargo xtask fuzz [SECONDS]`: runs each fuzz target of `fuzz/` for SECONDS (default 60)
+//!   with cargo-fuzz on the nightly toolchain, and prints its executions and findings (see
+//!   [`fuzz`]). CI does not fuzz.
 //! - `cargo xtask peers`: only fetches the real peers (once; later runs reuse them) and
 //!   prints where they are.
 
 // xtask talks to people on stdout and stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod fuzz;
 mod peers;
 #[cfg(test)]
 mod tidy;
@@ -33,6 +37,13 @@ fn main() -> anyhow::Result<()> {
     match task.as_deref() {
         Some("test") => test(&root),
         Some("bench") => bench(&root),
+        Some("fuzz") => {
+            let seconds = match std::env::args().nth(2) {
+                Some(seconds) => seconds.parse().with_context(|| format!("`{seconds}` is not a number of seconds"))?,
+                None => 60,
+            };
+            fuzz::fuzz(&root, seconds)
+        }
         Some("peers") => {
             for (variable, path) in peers::ensure_all(&peers::peers_dir()?)? {
                 println!("{variable}={}", path.display());
@@ -41,10 +52,11 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bench|peers>
+                "usage: cargo xtask <test|bench|fuzz [SECONDS]|peers>
 
   test   run every check CI runs
   bench  run the benchmarks
+  fuzz   run each fuzz target (fuzz/) for SECONDS, default 60, with cargo-fuzz on nightly
   peers  fetch the real peers the tests use (openclaw@{openclaw}'s skills, with npm pack;
          @modelcontextprotocol/server-everything@{everything},
          @stoplight/prism-cli@{prism},

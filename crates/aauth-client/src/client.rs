@@ -35,6 +35,10 @@
 //! The `created` of a state-changing request is kept strictly increasing per method,
 //! authority and path within the process, so that a verifier's replay cache never sees the
 //! same tuple twice; a request that would reuse one waits for the next second.
+//!
+//! The token cache files are read and written on tokio's blocking threads, and never
+//! while one of the client's locks is held: a slow disk delays the request that waits for
+//! it, not the runtime, nor the requests that wait for a lock.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -55,6 +59,7 @@ use crate::error::{Step, url_for_errors};
 use crate::interaction::{self, ClarificationBody, PollSchedule, Problem};
 use crate::jwt::TokenKind;
 use crate::metadata::{self, PersonServerMetadata, Role, ServerId};
+use crate::private_file::{self, Purpose};
 use crate::requirement::{AAUTH_REQUIREMENT, Requirement, RequirementError};
 use crate::shared_tokens::{self, Owner, ResourceTokens};
 use crate::signing::{SignatureKey, sign_request};
@@ -134,10 +139,9 @@ impl AAuthClient {
     /// Enrolls now: a new agent token from the agent provider's `bootstrap_endpoint`, in a
     /// request signed with the bare key (`hwk`); the token is cached.
     pub async fn enroll(&self) -> Result<AgentIdentity, Error> {
-        let mut current = self.inner.agent.lock().await;
+        let current = self.inner.agent.lock().await;
         let token = self.inner.obtain_agent_token(Enrollment::Bootstrap, now()).await?;
-        *current = Some(token.clone());
-        drop(current);
+        let token = self.inner.keep_agent_token(current, token).await?;
         Ok(self.inner.identity(&token))
     }
 
@@ -510,7 +514,7 @@ impl Inner {
             && let Ok(resource_id) = ServerId::of(Role::Resource, url, self.allow_http_loopback)
             && let Some(person_server) = self.known_person_server().await?
         {
-            let shared = self.shared_tokens(&resource_id, &person_server, now)?;
+            let shared = self.shared_tokens(&resource_id, &person_server, now).await?;
             for (kind, token) in [(TokenKind::Auth, shared.auth), (TokenKind::Person, shared.person)] {
                 if let Some(token) = token
                     && self.tokens.get(&resource, kind, now).is_none()
@@ -685,17 +689,26 @@ impl Inner {
     /// The agent token: the cached one while fresh; else renewed (refresh before it
     /// expires, a new enrollment after).
     async fn agent_token(&self) -> Result<AgentToken, Error> {
+        if let Some(token) = self.agent.lock().await.as_ref()
+            && tokens::fresh(token.expires_at, now())
+        {
+            return Ok(token.clone());
+        }
+        // Another process may have enrolled or refreshed meanwhile. The file is read before
+        // the lock is taken again, so that no request waits for another's file work.
+        let cached = match &self.agent_token_cache {
+            Some(path) => self.load_agent_token(path).await?,
+            None => None,
+        };
         let mut current = self.agent.lock().await;
         let now = now();
         if let Some(token) = current.as_ref()
             && tokens::fresh(token.expires_at, now)
         {
+            // Renewed by another request while this one read the file.
             return Ok(token.clone());
         }
-        // Another process may have enrolled or refreshed meanwhile.
-        if let Some(path) = &self.agent_token_cache
-            && let Some(cached) = enroll::load_cached(path, &self.agent_provider, &self.key)?
-        {
+        if let Some(cached) = cached {
             if tokens::fresh(cached.expires_at, now) {
                 *current = Some(cached.clone());
                 return Ok(cached);
@@ -709,11 +722,10 @@ impl Inner {
             _ => Enrollment::Bootstrap,
         };
         let token = self.obtain_agent_token(enrollment, now).await?;
-        *current = Some(token.clone());
-        Ok(token)
+        self.keep_agent_token(current, token).await
     }
 
-    /// A new agent token from the agent provider, written to the cache file.
+    /// A new agent token from the agent provider.
     async fn obtain_agent_token(&self, enrollment: Enrollment, now: u64) -> Result<AgentToken, Error> {
         let metadata =
             metadata::agent_provider(&self.http, self.exchange_timeout, &self.agent_provider, self.allow_http_loopback)
@@ -731,10 +743,45 @@ impl Inner {
         )
         .await?;
         tracing::debug!(agent_id = %token.agent_id, ?enrollment, "agent token obtained");
-        if let Some(path) = &self.agent_token_cache {
-            enroll::store_cached(path, &self.agent_provider, &self.key, &token)?;
+        Ok(token)
+    }
+
+    /// Puts the agent token just obtained in `current` (the locked agent token), releases
+    /// the lock, and writes the token to the cache file: the requests that waited use it
+    /// meanwhile. A token that cannot be written is not kept, as if it had not been
+    /// obtained: the next request tries again, and reports why it cannot.
+    async fn keep_agent_token(
+        &self,
+        mut current: tokio::sync::MutexGuard<'_, Option<AgentToken>>,
+        token: AgentToken,
+    ) -> Result<AgentToken, Error> {
+        let previous = current.replace(token.clone());
+        drop(current);
+        let Some(path) = &self.agent_token_cache else { return Ok(token) };
+        if let Err(error) = self.store_agent_token(path, &token).await {
+            let mut current = self.agent.lock().await;
+            if current.as_ref().is_some_and(|held| held.token.expose_secret() == token.token.expose_secret()) {
+                *current = previous;
+            }
+            return Err(error);
         }
         Ok(token)
+    }
+
+    /// The agent token cached at `path` for this provider and key, read off the runtime.
+    async fn load_agent_token(&self, path: &Path) -> Result<Option<AgentToken>, Error> {
+        let (file, provider, key) = (path.to_owned(), self.agent_provider.clone(), self.key.clone());
+        private_file::off_runtime(Purpose::TokenCache, path, move || enroll::load_cached(&file, &provider, &key)).await
+    }
+
+    /// Writes `token` to the agent token cache file at `path`, off the runtime.
+    async fn store_agent_token(&self, path: &Path, token: &AgentToken) -> Result<(), Error> {
+        let (file, provider, key, token) =
+            (path.to_owned(), self.agent_provider.clone(), self.key.clone(), token.clone());
+        private_file::off_runtime(Purpose::TokenCache, path, move || {
+            enroll::store_cached(&file, &provider, &key, &token)
+        })
+        .await
     }
 
     fn identity(&self, token: &AgentToken) -> AgentIdentity {
@@ -774,11 +821,20 @@ impl Inner {
     /// else a new one from the person server.
     async fn person_token(&self, url: &Url, refused: Option<&SecretString>) -> Result<CachedToken, Error> {
         let resource = ServerId::of(Role::Resource, url, self.allow_http_loopback)?;
+        let agent = self.agent_token().await?;
+        let person_server = self.person_server_for(&agent, url, "person-token")?;
+        // Another process may have left one since the request began (read before the lock,
+        // so that no request waits for another's file work). After a refusal the person
+        // server is asked: a token from elsewhere may be refused just the same.
+        let shared = match refused {
+            None => self.shared_tokens(&resource, &person_server, now()).await?.person,
+            Some(_) => None,
+        };
         let lock = {
             let mut locks = self.person_token_locks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             locks.entry(resource.as_str().to_owned()).or_default().clone()
         };
-        let _serialized = lock.lock().await;
+        let serialized = lock.lock().await;
         if let Some(cached) = self.tokens.get(resource.as_str(), TokenKind::Person, now())
             && refused.is_none_or(|refused| refused.expose_secret() != cached.token.expose_secret())
         {
@@ -788,13 +844,7 @@ impl Inner {
         if let Some(refused) = refused {
             self.tokens.forget(resource.as_str(), TokenKind::Person, refused);
         }
-        let agent = self.agent_token().await?;
-        let person_server = self.person_server_for(&agent, url, "person-token")?;
-        // Another process may have left one since the request began. After a refusal the
-        // person server is asked: a token from elsewhere may be refused just the same.
-        if refused.is_none()
-            && let Some(shared) = self.shared_tokens(&resource, &person_server, now())?.person
-        {
+        if let Some(shared) = shared {
             self.tokens.insert(resource.as_str(), TokenKind::Person, shared.clone());
             return Ok(shared);
         }
@@ -805,7 +855,9 @@ impl Inner {
         let (token, expires_in) = tokens::token_from_response(Step::PersonToken, endpoint, &answer, "person_token")?;
         let person = tokens::check_person_token(token, expires_in, &resource, &person_server, &self.key, now())?;
         self.tokens.insert(resource.as_str(), TokenKind::Person, person.clone());
-        self.share_tokens(&resource, &person_server);
+        // The requests that waited take it from memory; the file is written after.
+        drop(serialized);
+        self.share_tokens(&resource, &person_server).await;
         Ok(person)
     }
 
@@ -829,7 +881,7 @@ impl Inner {
         let (token, expires_in) = tokens::token_from_response(Step::AuthToken, endpoint, &answer, "auth_token")?;
         let auth = tokens::check_auth_token(token, expires_in, &resource, &checked, &self.key, now())?;
         self.tokens.insert(resource.as_str(), TokenKind::Auth, auth.clone());
-        self.share_tokens(&resource, &person_server);
+        self.share_tokens(&resource, &person_server).await;
         Ok(auth)
     }
 
@@ -839,48 +891,74 @@ impl Inner {
         if let Some(configured) = &self.person_server {
             return Ok(Some(configured.clone()));
         }
-        let mut current = self.agent.lock().await;
-        if current.is_none()
-            && let Some(path) = &self.agent_token_cache
-        {
-            *current = enroll::load_cached(path, &self.agent_provider, &self.key)?;
+        let person_server =
+            |agent: &AgentToken| enroll::person_server_id(agent, self.allow_http_loopback).ok().flatten();
+        if let Some(agent) = self.agent.lock().await.as_ref() {
+            return Ok(person_server(agent));
         }
-        Ok(current.as_ref().and_then(|agent| enroll::person_server_id(agent, self.allow_http_loopback).ok().flatten()))
+        let Some(path) = &self.agent_token_cache else { return Ok(None) };
+        let cached = self.load_agent_token(path).await?;
+        let mut current = self.agent.lock().await;
+        if current.is_none() {
+            *current = cached;
+        }
+        Ok(current.as_ref().and_then(person_server))
     }
 
-    fn owner<'a>(&'a self, resource: &'a ServerId, person_server: &'a ServerId) -> Owner<'a> {
-        Owner { provider: &self.agent_provider, key: &self.key, resource, person_server }
+    /// Runs `work` on the token cache file of `resource` in `dir` and the owner of its
+    /// tokens, off the runtime.
+    async fn with_resource_file<T: Send + 'static>(
+        &self,
+        dir: &Path,
+        resource: &ServerId,
+        person_server: &ServerId,
+        work: impl FnOnce(&Path, Owner<'_>) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        let path = shared_tokens::cache_file(dir, &self.agent_provider, &self.key, resource);
+        let file = path.clone();
+        let (provider, key) = (self.agent_provider.clone(), self.key.clone());
+        let (resource, person_server) = (resource.clone(), person_server.clone());
+        private_file::off_runtime(Purpose::TokenCache, &path, move || {
+            work(&file, Owner { provider: &provider, key: &key, resource: &resource, person_server: &person_server })
+        })
+        .await
     }
 
     /// The fresh, checked person and auth tokens the token cache holds for `resource` from
     /// `person_server`; none without a cache folder.
-    fn shared_tokens(&self, resource: &ServerId, person_server: &ServerId, now: u64) -> Result<ResourceTokens, Error> {
+    async fn shared_tokens(
+        &self,
+        resource: &ServerId,
+        person_server: &ServerId,
+        now: u64,
+    ) -> Result<ResourceTokens, Error> {
         let Some(dir) = &self.token_cache_dir else { return Ok(ResourceTokens::default()) };
-        let path = shared_tokens::cache_file(dir, &self.agent_provider, &self.key, resource);
-        shared_tokens::load(&path, self.owner(resource, person_server), now)
+        self.with_resource_file(dir, resource, person_server, move |path, owner| shared_tokens::load(path, owner, now))
+            .await
     }
 
     /// Writes the tokens this client holds for `resource` to the token cache, keeping a
     /// token of the other kind that another process left there when this client holds
     /// none. A failure is logged: the token obtained is still used.
-    fn share_tokens(&self, resource: &ServerId, person_server: &ServerId) {
+    async fn share_tokens(&self, resource: &ServerId, person_server: &ServerId) {
         let Some(dir) = &self.token_cache_dir else { return };
-        let path = shared_tokens::cache_file(dir, &self.agent_provider, &self.key, resource);
-        let owner = self.owner(resource, person_server);
         let now = now();
         let held = ResourceTokens {
             person: self.tokens.get(resource.as_str(), TokenKind::Person, now),
             auth: self.tokens.get(resource.as_str(), TokenKind::Auth, now),
         };
-        let merged = if held.person.is_some() && held.auth.is_some() {
-            Ok(held)
-        } else {
-            shared_tokens::load(&path, owner, now).map(|on_disk| ResourceTokens {
-                person: held.person.or(on_disk.person),
-                auth: held.auth.or(on_disk.auth),
+        let written = self
+            .with_resource_file(dir, resource, person_server, move |path, owner| {
+                let merged = if held.person.is_some() && held.auth.is_some() {
+                    held
+                } else {
+                    let on_disk = shared_tokens::load(path, owner, now)?;
+                    ResourceTokens { person: held.person.or(on_disk.person), auth: held.auth.or(on_disk.auth) }
+                };
+                shared_tokens::store(path, owner, &merged)
             })
-        };
-        if let Err(error) = merged.and_then(|tokens| shared_tokens::store(&path, owner, &tokens)) {
+            .await;
+        if let Err(error) = written {
             tracing::warn!(%error, "the person and auth tokens were not written to the token cache");
         }
     }

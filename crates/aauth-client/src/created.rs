@@ -12,12 +12,16 @@
 //! With a token cache folder, processes sharing it (one `omniagent` command after another)
 //! keep the rule between them too: a second is claimed for a tuple by creating an empty
 //! marker file named for the tuple and the second (in the folder's `.created`), which only
-//! one process can create. Without
-//! the folder, or when it cannot be written, the rule holds within the process only.
+//! one process can create. A marker is needed only while a process could still claim its
+//! second: the process that claims a second removes the markers more than `CLOCK_STEP`
+//! seconds older (once a second per folder), so the folder holds the markers of the last
+//! few seconds only, however many tuples were used before. Without the folder, or when it
+//! cannot be written, the rule holds within the process only. The folder's file work runs
+//! on tokio's blocking threads, never on the async runtime's.
 
 use std::collections::HashMap;
 use std::io::ErrorKind;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -28,11 +32,15 @@ use sha2::{Digest as _, Sha256};
 use crate::AgentKey;
 
 /// How far back the wall clock may step before the tuples seen are forgotten rather than
-/// waited out (seconds).
+/// waited out (seconds). A marker of a second this far back from the current one is still
+/// kept; one further back is removed.
 const CLOCK_STEP: u64 = 2;
 
 /// The last `created` of each tuple used in this process.
 static LAST: LazyLock<Mutex<HashMap<Tuple, u64>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The second each marker folder was last swept by this process.
+static SWEPT: LazyLock<Mutex<HashMap<PathBuf, u64>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Tuple {
@@ -46,8 +54,13 @@ struct Tuple {
 /// whose tuple was used this second (by this process, or by another one sharing `shared`,
 /// the token cache folder), the next second once it has come.
 pub(crate) async fn created_for(key: &AgentKey, request: &Request, shared: Option<&Path>) -> u64 {
+    created_at(key, request, shared, now).await
+}
+
+/// [`created_for`] with the wall clock read from `clock`.
+async fn created_at(key: &AgentKey, request: &Request, shared: Option<&Path>, clock: impl Fn() -> Duration) -> u64 {
     if matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE) {
-        return now().as_secs();
+        return clock().as_secs();
     }
     let url = request.url();
     let tuple = Tuple {
@@ -61,11 +74,15 @@ pub(crate) async fn created_for(key: &AgentKey, request: &Request, shared: Optio
         path: url.path().to_owned(),
     };
     loop {
-        let now = now();
+        let now = clock();
         let claimed = claim(&mut LAST.lock().unwrap_or_else(PoisonError::into_inner), &tuple, now);
         let wait = match claimed {
             Ok(created) => {
-                if shared.is_none_or(|dir| claim_shared(dir, &tuple, created)) {
+                let free = match shared {
+                    Some(dir) => claim_shared_off_runtime(dir, &tuple, created).await,
+                    None => true,
+                };
+                if free {
                     return created;
                 }
                 // Another process has this second: the next one, once it has come.
@@ -77,26 +94,36 @@ pub(crate) async fn created_for(key: &AgentKey, request: &Request, shared: Optio
     }
 }
 
+/// [`claim_shared`] on tokio's blocking threads.
+async fn claim_shared_off_runtime(dir: &Path, tuple: &Tuple, second: u64) -> bool {
+    let (dir, tuple) = (dir.to_owned(), tuple.clone());
+    match tokio::task::spawn_blocking(move || claim_shared(&dir, &tuple, second)).await {
+        Ok(claimed) => claimed,
+        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+        Err(error) => {
+            // Only a runtime shutting down cancels it: this process's rule still holds.
+            tracing::warn!("cannot share signature times: {error}");
+            true
+        }
+    }
+}
+
 /// Claims `second` for `tuple` among the processes sharing `dir`: true unless another one
 /// has. A folder that cannot be written falls back to this process's own rule.
 fn claim_shared(dir: &Path, tuple: &Tuple, second: u64) -> bool {
     let digest = Sha256::digest(format!("{}\n{}\n{}\n{}", tuple.thumbprint, tuple.method, tuple.authority, tuple.path));
     let name: String = digest[..8].iter().map(|byte| format!("{byte:02x}")).collect();
     let markers = dir.join(".created");
-    let marker = |second: u64| markers.join(format!("{name}-{second}"));
     let mut folder = std::fs::DirBuilder::new();
     folder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
-    let created = folder
-        .create(&markers)
-        .and_then(|()| std::fs::OpenOptions::new().write(true).create_new(true).open(marker(second)));
+    let created = folder.create(&markers).and_then(|()| {
+        std::fs::OpenOptions::new().write(true).create_new(true).open(markers.join(format!("{name}-{second}")))
+    });
     match created {
         Ok(_) => {
-            // Markers of earlier seconds can no longer collide.
-            for earlier in second.saturating_sub(CLOCK_STEP + 3)..second.saturating_sub(CLOCK_STEP) {
-                let _ = std::fs::remove_file(marker(earlier));
-            }
+            sweep(&markers, second);
             true
         }
         Err(error) if error.kind() == ErrorKind::AlreadyExists => false,
@@ -105,6 +132,36 @@ fn claim_shared(dir: &Path, tuple: &Tuple, second: u64) -> bool {
             true
         }
     }
+}
+
+/// Removes from `markers` the markers of every tuple whose second is more than
+/// [`CLOCK_STEP`] before `second`: no process claims those seconds any more (a clock that
+/// stepped back further starts afresh, see [`claim`]). Once a second per folder: the
+/// markers claimed meanwhile are all of this second or the last ones. Other files are
+/// left alone; a marker that cannot be removed is tried again at the next sweep.
+fn sweep(markers: &Path, second: u64) {
+    {
+        let mut swept = SWEPT.lock().unwrap_or_else(PoisonError::into_inner);
+        if swept.get(markers) == Some(&second) {
+            return;
+        }
+        swept.insert(markers.to_owned(), second);
+    }
+    let Ok(entries) = std::fs::read_dir(markers) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name.to_str().and_then(marker_second).is_some_and(|marked| marked.saturating_add(CLOCK_STEP) < second) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The second of a marker's name, `<16 hex digits>-<second>`; none for another name.
+fn marker_second(name: &str) -> Option<u64> {
+    let (tuple, second) = name.split_once('-')?;
+    let is_tuple = tuple.len() == 16 && tuple.bytes().all(|byte| byte.is_ascii_hexdigit());
+    let is_second = !second.is_empty() && second.bytes().all(|byte| byte.is_ascii_digit());
+    if is_tuple && is_second { second.parse().ok() } else { None }
 }
 
 /// Takes the second of `now` for `tuple` in `last`, or says how long to wait for the next
@@ -193,5 +250,61 @@ mod tests {
         assert!(!claim_shared(dir.path(), &tuple, created), "the second it took is taken");
         // An unusable folder does not stop signing.
         assert!(claim_shared(&dir.path().join("missing"), &tuple, created));
+    }
+
+    fn marker_count(dir: &Path) -> usize {
+        std::fs::read_dir(dir.join(".created")).unwrap().count()
+    }
+
+    /// Regression (hardening issue, unbounded `.created`): 200 POSTs to as many paths, a
+    /// second apart, each the only one of its tuple. Every marker but those of the last
+    /// seconds is removed, where before each request left its own for ever.
+    #[tokio::test]
+    async fn isolated_posts_leave_only_the_markers_of_the_last_seconds() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = AgentKey::generate();
+        // A clock that moves on a second each time it is read.
+        let start = 1_000_000_000;
+        let clock = std::sync::atomic::AtomicU64::new(start);
+        let tick = || Duration::from_secs(clock.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        for index in 0..200 {
+            let url = format!("https://r.example/items/{index}").parse().unwrap();
+            let post = Request::new(Method::POST, url);
+            assert_eq!(created_at(&key, &post, Some(dir.path()), tick).await, start + index);
+        }
+        let left = marker_count(dir.path());
+        assert!(left <= CLOCK_STEP as usize + 1, "{left} markers left");
+    }
+
+    /// A sweep removes exactly the markers no process can collide with: those of seconds
+    /// more than `CLOCK_STEP` back. The others still refuse their second to everyone.
+    #[test]
+    fn markers_within_the_clock_step_stay_and_older_ones_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, second) = (tuple("/sweep-first"), tuple("/sweep-second"));
+        let at = 1_000_000_000;
+        assert!(claim_shared(dir.path(), &first, at));
+        std::fs::write(dir.path().join(".created/notes.txt"), "not a marker").unwrap();
+        std::fs::write(dir.path().join(".created/0123456789abcdef-old"), "not a marker").unwrap();
+        // `CLOCK_STEP` seconds on, the first marker is still needed.
+        assert!(claim_shared(dir.path(), &second, at + CLOCK_STEP));
+        assert!(!claim_shared(dir.path(), &first, at), "the first marker is kept");
+        assert_eq!(marker_count(dir.path()), 4);
+        // A second more, and it is gone (a clock stepped back that far starts afresh).
+        assert!(claim_shared(dir.path(), &second, at + CLOCK_STEP + 1));
+        assert_eq!(marker_count(dir.path()), 4, "one marker removed, one added");
+        assert!(!claim_shared(dir.path(), &second, at + CLOCK_STEP), "a kept marker");
+        assert!(claim_shared(dir.path(), &first, at), "the removed marker");
+        // Files that are not markers are left alone.
+        assert!(dir.path().join(".created/notes.txt").exists());
+        assert!(dir.path().join(".created/0123456789abcdef-old").exists());
+    }
+
+    #[test]
+    fn marker_names_are_a_tuple_and_a_second() {
+        assert_eq!(marker_second("0123456789abcdef-1700000000"), Some(1_700_000_000));
+        for other in ["0123456789abcdef-", "0123456789abcdef-+1", "0123456789abcde-1", "notes.txt", "x-1", ".tmp-1"] {
+            assert_eq!(marker_second(other), None, "{other}");
+        }
     }
 }

@@ -86,7 +86,7 @@ impl AgentKey {
     /// file is written in full under a new temporary name and linked into place only if no
     /// other key got there first.
     pub fn load_or_generate(path: &Path) -> Result<AgentKey, Error> {
-        if let Some(key) = read_key_file(path)? {
+        if let Some(key) = AgentKey::load(path)? {
             return Ok(key);
         }
         let key = AgentKey::generate();
@@ -99,6 +99,15 @@ impl AgentKey {
             action: "read",
             source: std::io::Error::new(ErrorKind::NotFound, "the key file disappeared after it was written"),
         })
+    }
+
+    /// The key in the JWK file at `path`, or none when there is no file. Nothing is ever
+    /// written, not even a missing folder: this is how to look at a key without creating
+    /// it (a check of the config, say). The file and its folder are refused as
+    /// [`load_or_generate`](Self::load_or_generate) refuses them
+    /// ([`Error::KeyFilePermissions`], [`Error::FolderPermissions`]).
+    pub fn load(path: &Path) -> Result<Option<AgentKey>, Error> {
+        read_key_file(path)
     }
 
     /// The public JWK: `{"kty":"OKP","crv":"Ed25519","x":"…","alg":"Ed25519"}`.
@@ -198,6 +207,32 @@ mod tests {
         );
     }
 
+    /// RFC 8037's own vectors: the private key of Appendix A.1, its public key (A.2), its
+    /// RFC 7638 thumbprint (A.3), and the Ed25519 signature of A.4's JWS signing input.
+    #[test]
+    fn rfc_8037_key_has_the_rfcs_thumbprint_and_signature() {
+        let key = AgentKey::from_jwk(&json!({
+            "kty": "OKP",
+            "crv": "Ed25519",
+            "d": "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A",
+            "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
+        }))
+        .unwrap();
+        assert_eq!(key.thumbprint(), "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k");
+        assert_eq!(key.public_jwk()["x"], "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo");
+        let signature = key.sign(b"eyJhbGciOiJFZERTQSJ9.RXhhbXBsZSBvZiBFZDI1NTE5IHNpZ25pbmc");
+        assert_eq!(
+            URL_SAFE_NO_PAD.encode(signature),
+            "hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg"
+        );
+        // The same key without `x` (the public key is derived from `d`).
+        let derived = AgentKey::from_jwk(&json!({
+            "kty": "OKP", "crv": "Ed25519", "d": "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"
+        }))
+        .unwrap();
+        assert_eq!(derived.thumbprint(), "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k");
+    }
+
     #[test]
     fn private_jwk_round_trips() {
         let key = AgentKey::generate();
@@ -249,9 +284,12 @@ mod tests {
             assert!(error.contains(expected), "{jwk}: {error}");
             assert!(!error.contains(RFC_D), "{error}");
         }
-        // Without `x`, and with the older `alg`, the key is accepted.
-        assert!(AgentKey::from_jwk(&without("x")).is_ok());
-        assert!(AgentKey::from_jwk(&with("alg", json!("EdDSA"))).is_ok());
+        // Without `x`, and with the older `alg`, the key is accepted, and it is the same key.
+        for jwk in [without("x"), with("alg", json!("EdDSA")), with("alg", json!("Ed25519"))] {
+            let key = AgentKey::from_jwk(&jwk).unwrap();
+            assert_eq!(key.thumbprint(), "poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U", "{jwk}");
+            assert_eq!(key.public_x(), "JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs", "{jwk}");
+        }
     }
 
     #[test]
@@ -281,6 +319,17 @@ mod tests {
         assert_eq!(jwk["alg"], "Ed25519");
     }
 
+    /// `load` only reads: a missing key is none, and neither it nor its folders appear.
+    #[test]
+    fn load_reads_a_key_and_never_creates_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("home/aauth/agent.jwk");
+        assert!(AgentKey::load(&path).unwrap().is_none());
+        assert!(!dir.path().join("home").exists());
+        let created = AgentKey::load_or_generate(&path).unwrap();
+        assert_eq!(AgentKey::load(&path).unwrap().map(|key| key.thumbprint()), Some(created.thumbprint()));
+    }
+
     #[cfg(unix)]
     #[test]
     fn key_file_is_0600_in_0700_folders() {
@@ -306,6 +355,8 @@ mod tests {
             let error = AgentKey::load_or_generate(&path).unwrap_err();
             assert!(matches!(error, Error::KeyFilePermissions { mode: m, .. } if m == mode), "{error:?}");
             assert!(error.to_string().contains(&path.display().to_string()), "{error}");
+            let error = AgentKey::load(&path).err().unwrap();
+            assert!(matches!(error, Error::KeyFilePermissions { mode: m, .. } if m == mode), "{error:?}");
         }
         // Owner-only modes are accepted.
         for mode in [0o600, 0o400] {

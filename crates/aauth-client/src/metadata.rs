@@ -310,10 +310,19 @@ mod tests {
         assert_eq!(id("http://127.0.0.1:8080", true).unwrap(), "http://127.0.0.1:8080");
         assert_eq!(id("http://[::1]:9/", true).unwrap(), "http://[::1]:9");
         assert_eq!(id("https://127.0.0.1:8443", true).unwrap(), "https://127.0.0.1:8443");
-        assert!(id("http://localhost:8080", true).unwrap_err().contains("only 127.0.0.1 and [::1]"));
-        assert!(id("http://127.0.0.2:8080", true).is_err());
-        assert!(id("http://10.0.0.1", true).is_err());
+        for other in ["http://localhost:8080", "http://127.0.0.2:8080", "http://10.0.0.1", "http://[::2]:9"] {
+            let origin = other.trim_end_matches('/');
+            assert_eq!(
+                id(other, true).unwrap_err(),
+                format!(
+                    "person server `{origin}` is not a valid server identifier: \
+                     it is http: only 127.0.0.1 and [::1] may use http (allow_http_loopback)"
+                )
+            );
+        }
+        // Other hosts keep the https rules: no port.
         assert!(id("https://ps.example:8443", true).unwrap_err().contains("has a port"));
+        assert!(id("https://127.0.0.2:8443", true).unwrap_err().contains("has a port"));
     }
 
     #[test]
@@ -322,14 +331,21 @@ mod tests {
         assert_eq!(ServerId::of(Role::Resource, &url, false).unwrap().as_str(), "https://api.example");
         let url = Url::parse("http://127.0.0.1:3000/items").unwrap();
         assert_eq!(ServerId::of(Role::Resource, &url, true).unwrap().as_str(), "http://127.0.0.1:3000");
-        assert!(ServerId::of(Role::Resource, &url, false).is_err());
+        let error = ServerId::of(Role::Resource, &url, false).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "resource `http://127.0.0.1:3000` is not a valid server identifier: \
+             it is not https (allow_http_loopback permits http on 127.0.0.1 and [::1])"
+        );
     }
 
     #[test]
     fn endpoints_are_https_without_query_or_fragment() {
         let check = |value: &str, loopback| endpoint(Role::PersonServer, "auth_token_endpoint", value, loopback);
         assert_eq!(check("https://ps.example/token", false).unwrap().as_str(), "https://ps.example/token");
-        assert!(check("http://127.0.0.1:1/token", true).is_ok());
+        assert_eq!(check("http://127.0.0.1:1/token", true).unwrap().as_str(), "http://127.0.0.1:1/token");
+        assert_eq!(check("http://[::1]:8080/v1/token", true).unwrap().as_str(), "http://[::1]:8080/v1/token");
+        assert!(check("http://127.0.0.1:1/token", false).unwrap_err().to_string().contains("not https"));
         for (value, reason) in [
             ("http://ps.example/token", "not https"),
             ("https://ps.example/token?x=1", "query or fragment"),

@@ -14,6 +14,8 @@
 //!   by someone else lends neither its content nor its mode;
 //! - a file its group or others can read is reported as [`Contents::Exposed`], for the
 //!   caller to refuse (the key) or to replace (the token cache).
+//!
+//! This is blocking file work: async callers run it through [`off_runtime`].
 
 use std::fs::File;
 use std::io::{ErrorKind, Read as _, Write as _};
@@ -95,6 +97,39 @@ pub(crate) enum Placement {
 /// Writes `contents` to `path` as a private file; `false` when `placement` is
 /// [`Placement::IfAbsent`] and a file was already there (it is left as it is).
 pub(crate) fn write(purpose: Purpose, path: &Path, contents: &[u8], placement: Placement) -> Result<bool, Error> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    write_staged_as(purpose, path, contents, placement, || {
+        let mut random = [0u8; 8];
+        getrandom::fill(&mut random).map_err(|error| purpose.io(path, "write", std::io::Error::other(error)))?;
+        Ok(staging_name(path, std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed), random))
+    })
+}
+
+/// Runs `work`, which reads or writes the private file of `purpose` at `path`, on tokio's
+/// blocking threads and waits for it: a slow disk (an `fsync`, a stalled network file
+/// system) holds up this future only, never the thread of the async runtime that polls
+/// it and every other task there. A panic in `work` is resumed here.
+pub(crate) async fn off_runtime<T, F>(purpose: Purpose, path: &Path, work: F) -> Result<T, Error>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, Error> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result,
+        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+        // Only a runtime shutting down cancels a blocking task before it starts.
+        Err(error) => Err(purpose.io(path, "finish its file work", std::io::Error::other(error))),
+    }
+}
+
+/// [`write`], with the staging names taken from `next_name` until one is free.
+fn write_staged_as(
+    purpose: Purpose,
+    path: &Path,
+    contents: &[u8],
+    placement: Placement,
+    next_name: impl FnMut() -> Result<PathBuf, Error>,
+) -> Result<bool, Error> {
     if let Some(folder) = folder_of(path) {
         let mut builder = std::fs::DirBuilder::new();
         builder.recursive(true);
@@ -103,7 +138,7 @@ pub(crate) fn write(purpose: Purpose, path: &Path, contents: &[u8], placement: P
         builder.create(folder).map_err(|source| purpose.io(folder, "create the folder", source))?;
     }
     check_folder(purpose, path)?;
-    let staging = write_staging(purpose, path, contents)?;
+    let staging = write_staging(purpose, contents, next_name)?;
     let placed = match placement {
         Placement::Replace => std::fs::rename(&staging, path).map(|()| true),
         Placement::IfAbsent => match std::fs::hard_link(&staging, path) {
@@ -144,19 +179,25 @@ fn check_folder(purpose: Purpose, path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Writes `contents` to a new staging file next to `path`, 0600 on Unix, flushed to disk.
-fn write_staging(purpose: Purpose, path: &Path, contents: &[u8]) -> Result<PathBuf, Error> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
+/// The staging name of a write of `path`: hidden, beside it, and one no one else picks:
+/// the writing process `pid`, the `count` of its writes, and `random` bits against a file
+/// of the same name left by an earlier process with the same id.
+fn staging_name(path: &Path, pid: u32, count: u64, random: [u8; 8]) -> PathBuf {
     let name = path.file_name().map(|name| name.to_string_lossy()).unwrap_or_default();
+    let suffix: String = random.iter().map(|byte| format!("{byte:02x}")).collect();
+    path.with_file_name(format!(".{name}.{pid}.{count}.{suffix}.tmp"))
+}
+
+/// Writes `contents` to a new staging file, 0600 on Unix, flushed to disk, under the first
+/// name from `next_name` that no file has (five tries).
+fn write_staging(
+    purpose: Purpose,
+    contents: &[u8],
+    mut next_name: impl FnMut() -> Result<PathBuf, Error>,
+) -> Result<PathBuf, Error> {
     let mut attempts = 0;
     loop {
-        // A name no one else picks: this process, a counter, and random bits against a
-        // file of the same name left by an earlier process with the same id.
-        let mut random = [0u8; 8];
-        getrandom::fill(&mut random).map_err(|error| purpose.io(path, "write", std::io::Error::other(error)))?;
-        let suffix: String = random.iter().map(|byte| format!("{byte:02x}")).collect();
-        let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let staging = path.with_file_name(format!(".{name}.{}.{count}.{suffix}.tmp", std::process::id()));
+        let staging = next_name()?;
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
@@ -284,20 +325,92 @@ mod tests {
     }
 
     /// A staging name taken by a leftover file (another process's, or a planted one) is
-    /// never opened: the writer picks a name no file has, so the new file gets neither the
-    /// leftover's mode nor its place.
+    /// never opened: the writer moves on to the next name, so the new file gets neither
+    /// the leftover's content, nor its mode, nor its place, and the leftover stays as it
+    /// was.
     #[cfg(unix)]
     #[test]
-    fn a_leftover_staging_file_is_left_alone_and_the_result_is_private() {
+    fn a_staging_name_taken_by_a_leftover_is_skipped_and_the_result_is_private() {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("file.json");
-        let leftover = dir.path().join(format!(".file.json.{}.tmp", std::process::id()));
-        std::fs::write(&leftover, "someone else's").unwrap();
-        std::fs::set_permissions(&leftover, std::fs::Permissions::from_mode(0o644)).unwrap();
-        write(Purpose::TokenCache, &path, b"ours", Placement::Replace).unwrap();
+        // The names the writer would pick, in turn: the first is already taken.
+        let taken = staging_name(&path, std::process::id(), 0, [0xab; 8]);
+        let free = staging_name(&path, std::process::id(), 1, [0xcd; 8]);
+        assert_eq!(
+            taken.file_name().unwrap(),
+            format!(".file.json.{}.0.abababababababab.tmp", std::process::id()).as_str()
+        );
+        std::fs::write(&taken, "someone else's").unwrap();
+        std::fs::set_permissions(&taken, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mut candidates = vec![free, taken.clone()];
+        let mut tried = Vec::new();
+        let next = || {
+            let name = candidates.pop().unwrap();
+            tried.push(name.clone());
+            Ok(name)
+        };
+        assert!(write_staged_as(Purpose::TokenCache, &path, b"ours", Placement::Replace, next).unwrap());
+        assert_eq!(tried.len(), 2, "the taken name was tried, then the next one");
+        assert_eq!(text(read(Purpose::TokenCache, &path).unwrap()), "ours");
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-        assert_eq!(std::fs::read_to_string(&leftover).unwrap(), "someone else's");
-        assert_eq!(names(dir.path()), [format!(".file.json.{}.tmp", std::process::id()), "file.json".to_owned()]);
+        assert_eq!(std::fs::read_to_string(&taken).unwrap(), "someone else's");
+        assert_eq!(std::fs::metadata(&taken).unwrap().permissions().mode() & 0o777, 0o644);
+        // The free name was used, then moved into place: only the leftover is beside the file.
+        let leftover = taken.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(names(dir.path()), [leftover, "file.json".to_owned()]);
+    }
+
+    /// When every name tried is taken (here a symbolic link to a file elsewhere, planted
+    /// at the one name given), the write fails after five tries: nothing is written
+    /// through the link, and no file appears at the path.
+    #[cfg(unix)]
+    #[test]
+    fn a_writer_whose_every_staging_name_is_taken_fails_without_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.jwk");
+        let target = dir.path().join("elsewhere.txt");
+        std::fs::write(&target, "untouched").unwrap();
+        let taken = staging_name(&path, std::process::id(), 7, [0; 8]);
+        std::os::unix::fs::symlink(&target, &taken).unwrap();
+        let mut tries = 0;
+        let next = || {
+            tries += 1;
+            Ok(taken.clone())
+        };
+        let error = write_staged_as(Purpose::AgentKey, &path, b"secret", Placement::IfAbsent, next).unwrap_err();
+        assert_eq!(tries, 5);
+        assert!(
+            matches!(&error, Error::KeyFileIo { path: failed, action: "write", source }
+                if *failed == taken && source.kind() == ErrorKind::AlreadyExists),
+            "{error:?}"
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched");
+        assert!(!path.exists());
+    }
+
+    /// The real names: hidden, beside the file, and different for each write.
+    #[test]
+    fn staging_names_are_hidden_siblings_that_differ() {
+        let path = Path::new("/cache/aauth/file.json");
+        let name = staging_name(path, 42, 3, [0, 1, 2, 3, 4, 5, 6, 255]);
+        assert_eq!(name, Path::new("/cache/aauth/.file.json.42.3.00010203040506ff.tmp"));
+        assert_ne!(staging_name(path, 42, 4, [0, 1, 2, 3, 4, 5, 6, 255]), name);
+        assert_ne!(staging_name(path, 42, 3, [9, 1, 2, 3, 4, 5, 6, 255]), name);
+    }
+
+    /// File work runs on a blocking thread, not on the thread polling the future.
+    #[tokio::test]
+    async fn off_runtime_work_runs_on_a_blocking_thread() {
+        let caller = std::thread::current().id();
+        let path = Path::new("file.json");
+        let worker = off_runtime(Purpose::TokenCache, path, || Ok(std::thread::current().id())).await.unwrap();
+        assert_ne!(worker, caller);
+        let error = off_runtime(Purpose::TokenCache, path, || -> Result<(), Error> {
+            Err(Purpose::TokenCache.io(Path::new("file.json"), "write", std::io::Error::other("disk full")))
+        })
+        .await
+        .unwrap_err();
+        assert!(matches!(error, Error::TokenCacheIo { action: "write", .. }), "{error:?}");
     }
 }

@@ -146,8 +146,9 @@ impl std::fmt::Debug for Config {
 }
 
 impl Config {
-    /// Validates `text`, the content of the config file `path`.
-    pub(crate) fn parse(path: &Path, text: &str) -> Result<Self, HostError> {
+    /// Validates `text`, the content of the config file `path` (for a host that has the
+    /// text already; [`ConfigLocation::load`] reads the file).
+    pub fn parse(path: &Path, text: &str) -> Result<Self, HostError> {
         let tree: Value = serde_yaml_ng::from_str(text).map_err(|error| yaml_error(path, &error))?;
         if tree.is_null() {
             return Ok(Self {
@@ -248,7 +249,7 @@ impl Config {
 /// The config one agent runs with: the top level of the file with that agent's
 /// overrides merged over it, and the agent's name. Serialized, it is the effective config
 /// (secrets show as their references).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentConfig {
     /// The agent's name: its name under `agents:`, or `default` for the top level.
     name: String,
@@ -417,7 +418,7 @@ fn yaml_error(path: &Path, error: &serde_yaml_ng::Error) -> HostError {
 
 /// What a config file may hold, and what an agent's overrides may hold. Unknown keys are
 /// errors, so that a typo is reported rather than silently ignored.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Sections {
     /// Markdown skills.
@@ -457,7 +458,7 @@ pub(crate) struct Sections {
 
 /// The `serve:` section: how `omniagent mcp serve --http` listens and whom it serves.
 #[cfg(feature = "mcp")]
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServeConfig {
     /// The address `--http` listens on when given no value (default `127.0.0.1:8765`).
@@ -481,7 +482,7 @@ impl ServeConfig {
 
 /// One client of `serve.clients`.
 #[cfg(feature = "mcp")]
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServeClient {
     /// The bearer token it sends, as a secret reference.
@@ -493,7 +494,7 @@ pub struct ServeClient {
 
 /// The `mcp:` section.
 #[cfg(feature = "mcp")]
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct McpConfig {
     /// Our own server entries, by name.
@@ -544,7 +545,7 @@ mod pasted {
 
 /// The `aauth:` section.
 #[cfg(feature = "aauth")]
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct AAuthConfig {
     /// Where `aauth enroll` goes for an agent token (`https://host`).
@@ -564,7 +565,7 @@ pub(crate) struct AAuthConfig {
     pub(crate) allow_http_loopback: bool,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StorageConfig {
     #[serde(default)]
@@ -581,7 +582,7 @@ pub(crate) enum StorageBackend {
     Memory,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CompiledConfig {
     #[serde(default)]
@@ -603,7 +604,7 @@ pub(crate) struct CompiledSkill<'a> {
     pub(crate) build: fn() -> Box<dyn Skill>,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CompiledSkillConfig {
     /// Whether the skill is registered.
@@ -674,9 +675,14 @@ mod tests {
             error.starts_with("config.yaml:4:14: compiled.memory.secrets.TOKEN: expected a secret reference string"),
             "{error}"
         );
-        let error = parse("compiled:\n  memory:\n    secrets:\n      TOKEN: \"vault:s3cr3t\"\n").unwrap_err();
-        assert!(!error.contains("s3cr3t"), "{error}");
-        assert!(error.contains("unknown secret reference scheme `vault:`"), "{error}");
+        let error = parse("compiled:\n  memory:\n    secrets:\n      TOKEN: \"admin:s3cr3t\"\n").unwrap_err();
+        assert!(!error.contains("s3cr3t") && !error.contains("admin"), "{error}");
+        assert!(
+            error.starts_with(
+                "config.yaml:4:14: compiled.memory.secrets.TOKEN: the value starts with an unknown secret"
+            ),
+            "{error}"
+        );
     }
 
     #[test]

@@ -113,16 +113,9 @@ fn openapi_skill(
     if let Some(folder) = &settings.upload_folder {
         settings.upload_folder = Some(config.resolve_path(folder).display().to_string());
     }
-    // No document may copy, and no upload send, what only the agent may read: its keys
-    // and tokens, and the config file (which may hold secrets).
-    let mut private = skill_openapi::LoadOptions::new().with_private_path(home.aauth_dir());
-    if let Some(file) = config.file() {
-        private = private.with_private_path(file);
-    }
-    #[cfg(feature = "aauth")]
-    if let Some(key) = config.sections.aauth.as_ref().and_then(|aauth| aauth.key.as_deref()) {
-        private = private.with_private_path(config.resolve_path(key));
-    }
+    let private = private_paths(config, home)
+        .into_iter()
+        .fold(skill_openapi::LoadOptions::new(), skill_openapi::LoadOptions::with_private_path);
     let signed = settings.aauth;
     if signed {
         settings.timeout.get_or_insert(SIGNED_CALL_TIMEOUT);
@@ -137,6 +130,28 @@ fn openapi_skill(
     }
 }
 
+/// What no OpenAPI document may copy and no upload send, being the agent's alone: the
+/// config file, every `file:` secret, the AAuth key, and everything in `$OMNIAGENT_HOME`
+/// but its `skills/` folder (its keys, tokens and state): the home's entries as they are
+/// now, and its `aauth/` and `state/` folders whether or not they exist yet.
+#[cfg(feature = "openapi")]
+fn private_paths(config: &AgentConfig, home: &Home) -> Vec<PathBuf> {
+    let mut private = vec![home.aauth_dir(), home.root().join("state")];
+    if let Ok(entries) = std::fs::read_dir(home.root()) {
+        private.extend(entries.flatten().filter(|entry| entry.file_name() != "skills").map(|entry| entry.path()));
+    }
+    private.extend(config.file().map(std::path::Path::to_owned));
+    private.extend(config.secret_references().into_iter().filter_map(|(_key, reference)| match reference {
+        SecretRef::File(path) => Some(skill_core::expand_home(&path)),
+        _ => None,
+    }));
+    #[cfg(feature = "aauth")]
+    private.extend(
+        config.sections.aauth.as_ref().and_then(|aauth| aauth.key.as_deref()).map(|key| config.resolve_path(key)),
+    );
+    private
+}
+
 /// The agent's AAuth client, made once, when the first skill that signs needs it. It is
 /// shared (`Sync`), so that starting an agent is a future that may move between threads.
 #[cfg(feature = "openapi")]
@@ -148,6 +163,8 @@ struct Signer<'a> {
     #[cfg(feature = "aauth")]
     on_interaction: Option<OnInteraction>,
     #[cfg(feature = "aauth")]
+    key_use: KeyUse,
+    #[cfg(feature = "aauth")]
     client: std::sync::OnceLock<Result<aauth_client::AAuthClient, String>>,
     #[cfg(not(feature = "aauth"))]
     config: std::marker::PhantomData<&'a AgentConfig>,
@@ -157,7 +174,7 @@ struct Signer<'a> {
 impl<'a> Signer<'a> {
     #[cfg(feature = "aauth")]
     fn new(config: &'a AgentConfig, home: &'a Home, on_interaction: Option<OnInteraction>) -> Self {
-        Signer { config, home, on_interaction, client: std::sync::OnceLock::new() }
+        Signer { config, home, on_interaction, key_use: KeyUse::Sign, client: std::sync::OnceLock::new() }
     }
 
     #[cfg(not(feature = "aauth"))]
@@ -165,11 +182,23 @@ impl<'a> Signer<'a> {
         Signer { config: std::marker::PhantomData }
     }
 
+    /// A signer for skills that are loaded, never called: see [`KeyUse::Check`].
+    #[cfg(feature = "aauth")]
+    fn for_check(config: &'a AgentConfig, home: &'a Home) -> Self {
+        Signer { key_use: KeyUse::Check, ..Signer::new(config, home, None) }
+    }
+
+    #[cfg(not(feature = "aauth"))]
+    fn for_check(config: &'a AgentConfig, home: &'a Home) -> Self {
+        Signer::new(config, home, None)
+    }
+
     /// `skill`, its calls sent through the AAuth client; why not, when there is none.
     #[cfg(feature = "aauth")]
     fn sign(&self, skill: skill_openapi::OpenApiSkill) -> Result<skill_openapi::OpenApiSkill, String> {
         let client = self.client.get_or_init(|| {
-            aauth_client(self.config, self.home, AAuthOverrides::default(), self.on_interaction.clone())
+            let overrides = AAuthOverrides::default();
+            build_aauth_client(self.config, self.home, overrides, self.on_interaction.clone(), self.key_use)
                 .map_err(|error| error.to_string())
         });
         client.as_ref().map(|client| skill.with_client(client.http_client())).map_err(Clone::clone)
@@ -233,6 +262,38 @@ pub fn aauth_client(
     overrides: AAuthOverrides,
     on_interaction: Option<OnInteraction>,
 ) -> Result<aauth_client::AAuthClient, HostError> {
+    build_aauth_client(config, home, overrides, on_interaction, KeyUse::Sign)
+}
+
+/// What an AAuth client made by the host may do with the agent's files.
+#[cfg(feature = "aauth")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyUse {
+    /// Sign calls: the key is created on first use, and tokens are cached in the home's
+    /// `aauth/` folder.
+    Sign,
+    /// Load skills to check them, calling nothing: nothing is written. The key is read if
+    /// it exists; if not, the client holds a key of its own in memory (the real one is
+    /// created by the first command that signs), and it caches no token on disk.
+    Check,
+}
+
+/// Where the agent's key is: `aauth.key`, else `aauth/agent.jwk` in the home.
+#[cfg(feature = "aauth")]
+fn aauth_key_path(config: &AgentConfig, home: &Home) -> std::path::PathBuf {
+    let key = config.sections.aauth.as_ref().and_then(|aauth| aauth.key.as_deref());
+    key.map_or_else(|| home.aauth_dir().join("agent.jwk"), |key| config.resolve_path(key))
+}
+
+/// [`aauth_client`], with the agent's files used as `key_use` says.
+#[cfg(feature = "aauth")]
+fn build_aauth_client(
+    config: &AgentConfig,
+    home: &Home,
+    overrides: AAuthOverrides,
+    on_interaction: Option<OnInteraction>,
+    key_use: KeyUse,
+) -> Result<aauth_client::AAuthClient, HostError> {
     let settings = config.sections.aauth.clone().unwrap_or_default();
     let url = |key: &'static str, text: &str| {
         url::Url::parse(text).map_err(|error| HostError::NotAUrl { key, text: text.to_owned(), error })
@@ -240,11 +301,19 @@ pub fn aauth_client(
     let Some(provider) = overrides.agent_provider.or(settings.agent_provider) else {
         return Err(HostError::NoAgentProvider);
     };
-    let key_path = settings.key.map_or_else(|| home.aauth_dir().join("agent.jwk"), |key| config.resolve_path(&key));
-    let key = aauth_client::AgentKey::load_or_generate(&key_path).map_err(|error| HostError::AAuthKey { error })?;
+    let key_path = aauth_key_path(config, home);
+    let key = match key_use {
+        KeyUse::Sign => aauth_client::AgentKey::load_or_generate(&key_path),
+        KeyUse::Check => {
+            aauth_client::AgentKey::load(&key_path).map(|key| key.unwrap_or_else(aauth_client::AgentKey::generate))
+        }
+    };
+    let key = key.map_err(|error| HostError::AAuthKey { error })?;
     let mut builder = aauth_client::AAuthClient::builder(key, url("agent_provider", &provider)?)
-        .allow_http_loopback(settings.allow_http_loopback)
-        .agent_token_cache_dir(home.aauth_dir());
+        .allow_http_loopback(settings.allow_http_loopback);
+    if key_use == KeyUse::Sign {
+        builder = builder.agent_token_cache_dir(home.aauth_dir());
+    }
     if let Some(on_interaction) = on_interaction {
         builder = builder.on_interaction(move |url, code| on_interaction(url.as_str(), code));
     }
@@ -257,15 +326,43 @@ pub fn aauth_client(
     builder.build().map_err(|error| HostError::AAuthClient { error })
 }
 
+/// The agent's AAuth key as `omniagent config check` finds it, reading only.
+#[cfg(feature = "aauth")]
+#[derive(Debug)]
+pub struct AAuthKeyCheck {
+    /// Where the key file is.
+    pub path: std::path::PathBuf,
+    /// Its thumbprint, or none when there is no key yet (the first command that signs
+    /// creates it), or why the file cannot be used.
+    pub thumbprint: Result<Option<String>, aauth_client::Error>,
+}
+
+/// The AAuth key of `config`'s agent, read and never created; none when the agent has no
+/// `aauth:` section and no skill that signs.
+#[cfg(feature = "aauth")]
+pub fn check_aauth_key(config: &AgentConfig, home: &Home) -> Option<AAuthKeyCheck> {
+    #[cfg(feature = "openapi")]
+    let signs = config.sections.openapi.values().any(|settings| settings.aauth);
+    #[cfg(not(feature = "openapi"))]
+    let signs = false;
+    if config.sections.aauth.is_none() && !signs {
+        return None;
+    }
+    let path = aauth_key_path(config, home);
+    let thumbprint = aauth_client::AgentKey::load(&path).map(|key| key.map(|key| key.thumbprint()));
+    Some(AAuthKeyCheck { path, thumbprint })
+}
+
 /// Loads each OpenAPI skill of `config` alone, as `omniagent config check` does: by skill
 /// name, the number of tools its document gives, or why it cannot load. Nothing is
-/// called, so no request waits for a person.
+/// called, so no request waits for a person, and nothing is written: not even the AAuth
+/// key of skills that sign (`check_aauth_key` reports on it).
 #[cfg(feature = "openapi")]
 pub async fn load_openapi_tools(
     config: &AgentConfig,
     home: &Home,
 ) -> Vec<(String, Result<usize, skill_core::BoxError>)> {
-    let signer = Signer::new(config, home, None);
+    let signer = Signer::for_check(config, home);
     let mut loaded = Vec::new();
     for (name, settings) in &config.sections.openapi {
         let mut skill = openapi_skill(config, home, name, settings, &signer);

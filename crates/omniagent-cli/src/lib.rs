@@ -55,7 +55,7 @@ pub use crate::error::HostError;
 #[cfg(feature = "openapi")]
 pub use crate::host::load_openapi_tools;
 #[cfg(feature = "aauth")]
-pub use crate::host::{AAuthOverrides, aauth_client};
+pub use crate::host::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key};
 pub use crate::host::{OnInteraction, Wanted, start_agent};
 #[cfg(feature = "markdown")]
 pub use crate::host::{SkillPaths, load_markdown_skills, markdown_sources};

@@ -2,15 +2,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value;
 use tracing::Instrument;
 
+mod handle;
 mod items;
 
+pub use self::handle::SkillHandle;
 pub use self::items::{Changes, RegisteredPrompt};
 
 use crate::naming::{agent_tool_name, close_names, sanitize_tool_name, shorten_tool_name};
@@ -157,14 +159,17 @@ impl AgentBuilder {
 
     /// The agent.
     pub fn build(self) -> Agent {
+        let mut members = Members::default();
+        let pending = self.skills.into_iter().map(|skill| (members.issue_ticket(), skill)).collect();
         Agent {
             inner: Arc::new(AgentInner {
                 store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
                 name: self.name,
                 secrets: self.secrets,
                 hooks: self.hooks,
-                pending: Mutex::new(self.skills),
+                pending: Mutex::new(pending),
                 loaded: tokio::sync::Mutex::new(Vec::new()),
+                members: Mutex::new(members),
                 tools: RwLock::new(BTreeMap::new()),
                 prompts: RwLock::new(BTreeMap::new()),
                 resources: RwLock::new(BTreeMap::new()),
@@ -214,8 +219,14 @@ struct AgentInner {
     store: Arc<dyn KvStore>,
     secrets: BTreeMap<String, Secrets>,
     hooks: Vec<Arc<dyn ToolHook>>,
-    pending: Mutex<Vec<Box<dyn Skill>>>,
+    /// The skills registered since the last [`Agent::init_compiled_skills`], each with
+    /// the ticket of its [`SkillHandle`].
+    pending: Mutex<Vec<(u64, Box<dyn Skill>)>>,
     loaded: tokio::sync::Mutex<Vec<Box<dyn Skill>>>,
+    /// Which skills may change their items. Every change of a skill's items holds it, and
+    /// `close` takes it to refuse all later ones. Taken after `loaded`, before the
+    /// registries.
+    members: Mutex<Members>,
     tools: RwLock<BTreeMap<String, RegisteredTool>>,
     prompts: RwLock<BTreeMap<String, RegisteredPrompt>>,
     /// Each skill's resources, by skill name; URIs as the skill gave them.
@@ -228,24 +239,31 @@ struct AgentInner {
     skipped: Mutex<Vec<SkillFailure>>,
 }
 
-/// A weak handle to an [`Agent`], given to skills that opt into the agent capability.
-/// It does not keep the agent alive, so a skill holding it creates no reference cycle.
-#[derive(Clone)]
-pub struct AgentHandle {
-    inner: Weak<AgentInner>,
+/// The skills of an agent that may change their items, by the ticket of their
+/// [`SkillHandle`]: a ticket is issued when a skill is registered, and is admitted when
+/// that skill has loaded, so a handle speaks for one skill instance and no other.
+#[derive(Debug, Default)]
+struct Members {
+    /// Set by [`Agent::close`]: the agent takes no items any more.
+    closed: bool,
+    next_ticket: u64,
+    /// The loaded skills' tickets.
+    admitted: BTreeMap<u64, Member>,
 }
 
-impl AgentHandle {
-    /// The agent, unless it was dropped.
-    pub fn upgrade(&self) -> Option<Agent> {
-        self.inner.upgrade().map(|inner| Agent { inner })
+impl Members {
+    fn issue_ticket(&mut self) -> u64 {
+        self.next_ticket += 1;
+        self.next_ticket
     }
 }
 
-impl fmt::Debug for AgentHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AgentHandle").field("alive", &(self.inner.strong_count() > 0)).finish()
-    }
+/// A loaded skill, as its handle acts for it.
+#[derive(Debug)]
+struct Member {
+    name: String,
+    /// The kind its tools carry, whatever it registers later.
+    kind: SourceKind,
 }
 
 impl Agent {
@@ -265,14 +283,15 @@ impl Agent {
         &self.inner.name
     }
 
-    /// A weak handle to this agent.
-    pub fn handle(&self) -> AgentHandle {
-        AgentHandle { inner: Arc::downgrade(&self.inner) }
-    }
-
-    /// Adds a skill, loaded by the next [`Agent::init_compiled_skills`].
-    pub fn register(&self, skill: Box<dyn Skill>) {
-        lock(&self.inner.pending).push(skill);
+    /// Adds a skill, loaded by the next [`Agent::init_compiled_skills`]; returns the
+    /// skill's handle, through which whoever added it may replace its items later (the
+    /// skill gets the same through [`Skill::set_agent`]). The handle takes nothing until
+    /// the skill has loaded, and nothing if it is skipped.
+    pub fn register(&self, skill: Box<dyn Skill>) -> SkillHandle {
+        let ticket = lock(&self.inner.members).issue_ticket();
+        let handle = SkillHandle::new(&self.inner, ticket, skill.name());
+        lock(&self.inner.pending).push((ticket, skill));
+        handle
     }
 
     /// Loads every skill added since the last call: gives each its capabilities, runs
@@ -280,16 +299,16 @@ impl Agent {
     /// order the skills were added.
     ///
     /// A skill is skipped, with the reason, when its name is taken, a required secret has
-    /// no value, its `init` fails, or one of its tools' names or schemas is unusable; the
-    /// other skills load all the same.
+    /// no value, its `init` fails, one of its tools' names or schemas is unusable, or the
+    /// agent is closed; the other skills load all the same.
     pub async fn init_compiled_skills(&self) -> InitReport {
         let pending = std::mem::take(&mut *lock(&self.inner.pending));
         let mut report = InitReport::default();
         let mut inits = tokio::task::JoinSet::new();
         let mut started_names: Vec<String> = Vec::new();
-        for mut skill in pending {
+        for (ticket, mut skill) in pending {
             let name = skill.name().to_owned();
-            if let Err(reason) = self.prepare(skill.as_mut(), &started_names).await {
+            if let Err(reason) = self.prepare(skill.as_mut(), ticket, &started_names).await {
                 report.skipped.push(SkillFailure { skill: name, reason });
                 continue;
             }
@@ -297,7 +316,7 @@ impl Agent {
             started_names.push(name);
             inits.spawn(async move {
                 let outcome = skill.init().await;
-                (skill_idx, skill, outcome)
+                (skill_idx, ticket, skill, outcome)
             });
         }
         // A skill whose init panics is lost with its task; it is reported like a failed
@@ -305,33 +324,33 @@ impl Agent {
         let mut finished = Vec::new();
         let mut panicked = vec![true; started_names.len()];
         while let Some(joined) = inits.join_next().await {
-            if let Ok((skill_idx, skill, outcome)) = joined {
+            if let Ok((skill_idx, ticket, skill, outcome)) = joined {
                 panicked[skill_idx] = false;
-                finished.push((skill_idx, skill, outcome));
+                finished.push((skill_idx, ticket, skill, outcome));
             }
         }
         for (name, _) in started_names.iter().zip(&panicked).filter(|(_, panicked)| **panicked) {
             report.skipped.push(SkillFailure { skill: name.clone(), reason: "init panicked".to_owned() });
         }
-        finished.sort_by_key(|(skill_idx, _, _)| *skill_idx);
+        finished.sort_by_key(|(skill_idx, _, _, _)| *skill_idx);
 
-        for (_, mut skill, outcome) in finished {
+        for (_, ticket, mut skill, outcome) in finished {
             let name = skill.name().to_owned();
+            // Held from the admission to the push, so that `close` sees the skill either
+            // loaded (and closes it) or not admitted.
+            let mut loaded = self.inner.loaded.lock().await;
             let registered = match outcome {
-                Ok(()) => self
-                    .replace_tools(skill.name(), skill.source_type(), skill.tools())
-                    .and_then(|()| self.replace_prompts(skill.name(), skill.prompts()))
-                    .and_then(|()| self.replace_resources(skill.name(), skill.resources()))
-                    .inspect_err(|_| self.forget_items(&name)),
+                Ok(()) => self.admit(ticket, skill.as_ref()),
                 Err(error) => Err(format!("init failed: {}", error_chain(error.as_ref()))),
             };
             match registered {
                 Ok(()) => {
                     tracing::debug!(skill = %name, "skill loaded");
-                    self.inner.loaded.lock().await.push(skill);
+                    loaded.push(skill);
                     report.loaded.push(name);
                 }
                 Err(reason) => {
+                    drop(loaded);
                     tracing::warn!(skill = %name, %reason, "skill skipped");
                     if let Err(error) = skill.close().await {
                         tracing::warn!(skill = %name, error = %error_chain(error.as_ref()), "closing a skipped skill failed");
@@ -345,11 +364,15 @@ impl Agent {
     }
 
     /// Checks a skill can be loaded (`starting`: the names of the skills of this round
-    /// that are already starting) and hands it its capabilities.
-    async fn prepare(&self, skill: &mut dyn Skill, starting: &[String]) -> Result<(), String> {
+    /// that are already starting) and hands it its capabilities, its handle bound to
+    /// `ticket`.
+    async fn prepare(&self, skill: &mut dyn Skill, ticket: u64, starting: &[String]) -> Result<(), String> {
         let name = skill.name().to_owned();
         if name.is_empty() {
             return Err("the skill has an empty name".to_owned());
+        }
+        if lock(&self.inner.members).closed {
+            return Err(CLOSED.to_owned());
         }
         let taken =
             starting.contains(&name) || self.inner.loaded.lock().await.iter().any(|loaded| loaded.name() == name);
@@ -368,16 +391,42 @@ impl Agent {
             write(&self.inner.plain).insert(name.clone());
         }
         skill.set_storage(SkillStore::new(Arc::clone(&self.inner.store), storage_namespace(&self.inner.name, &name)));
-        skill.set_agent(self.handle());
+        skill.set_agent(SkillHandle::new(&self.inner, ticket, &name));
         skill.set_secrets(secrets);
         Ok(())
     }
 
-    /// Replaces the registered tools of the skill `skill` (of kind `kind`) with `tools`, all
-    /// or none: a skill whose tools change while it runs (an MCP server's
-    /// `tools/list_changed`) calls this through its [`AgentHandle`]. On an error (a name
-    /// collision, an invalid schema) the old tools stay.
-    pub fn replace_tools(&self, skill: &str, kind: SourceKind, tools: Vec<Arc<dyn Tool>>) -> Result<(), String> {
+    /// Registers the items of `skill`, whose `init` succeeded, and makes its handle (of
+    /// `ticket`) a member: all or none, and none once the agent is closed.
+    fn admit(&self, ticket: u64, skill: &dyn Skill) -> Result<(), String> {
+        let name = skill.name();
+        let kind = skill.source_type();
+        // The skill's own code runs before the lock is taken: it may use its handle.
+        let (tools, prompts, resources) = (skill.tools(), skill.prompts(), skill.resources());
+        let mut members = lock(&self.inner.members);
+        let registered = if members.closed {
+            Err(CLOSED.to_owned())
+        } else {
+            self.replace_tools(name, kind, tools)
+                .and_then(|()| self.replace_prompts(name, prompts))
+                .and_then(|()| self.replace_resources(name, resources))
+        };
+        match registered {
+            Ok(()) => {
+                members.admitted.insert(ticket, Member { name: name.to_owned(), kind });
+                Ok(())
+            }
+            Err(reason) => {
+                self.forget_items(name);
+                Err(reason)
+            }
+        }
+    }
+
+    /// Replaces the registered tools of the skill `skill` (of kind `kind`) with `tools`,
+    /// all or none; on an error (a name collision, an invalid schema) the old tools stay.
+    /// Only [`Agent::admit`] and a [`SkillHandle`] call it, with the members locked.
+    fn replace_tools(&self, skill: &str, kind: SourceKind, tools: Vec<Arc<dyn Tool>>) -> Result<(), String> {
         let mut registry = write(&self.inner.tools);
         let mut new_tools: BTreeMap<String, RegisteredTool> = BTreeMap::new();
         for tool in tools {
@@ -479,13 +528,21 @@ impl Agent {
         outcome
     }
 
-    /// Closes every loaded skill and unregisters its tools; returns the skills whose
-    /// `close` failed.
+    /// Closes every loaded skill and unregisters its tools, prompts and resources;
+    /// returns the skills whose `close` failed. From then on the agent takes nothing: no
+    /// skill loads, and no [`SkillHandle`] registers anything (a skill still listening to
+    /// its server as it closes, say).
     pub async fn close(&self) -> Vec<SkillFailure> {
-        let skills = std::mem::take(&mut *self.inner.loaded.lock().await);
-        write(&self.inner.tools).clear();
-        write(&self.inner.prompts).clear();
-        write(&self.inner.resources).clear();
+        let skills = {
+            let mut loaded = self.inner.loaded.lock().await;
+            let mut members = lock(&self.inner.members);
+            members.closed = true;
+            members.admitted.clear();
+            write(&self.inner.tools).clear();
+            write(&self.inner.prompts).clear();
+            write(&self.inner.resources).clear();
+            std::mem::take(&mut *loaded)
+        };
         self.inner.changes.send_modify(|changes| {
             changes.tools += 1;
             changes.prompts += 1;
@@ -511,6 +568,9 @@ impl fmt::Debug for Agent {
             .finish_non_exhaustive()
     }
 }
+
+/// Why a skill is not loaded into, or cannot change its items in, a closed agent.
+const CLOSED: &str = "the agent is closed";
 
 /// The store namespace of a skill in an agent: `{agent}/{skill}`, with `%` and `/`
 /// percent-encoded in each part so that no other pair of names maps to it.

@@ -79,14 +79,16 @@ fn humantime(duration: Duration) -> String {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A secret reference has a scheme this crate does not know.
+    /// A secret reference starts with a `word:` that is no scheme this crate knows. The
+    /// word is not shown: it may be the start of a value (`admin:hunter2`).
     #[error(
-        "unknown secret reference scheme `{scheme}:` (use `env:NAME`, `file:PATH`, \
-         `op://VAULT/ITEM/FIELD`, `literal:VALUE` or a plain value without a scheme)"
+        "the value starts with an unknown secret reference scheme{} (use `env:NAME`, `file:PATH`, \
+         `op://VAULT/ITEM/FIELD`, `literal:VALUE`, or a plain value without a `word:` prefix)",
+        .suggestion.map(|scheme| format!(" (did you mean `{scheme}:`?)")).unwrap_or_default()
     )]
     UnknownSecretScheme {
-        /// The scheme, without the colon.
-        scheme: String,
+        /// The known scheme the word is a likely typo of (`evn` for `env`).
+        suggestion: Option<&'static str>,
     },
     /// A secret reference is malformed (e.g. `env:` without a name).
     #[error("secret reference `{reference}`: {problem}")]
@@ -147,6 +149,28 @@ pub enum Error {
     /// A key-value store failed.
     #[error("storage error: {0}")]
     Storage(BoxError),
+    /// A skill's new tools, prompts or resources were refused (a name collision, an
+    /// invalid schema); its old ones stay.
+    #[error("the new items of skill `{skill}` were refused: {reason}")]
+    ItemsRefused {
+        /// The skill's name.
+        skill: String,
+        /// Why, naming the item.
+        reason: String,
+    },
+    /// A [`crate::SkillHandle`]'s skill is not loaded: it has not finished loading, or it
+    /// was skipped. It registers nothing.
+    #[error("skill `{skill}` is not loaded, so it registers nothing")]
+    SkillNotLoaded {
+        /// The skill's name.
+        skill: String,
+    },
+    /// A [`crate::SkillHandle`]'s agent was closed or dropped: it takes nothing any more.
+    #[error("the agent of skill `{skill}` is closed, so it registers nothing")]
+    AgentClosed {
+        /// The skill's name.
+        skill: String,
+    },
 }
 
 fn stderr_suffix(stderr: &str) -> String {

@@ -70,6 +70,7 @@ mod naming;
 mod output;
 pub mod progress;
 mod prompt;
+pub mod redact;
 mod resource;
 mod secret;
 mod skill;
@@ -78,7 +79,7 @@ mod store;
 mod tool;
 
 pub use crate::agent::{
-    Agent, AgentBuilder, AgentHandle, Changes, InitReport, RegisteredPrompt, RegisteredTool, SkillFailure,
+    Agent, AgentBuilder, Changes, InitReport, RegisteredPrompt, RegisteredTool, SkillFailure, SkillHandle,
 };
 pub use crate::error::{BoxError, Error, ToolError};
 pub use crate::hook::{ToolCall, ToolHook};
@@ -94,7 +95,9 @@ pub use crate::prompt::{
 pub use crate::resource::{
     ResourceCatalog, ResourceInfo, ResourceOutput, ResourceReader, ResourceTemplateInfo, SKILL_FRONTMATTER_META_KEY,
 };
-pub use crate::secret::{ExposeSecret, SecretRef, SecretResolver, SecretString, Secrets, expand_home};
+pub use crate::secret::{
+    ExposeSecret, MAX_SECRET_FILE_BYTES, SecretRef, SecretResolver, SecretString, Secrets, expand_home,
+};
 pub use crate::skill::Skill;
 pub use crate::source::{SourceKind, ToolSource};
 #[cfg(feature = "sqlite")]

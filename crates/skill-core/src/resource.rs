@@ -97,7 +97,7 @@ pub trait ResourceReader: Send + Sync {
     }
 
     /// Starts announcing changes of the resource at `uri` (through
-    /// [`crate::Agent::resource_updated`]); by default it is accepted, and nothing is
+    /// [`crate::SkillHandle::resource_updated`]); by default it is accepted, and nothing is
     /// ever announced.
     async fn subscribe(&self, _uri: &str) -> Result<(), ToolError> {
         Ok(())

@@ -66,19 +66,28 @@ impl FromStr for SecretRef {
             "file" if rest.is_empty() => Err(invalid("expected file:PATH")),
             "file" => Ok(SecretRef::File(rest.to_owned())),
             "literal" => Ok(SecretRef::Literal(SecretString::from(rest))),
-            other => Err(Error::UnknownSecretScheme { scheme: other.to_owned() }),
+            other => Err(Error::UnknownSecretScheme { suggestion: likely_scheme(other) }),
         }
     }
 }
 
 /// Splits `scheme:rest` where `scheme` looks like a URI scheme (RFC 3986: a letter, then
 /// letters, digits, `+`, `-`, `.`).
-fn scheme_of(text: &str) -> Option<(&str, &str)> {
+pub(crate) fn scheme_of(text: &str) -> Option<(&str, &str)> {
     let (scheme, rest) = text.split_once(':')?;
     let mut chars = scheme.chars();
     let first_is_letter = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
     let rest_is_scheme = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     (first_is_letter && rest_is_scheme).then_some((scheme, rest))
+}
+
+/// The scheme `word` is one edit away from, if any (`evn`, `fiel`, `litteral`): a typo
+/// worth naming. Anything further is more likely the start of a value, and gets no hint.
+fn likely_scheme(word: &str) -> Option<&'static str> {
+    let word = word.to_ascii_lowercase();
+    ["env", "file", "literal", "op"]
+        .into_iter()
+        .find(|scheme| strsim::damerau_levenshtein(&word, scheme) == 1 && word.len() >= 2)
 }
 
 impl fmt::Display for SecretRef {
@@ -91,6 +100,22 @@ impl fmt::Display for SecretRef {
         }
     }
 }
+
+/// Two references are equal when they are written alike (for literals: the same value),
+/// so that a changed config can be told from an unchanged one.
+impl PartialEq for SecretRef {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (SecretRef::Literal(a), SecretRef::Literal(b)) => a.expose_secret() == b.expose_secret(),
+            (SecretRef::Env(a), SecretRef::Env(b))
+            | (SecretRef::File(a), SecretRef::File(b))
+            | (SecretRef::OnePassword(a), SecretRef::OnePassword(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for SecretRef {}
 
 impl fmt::Debug for SecretRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -177,6 +202,22 @@ impl Default for SecretResolver {
     }
 }
 
+/// The largest `file:` secret read: far more than any token or key, and a bound on what
+/// a reference to the wrong file (a log, `/dev/zero`) can make the agent read.
+pub const MAX_SECRET_FILE_BYTES: u64 = 64 * 1024;
+
+/// A `file:` secret's text, read up to [`MAX_SECRET_FILE_BYTES`] (more is
+/// `FileTooLarge`). Any file that can be read will do, a pipe (`/dev/fd/N`) included.
+fn read_secret_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(MAX_SECRET_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SECRET_FILE_BYTES {
+        return Err(std::io::ErrorKind::FileTooLarge.into());
+    }
+    String::from_utf8(bytes).map_err(|_| std::io::ErrorKind::InvalidData.into())
+}
+
 impl SecretResolver {
     /// Resolves one reference to its value.
     pub async fn resolve(&self, reference: &SecretRef) -> Result<SecretString, Error> {
@@ -188,7 +229,13 @@ impl SecretResolver {
             },
             SecretRef::File(path) => {
                 let path = expand_home(path);
-                match tokio::fs::read_to_string(&path).await {
+                let read = {
+                    let path = path.clone();
+                    tokio::task::spawn_blocking(move || read_secret_file(&path))
+                        .await
+                        .unwrap_or_else(|_| Err(std::io::ErrorKind::Interrupted.into()))
+                };
+                match read {
                     Ok(mut value) => {
                         trim_one_newline(&mut value);
                         Ok(SecretString::from(value))
@@ -328,10 +375,17 @@ mod tests {
     }
 
     #[test]
-    fn unknown_scheme_names_the_scheme_and_not_the_rest() {
-        let message = parse(&format!("vault:{CANARY}")).unwrap_err();
-        assert!(message.contains("`vault:`"), "{message}");
-        assert!(!message.contains(CANARY), "{message}");
+    fn an_unknown_scheme_shows_no_part_of_the_value() {
+        for value in [format!("vault:{CANARY}"), format!("admin:{CANARY}")] {
+            let message = parse(&value).unwrap_err();
+            assert!(message.starts_with("the value starts with an unknown secret reference scheme (use"), "{message}");
+            assert!(!message.contains("admin") && !message.contains("vault"), "{message}");
+            assert!(!message.contains(CANARY), "{message}");
+        }
+        // A near miss of a scheme is named: the scheme, not what was written.
+        let message = parse("evn:GITHUB_TOKEN").unwrap_err();
+        assert!(message.contains("scheme (did you mean `env:`?)"), "{message}");
+        assert!(!message.contains("evn") && !message.contains("GITHUB_TOKEN"), "{message}");
     }
 
     #[test]
@@ -370,6 +424,19 @@ mod tests {
         std::fs::write(&file, format!("{CANARY}\n")).unwrap();
         let reference = parse(&format!("file:{}", file.display())).unwrap();
         assert_eq!(resolver.resolve(&reference).await.unwrap().expose_secret(), CANARY);
+    }
+
+    #[tokio::test]
+    async fn a_file_secret_is_read_up_to_its_bound() {
+        let resolver = SecretResolver::default();
+        // Endless: the read stops at the bound.
+        let error = resolver.resolve(&parse("file:/dev/zero").unwrap()).await.unwrap_err();
+        assert_eq!(error.to_string(), "secret reference `file:/dev/zero`: cannot read /dev/zero: file too large");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "k".repeat(MAX_SECRET_FILE_BYTES as usize)).unwrap();
+        let reference = parse(&format!("file:{}", file.display())).unwrap();
+        assert_eq!(resolver.resolve(&reference).await.unwrap().expose_secret().len(), MAX_SECRET_FILE_BYTES as usize);
     }
 
     #[tokio::test]

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::{AgentHandle, BoxError, Prompt, ResourceCatalog, Secrets, SkillStore, SourceKind, Tool};
+use crate::{BoxError, Prompt, ResourceCatalog, Secrets, SkillHandle, SkillStore, SourceKind, Tool};
 
 /// A named set of tools, with a lifecycle.
 ///
@@ -16,7 +16,7 @@ use crate::{AgentHandle, BoxError, Prompt, ResourceCatalog, Secrets, SkillStore,
 /// | capability | method | default |
 /// |---|---|---|
 /// | storage | [`set_storage`](Skill::set_storage): a [`SkillStore`] in the skill's own namespace | ignored |
-/// | agent | [`set_agent`](Skill::set_agent): a weak [`AgentHandle`] (no reference cycle) | ignored |
+/// | agent | [`set_agent`](Skill::set_agent): a weak [`SkillHandle`], the only way to change its own items later | ignored |
 /// | secrets | [`set_secrets`](Skill::set_secrets): this agent's values for this skill | ignored |
 /// | required secrets | [`required_secrets`](Skill::required_secrets): names without which the skill is skipped | none |
 /// | source type | [`source_type`](Skill::source_type): the [`SourceKind`] its tools carry | `skill` |
@@ -64,8 +64,10 @@ pub trait Skill: Send + Sync {
     /// Storage capability: receives the skill's namespaced store.
     fn set_storage(&mut self, _store: SkillStore) {}
 
-    /// Agent capability: receives a weak handle to the agent hosting the skill.
-    fn set_agent(&mut self, _agent: AgentHandle) {}
+    /// Agent capability: receives the skill's handle on the agent hosting it, bound to
+    /// this skill: it reaches the agent, and replaces this skill's tools, prompts and
+    /// resources (and no other skill's) while the agent runs.
+    fn set_agent(&mut self, _agent: SkillHandle) {}
 
     /// Secrets capability: receives this agent's secret values for this skill.
     fn set_secrets(&mut self, _secrets: Secrets) {}

@@ -103,6 +103,20 @@ impl Skill for ItemSkill {
     }
 }
 
+#[tokio::test]
+async fn a_skill_handle_announces_its_own_skills_resource_updates() {
+    let agent = Agent::builder().build();
+    let alpha = agent.register(Box::new(ItemSkill::new("alpha", true)));
+    let plain = agent.register(Box::new(ItemSkill::new("plain", false)));
+    agent.init_compiled_skills().await;
+    let mut updates = agent.resource_updates();
+    alpha.resource_updated("test://static");
+    plain.resource_updated("test://static");
+    assert_eq!(updates.try_recv().unwrap(), "omniagent://alpha/test://static");
+    assert_eq!(updates.try_recv().unwrap(), "test://static");
+    assert!(updates.try_recv().is_err());
+}
+
 async fn agent_with(skills: Vec<ItemSkill>) -> Agent {
     let agent = skills.into_iter().fold(Agent::builder(), |builder, skill| builder.with_compiled_skill(skill)).build();
     agent.init_compiled_skills().await;
@@ -159,16 +173,18 @@ async fn two_unprefixed_skills_with_the_same_names_keep_only_the_first() {
 
 #[tokio::test]
 async fn every_list_change_moves_its_counter() {
-    let agent = agent_with(vec![ItemSkill::new("alpha", true)]).await;
+    let agent = Agent::builder().build();
+    let alpha = agent.register(Box::new(ItemSkill::new("alpha", true)));
+    agent.init_compiled_skills().await;
     let mut changes = agent.changes();
     let before = *changes.borrow_and_update();
-    agent.replace_prompts("alpha", Vec::new()).unwrap();
+    alpha.replace_prompts(Vec::new()).unwrap();
     assert!(changes.has_changed().unwrap());
     let after = *changes.borrow_and_update();
     assert_eq!((after.prompts, after.tools, after.resources), (before.prompts + 1, before.tools, before.resources));
     assert!(agent.prompts().is_empty());
 
-    agent.replace_resources("alpha", ResourceCatalog::default()).unwrap();
+    alpha.replace_resources(ResourceCatalog::default()).unwrap();
     assert_eq!(changes.borrow_and_update().resources, before.resources + 1);
     assert!(agent.resources().is_empty());
     let _: Value = serde_json::to_value(agent.resource_templates()).unwrap();

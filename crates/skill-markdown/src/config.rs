@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use skill_core::SecretRef;
 
 /// Markdown skills' settings: which sources, which skills, and each skill's secrets.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SkillsConfig {
     /// Whether markdown skills are loaded at all.
@@ -36,7 +36,7 @@ pub struct SkillsConfig {
 }
 
 /// One markdown skill's settings.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SkillSettings {
     /// Values for the secrets the skill declares: name -> secret reference.

@@ -1,13 +1,17 @@
 //! Finding skills: in packs, then in folders, with precedence and filters.
 
 use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Read;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::MarkdownSkill;
 use crate::packs::{PACKS, pack};
-use crate::parse::{Location, parse, parse_bytes};
+use crate::parse::{Location, MAX_SKILL_FILE_BYTES, parse, parse_bytes};
 
 /// How deep below a folder `SKILL.md` files are looked for (OpenClaw's depth).
 const MAX_DEPTH: usize = 6;
@@ -145,21 +149,54 @@ const MIN_FILES_PER_THREAD: usize = 64;
 /// Reads and parses every found `SKILL.md`, on several threads when there are many, and
 /// returns the outcomes in the order the files were found.
 fn load_all(found: &[FoundFile]) -> Vec<Result<MarkdownSkill, Skipped>> {
+    load_each(found, FoundFile::load)
+}
+
+/// [`load_all`] with `load` for each file. A panic while loading one file skips that file
+/// (a bug in the parser must cost one skill, not the list); a worker thread that fails
+/// all the same skips the files it was given, each saying so.
+fn load_each(
+    found: &[FoundFile],
+    load: impl Fn(&FoundFile) -> Result<MarkdownSkill, Skipped> + Sync,
+) -> Vec<Result<MarkdownSkill, Skipped>> {
+    let load_one = |file: &FoundFile| {
+        catch_unwind(AssertUnwindSafe(|| load(file))).unwrap_or_else(|payload| {
+            let message = panic_message(payload.as_ref());
+            Err(file.skipped(None, format!("skipped: parsing it panicked ({message}), a bug in OmniAgent")))
+        })
+    };
     let n_threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(found.len().div_ceil(MIN_FILES_PER_THREAD))
         .max(1);
     if n_threads == 1 {
-        return found.iter().map(FoundFile::load).collect();
+        return found.iter().map(load_one).collect();
     }
     let chunk_len = found.len().div_ceil(n_threads);
     std::thread::scope(|scope| {
         let workers: Vec<_> = found
             .chunks(chunk_len)
-            .map(|chunk| scope.spawn(|| chunk.iter().map(FoundFile::load).collect::<Vec<_>>()))
+            .map(|chunk| (chunk, scope.spawn(|| chunk.iter().map(load_one).collect::<Vec<_>>())))
             .collect();
-        workers.into_iter().flat_map(|worker| worker.join().expect("parsing a skill does not panic")).collect()
+        workers
+            .into_iter()
+            .flat_map(|(chunk, worker)| {
+                worker.join().unwrap_or_else(|_| {
+                    let reason = || "skipped: the thread reading it failed, a bug in OmniAgent".to_owned();
+                    chunk.iter().map(|file| Err(file.skipped(None, reason()))).collect()
+                })
+            })
+            .collect()
     })
+}
+
+/// What a panic said, when it said it with a string (as `panic!` and `expect` do).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message")
 }
 
 /// A `SKILL.md` the walk found, not yet read.
@@ -172,8 +209,14 @@ struct FoundFile {
 
 impl FoundFile {
     fn load(&self) -> Result<MarkdownSkill, Skipped> {
-        let skipped = |line, reason| Skipped { path: self.file.clone(), line, reason };
-        let bytes = std::fs::read(&self.file).map_err(|error| skipped(None, format!("cannot read: {error}")))?;
+        let bytes = read_bounded(&self.file).map_err(|unreadable| match unreadable {
+            Unreadable::NotAFile => self.skipped(None, "not a regular file".to_owned()),
+            Unreadable::TooLarge { size } => self.skipped(
+                Some(1),
+                format!("the file is {size} bytes, more than the {MAX_SKILL_FILE_BYTES} a SKILL.md may have"),
+            ),
+            Unreadable::Io(error) => self.skipped(None, format!("cannot read: {error}")),
+        })?;
         let location = Location {
             path: self.file.clone(),
             dir: Some(self.dir.clone()),
@@ -181,8 +224,75 @@ impl FoundFile {
             has_hooks: self.has_hooks,
             has_scripts: self.has_scripts,
         };
-        parse_bytes(&bytes, location).map_err(|error| skipped(Some(error.line), error.reason))
+        parse_bytes(&bytes, location).map_err(|error| self.skipped(Some(error.line), error.reason))
     }
+
+    fn skipped(&self, line: Option<usize>, reason: String) -> Skipped {
+        Skipped { path: self.file.clone(), line, reason }
+    }
+}
+
+/// Why a found `SKILL.md` could not be read.
+#[derive(Debug)]
+enum Unreadable {
+    /// It is no longer a regular file (the walk saw one): a FIFO, a device, a folder.
+    NotAFile,
+    /// It has more than [`MAX_SKILL_FILE_BYTES`] bytes.
+    TooLarge { size: u64 },
+    /// Opening or reading it failed.
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for Unreadable {
+    fn from(error: std::io::Error) -> Self {
+        Unreadable::Io(error)
+    }
+}
+
+/// The bytes of the regular file at `path`, at most [`MAX_SKILL_FILE_BYTES`] of them.
+///
+/// The walk checked the file's type, but what is read is checked again on the opened file,
+/// since it may have been replaced since: opening never waits for a FIFO's writer, and
+/// no more than one byte past the limit is ever read, so that a huge file or an endless
+/// one (a device behind a link swapped in) costs nothing.
+fn read_bounded(path: &Path) -> Result<Vec<u8>, Unreadable> {
+    let limit = MAX_SKILL_FILE_BYTES as u64;
+    let file = open_without_blocking(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(Unreadable::NotAFile);
+    }
+    if metadata.len() > limit {
+        return Err(Unreadable::TooLarge { size: metadata.len() });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    (&file).take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        // It grew past the limit since it was measured: its size now, at least what was read.
+        let size = file.metadata().map_or(0, |now| now.len()).max(bytes.len() as u64);
+        return Err(Unreadable::TooLarge { size });
+    }
+    Ok(bytes)
+}
+
+/// `path` opened for reading with `O_NONBLOCK`, which makes opening a FIFO return at once
+/// instead of waiting for a writer, and changes nothing for a regular file.
+#[cfg(unix)]
+fn open_without_blocking(path: &Path) -> Result<File, Unreadable> {
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let flags = nix::fcntl::OFlag::O_NONBLOCK.bits();
+    Ok(std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path)?)
+}
+
+/// `path` opened for reading if it is a regular file: there is no `O_NONBLOCK` here, so
+/// its type is checked before opening (no FIFO lives among files here anyway).
+#[cfg(not(unix))]
+fn open_without_blocking(path: &Path) -> Result<File, Unreadable> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(Unreadable::NotAFile);
+    }
+    Ok(File::open(path)?)
 }
 
 struct Walker<'a> {
@@ -242,10 +352,10 @@ impl Walker<'_> {
                     } else {
                         listing.has_scripts = true;
                     }
-                    listing.children.push((path, file_type.is_symlink()));
+                    listing.children.push(Child { path, name: entry.file_name(), is_symlink: file_type.is_symlink() });
                 }
                 _ if is_dir && !name.starts_with('.') && name != "node_modules" => {
-                    listing.children.push((path, file_type.is_symlink()));
+                    listing.children.push(Child { path, name: entry.file_name(), is_symlink: file_type.is_symlink() });
                 }
                 _ => {}
             }
@@ -264,15 +374,15 @@ impl Walker<'_> {
         if depth == MAX_DEPTH {
             return;
         }
-        listing.children.sort();
-        for (child, is_symlink) in listing.children {
-            let child_canonical = if is_symlink {
-                let Ok(target) = child.canonicalize() else { continue };
+        listing.children.sort_by(|left, right| left.path.cmp(&right.path));
+        for child in listing.children {
+            let child_canonical = if child.is_symlink {
+                let Ok(target) = child.path.canonicalize() else { continue };
                 target
             } else {
-                canonical.join(child.file_name().expect("a listed entry has a name"))
+                canonical.join(&child.name)
             };
-            self.walk(&child, child_canonical, depth + 1);
+            self.walk(&child.path, child_canonical, depth + 1);
         }
     }
 }
@@ -285,6 +395,105 @@ struct Listing {
     not_a_file: Option<PathBuf>,
     has_hooks: bool,
     has_scripts: bool,
-    /// Sub-folders to walk, each with whether it is a symlink.
-    children: Vec<(PathBuf, bool)>,
+    /// Sub-folders to walk.
+    children: Vec<Child>,
+}
+
+/// A sub-folder to walk (or a link to one).
+struct Child {
+    path: PathBuf,
+    /// Its name in the listing, which its canonical path ends with unless it is a link.
+    name: OsString,
+    is_symlink: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn found_file(dir: &Path) -> FoundFile {
+        FoundFile { dir: dir.to_owned(), file: dir.join("SKILL.md"), has_hooks: false, has_scripts: false }
+    }
+
+    /// `load` on `file`, given 10 s: a load that waits longer (for a FIFO's writer, or for
+    /// an endless file to end) fails the test instead of hanging it.
+    fn load_within_10_s(file: FoundFile) -> Result<MarkdownSkill, Skipped> {
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            // The receiver is gone only once the test has failed.
+            let _ = sender.send(file.load());
+        });
+        receiver.recv_timeout(Duration::from_secs(10)).expect("loading the file ends")
+    }
+
+    #[test]
+    fn a_panic_while_loading_one_file_skips_that_file_and_the_rest_load() {
+        // 5 files load on the calling thread, 200 on several (where there are several cores).
+        for n_skills in [5, 200] {
+            let temp = tempfile::tempdir().unwrap();
+            let found: Vec<FoundFile> = (0..n_skills)
+                .map(|skill_idx| {
+                    let dir = temp.path().join(format!("skill-{skill_idx:03}"));
+                    std::fs::create_dir(&dir).unwrap();
+                    let name = format!("skill-{skill_idx:03}");
+                    std::fs::write(dir.join("SKILL.md"), format!("---\nname: {name}\ndescription: D.\n---\n")).unwrap();
+                    found_file(&dir)
+                })
+                .collect();
+            let outcomes = load_each(&found, |file| {
+                if file.dir.ends_with("skill-003") {
+                    panic!("a parser bug");
+                }
+                file.load()
+            });
+            assert_eq!(outcomes.len(), n_skills, "{n_skills}");
+            for (skill_idx, outcome) in outcomes.iter().enumerate() {
+                let name = format!("skill-{skill_idx:03}");
+                match outcome {
+                    Err(skipped) if skill_idx == 3 => assert_eq!(
+                        skipped,
+                        &Skipped {
+                            path: temp.path().join("skill-003/SKILL.md"),
+                            line: None,
+                            reason: "skipped: parsing it panicked (a parser bug), a bug in OmniAgent".to_owned(),
+                        },
+                        "{n_skills}"
+                    ),
+                    Ok(skill) => assert_eq!(skill.name, name, "{n_skills}"),
+                    other => panic!("{name} of {n_skills}: {other:?}"),
+                }
+            }
+        }
+    }
+
+    /// The walk saw a regular file; by the time it is read, it is a FIFO or a link to an
+    /// endless device. Neither is waited for nor read.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_device_swapped_in_after_the_walk_is_not_read() {
+        let temp = tempfile::tempdir().unwrap();
+        let fifo_dir = temp.path().join("fifo");
+        std::fs::create_dir(&fifo_dir).unwrap();
+        nix::unistd::mkfifo(&fifo_dir.join("SKILL.md"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let device_dir = temp.path().join("device");
+        std::fs::create_dir(&device_dir).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", device_dir.join("SKILL.md")).unwrap();
+        for dir in [fifo_dir, device_dir] {
+            let skipped = load_within_10_s(found_file(&dir)).unwrap_err();
+            assert_eq!(
+                skipped,
+                Skipped { path: dir.join("SKILL.md"), line: None, reason: "not a regular file".to_owned() }
+            );
+        }
+    }
+
+    #[test]
+    fn panic_messages_are_read_from_str_and_string_payloads() {
+        assert_eq!(panic_message(&"static"), "static");
+        assert_eq!(panic_message(&"formatted".to_owned()), "formatted");
+        assert_eq!(panic_message(&7_u8), "no message");
+    }
 }

@@ -1,6 +1,6 @@
 //! Discovery, precedence, filters, requirement checks and prompt injection. Committed
 //! fixtures live under `tests/fixtures/skills`. Temporary folders cover what cannot be
-//! committed: large, non-UTF-8 and unreadable files, and symlinks. Requirements are
+//! committed: large, non-UTF-8 and unreadable files, FIFOs, and symlinks. Requirements are
 //! checked against an [`Environment`] built for each test, never the process's own.
 
 use std::collections::{BTreeMap, HashMap};
@@ -84,6 +84,44 @@ fn a_file_larger_than_the_limit_is_skipped() {
             "the file is 262145 bytes, more than the 262144 a SKILL.md may have",
         )]
     );
+}
+
+/// 1 TiB, all of it a hole: only a read bounded by the limit gets past it (reading it all
+/// would take hours, and reserving room for it fails).
+#[test]
+fn a_huge_sparse_file_is_skipped_by_its_size_without_being_read() {
+    let temp = tempfile::tempdir().unwrap();
+    let huge = temp.path().join("huge/SKILL.md");
+    write(&huge, skill_text("huge"));
+    std::fs::OpenOptions::new().write(true).open(&huge).unwrap().set_len(1 << 40).unwrap();
+    write(&temp.path().join("valid/SKILL.md"), skill_text("valid"));
+    let discovery = discover(&dirs([temp.path().to_owned()]));
+    assert_eq!(names(&discovery), ["valid"]);
+    assert_eq!(
+        discovery.skipped,
+        [skipped(huge, Some(1), "the file is 1099511627776 bytes, more than the 262144 a SKILL.md may have")]
+    );
+}
+
+/// A FIFO has no end and no writer: discovery must not wait on it. Discovery runs on a
+/// thread of its own so that a hang fails the test rather than stalling it.
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_skill_md_is_skipped_without_waiting_for_a_writer() {
+    let temp = tempfile::tempdir().unwrap();
+    let fifo = temp.path().join("fifo/SKILL.md");
+    std::fs::create_dir(fifo.parent().unwrap()).unwrap();
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    write(&temp.path().join("valid/SKILL.md"), skill_text("valid"));
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let sources = dirs([temp.path().to_owned()]);
+    std::thread::spawn(move || {
+        // The receiver is gone only once the test has failed.
+        let _ = sender.send(discover(&sources));
+    });
+    let discovery = receiver.recv_timeout(std::time::Duration::from_secs(10)).expect("discovery ends");
+    assert_eq!(names(&discovery), ["valid"]);
+    assert_eq!(discovery.skipped, [skipped(fifo, None, "not a regular file")]);
 }
 
 #[test]

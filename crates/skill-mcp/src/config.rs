@@ -2,10 +2,12 @@
 //! entries users paste from Claude Desktop, Cursor or Claude Code (lenient).
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use skill_core::SecretRef;
+use skill_core::redact::{self, REDACTED};
 
 /// How long start-up may take unless configured.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -13,7 +15,11 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// An MCP server: a command run as a subprocess, or a streamable-HTTP URL.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+///
+/// Pasted configs keep tokens in `env`, `headers` and the URL, so `Debug` and `Serialize`
+/// (what `config show` prints) show the names of variables and headers with `REDACTED`
+/// values, and the URL without user info and with its query values redacted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "ServerSettings", into = "ServerSettings")]
 pub struct ServerConfig {
     /// How the server is reached.
@@ -32,7 +38,7 @@ pub struct ServerConfig {
 }
 
 /// How a server is reached.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum Transport {
     /// A subprocess speaking MCP on stdin/stdout.
     Stdio {
@@ -52,6 +58,31 @@ pub enum Transport {
         /// Headers sent with every request (`${VAR}` and `${env:VAR}` expanded).
         headers: BTreeMap<String, String>,
     },
+}
+
+/// Shows names and `REDACTED` values, and the URL redacted: see [`ServerConfig`].
+impl fmt::Debug for Transport {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Transport::Stdio { command, args, env, cwd } => formatter
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &redacted_values(env))
+                .field("cwd", cwd)
+                .finish(),
+            Transport::Http { url, headers } => formatter
+                .debug_struct("Http")
+                .field("url", &redact::url_text(url))
+                .field("headers", &redacted_values(headers))
+                .finish(),
+        }
+    }
+}
+
+/// The names of `values`, each with `REDACTED` for its value.
+fn redacted_values(values: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    values.keys().map(|name| (name.clone(), REDACTED.to_owned())).collect()
 }
 
 /// Start-up and per-call bounds.
@@ -154,6 +185,8 @@ impl TryFrom<ServerSettings> for ServerConfig {
     }
 }
 
+/// For `Serialize`, which shows a config: the values of `env` and `headers` and the URL
+/// redacted (see [`ServerConfig`]), so what is written is no longer what was read.
 impl From<ServerConfig> for ServerSettings {
     fn from(config: ServerConfig) -> Self {
         let timeout = (config.timeouts != Timeouts::default()).then(|| {
@@ -173,13 +206,13 @@ impl From<ServerConfig> for ServerSettings {
             Transport::Stdio { command, args, env, cwd } => {
                 settings.command = Some(command);
                 settings.args = args;
-                settings.env = env;
+                settings.env = redacted_values(&env);
                 settings.cwd = cwd;
             }
             Transport::Http { url, headers } => {
                 settings.kind = Some("http".to_owned());
-                settings.url = Some(url);
-                settings.headers = headers;
+                settings.url = Some(redact::url_text(&url));
+                settings.headers = redacted_values(&headers);
             }
         }
         settings
@@ -248,6 +281,34 @@ mod tests {
         assert!(matches!(config.transport, Transport::Stdio { ref command, .. } if command == "npx"));
         let config = parse(serde_json::json!({"url": "http://127.0.0.1:1/mcp", "timeout": {"call": "250ms"}})).unwrap();
         assert_eq!(config.timeouts, Timeouts { startup: DEFAULT_STARTUP_TIMEOUT, call: Duration::from_millis(250) });
+    }
+
+    #[test]
+    fn debug_and_serialize_show_no_value_of_env_headers_or_the_url_query() {
+        const CANARY: &str = "ghp_canary8d1e";
+        let stdio = parse(serde_json::json!({"command": "npx", "env": {"GITHUB_TOKEN": CANARY}})).unwrap();
+        let http = parse(serde_json::json!({
+            "url": format!("https://me:{CANARY}@mcp.example.com/mcp?key={CANARY}"),
+            "headers": {"X-Api-Key": CANARY},
+        }))
+        .unwrap();
+        for config in [stdio.clone(), http.clone()] {
+            let shown = [format!("{config:?}"), serde_json::to_string(&config).unwrap()].join("\n");
+            assert!(!shown.contains(CANARY), "{shown}");
+        }
+        assert_eq!(
+            serde_json::to_value(&stdio).unwrap(),
+            serde_json::json!({"command": "npx", "env": {"GITHUB_TOKEN": "REDACTED"}})
+        );
+        assert_eq!(
+            serde_json::to_value(&http).unwrap(),
+            serde_json::json!({
+                "type": "http",
+                "url": "https://mcp.example.com/mcp?key=REDACTED",
+                "headers": {"X-Api-Key": "REDACTED"},
+            })
+        );
+        assert!(format!("{http:?}").contains(r#"headers: {"X-Api-Key": "REDACTED"}"#));
     }
 
     #[test]

@@ -4,20 +4,20 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::model::{ClientConfig, Implementation, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, Peer, RunningService};
-use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use skill_core::AgentHandle;
+use skill_core::SkillHandle;
 use skill_core::progress::Progress;
 use tokio::sync::Notify;
 
+mod process_group;
+
+use self::process_group::ProcessGroupGuard;
 use crate::Error;
 use crate::route::CallRoutes;
 use crate::stderr::{self, StderrTail};
@@ -29,11 +29,9 @@ const CLOSE_BOUND: Duration = Duration::from_secs(8);
 /// notifications (tools, prompts, resources), each of which makes the skill list again.
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
-    /// The server's name: the skill its resource updates are announced for.
-    pub(crate) server: String,
     pub(crate) lists_changed: Arc<Notify>,
-    /// The agent of the skill, which hears the server's resource updates.
-    pub(crate) agent: Option<AgentHandle>,
+    /// The skill's handle, through which its agent hears the server's resource updates.
+    pub(crate) handle: Option<SkillHandle>,
     /// Who waits for each call in flight: its progress, and with the gateway its
     /// server's requests and log messages, go there.
     pub(crate) calls: CallRoutes,
@@ -92,8 +90,8 @@ impl ClientHandler for Handler {
         params: rmcp::model::ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        if let Some(agent) = self.agent.as_ref().and_then(AgentHandle::upgrade) {
-            agent.resource_updated(&self.server, &params.uri);
+        if let Some(handle) = &self.handle {
+            handle.resource_updated(&params.uri);
         }
         std::future::ready(())
     }
@@ -137,20 +135,6 @@ impl Handler {
     }
 }
 
-/// Kills a server's whole process group when dropped: the server and anything it
-/// started (`npx` starts `node`, which may start more), even without an async runtime.
-#[derive(Debug)]
-struct ProcessGroupGuard {
-    pgid: nix::unistd::Pid,
-}
-
-impl Drop for ProcessGroupGuard {
-    fn drop(&mut self) {
-        // The group may be gone already (ESRCH); there is nothing else to do then.
-        let _ = nix::sys::signal::killpg(self.pgid, nix::sys::signal::Signal::SIGKILL);
-    }
-}
-
 /// What a connection is made from.
 pub(crate) enum Endpoint {
     /// A subprocess.
@@ -164,7 +148,7 @@ pub(crate) struct Connection {
     pub(crate) peer: Peer<RoleClient>,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     stderr: Option<Arc<StderrTail>>,
-    group: Option<ProcessGroupGuard>,
+    group: Option<tokio::sync::Mutex<ProcessGroupGuard>>,
 }
 
 impl Connection {
@@ -182,42 +166,31 @@ impl Connection {
                 if let Some(cwd) = cwd {
                     process.current_dir(cwd);
                 }
-                let mut wrapped = CommandWrap::from(process);
-                wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-                let (transport, stderr) = TokioChildProcess::builder(wrapped)
-                    .stderr(Stdio::piped())
-                    .spawn()
+                let (group, pipes) = ProcessGroupGuard::spawn(&mut process)
                     .map_err(|source| Error::Spawn { command: command.clone(), source })?;
-                let group = transport
-                    .id()
-                    .and_then(|pid| i32::try_from(pid).ok())
-                    .map(|pid| ProcessGroupGuard { pgid: nix::unistd::Pid::from_raw(pid) });
-                let (stderr, drained) = match stderr {
-                    Some(stderr) => {
-                        let (tail, drained) = stderr::drain(server.to_owned(), stderr);
-                        (Some(tail), Some(drained))
+                let (tail, drained) = stderr::drain(server.to_owned(), pipes.stderr);
+                match tokio::time::timeout(startup, handler.serve((pipes.stdout, pipes.stdin))).await {
+                    Ok(Ok(service)) => Ok(Self::new(service, Some(tail), Some(group))),
+                    Err(_elapsed) => {
+                        group.kill(CLOSE_BOUND).await;
+                        Err(Error::StartupTimeout { after: startup, stderr: tail.text() })
                     }
-                    None => (None, None),
-                };
-                let stderr_text =
-                    |tail: &Option<Arc<StderrTail>>| tail.as_ref().map(|tail| tail.text()).unwrap_or_default();
-                match tokio::time::timeout(startup, handler.serve(transport)).await {
-                    Ok(Ok(service)) => Ok(Self::new(service, stderr, group)),
-                    Err(_elapsed) => Err(Error::StartupTimeout { after: startup, stderr: stderr_text(&stderr) }),
                     Ok(Err(error)) => {
                         // The server usually explains itself on stderr as it exits:
                         // give the drain a moment to read it.
-                        if let Some(drained) = drained {
-                            let _ = tokio::time::timeout(Duration::from_millis(500), drained).await;
-                        }
-                        Err(Error::Startup { reason: error.to_string(), stderr: stderr_text(&stderr) })
+                        let _ = tokio::time::timeout(Duration::from_millis(500), drained).await;
+                        group.kill(CLOSE_BOUND).await;
+                        Err(Error::Startup { reason: error.to_string(), stderr: tail.text() })
                     }
                 }
             }
             Endpoint::Http { url, headers } => {
                 install_crypto_provider();
+                // No redirect is followed: reqwest's policy would carry custom headers
+                // (`X-Api-Key: ${KEY}`) to whatever host a redirect names.
                 let client = reqwest::Client::builder()
                     .default_headers(headers.clone())
+                    .redirect(reqwest::redirect::Policy::none())
                     .build()
                     .map_err(|error| Error::HttpClient(error.to_string()))?;
                 let transport = StreamableHttpClientTransport::with_client(
@@ -227,7 +200,7 @@ impl Connection {
                 let service = tokio::time::timeout(startup, handler.serve(transport))
                     .await
                     .map_err(|_elapsed| Error::StartupTimeout { after: startup, stderr: String::new() })?
-                    .map_err(|error| Error::Startup { reason: error.to_string(), stderr: String::new() })?;
+                    .map_err(|error| Error::Startup { reason: endpoint.shown(&error), stderr: String::new() })?;
                 Ok(Self::new(service, None, None))
             }
         }
@@ -238,6 +211,7 @@ impl Connection {
         stderr: Option<Arc<StderrTail>>,
         group: Option<ProcessGroupGuard>,
     ) -> Self {
+        let group = group.map(tokio::sync::Mutex::new);
         Self { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)), stderr, group }
     }
 
@@ -251,16 +225,42 @@ impl Connection {
         self.stderr.as_ref().map(|tail| tail.text()).unwrap_or_default()
     }
 
-    /// Ends the server: stdin EOF, then SIGTERM, then SIGKILL (rmcp's sequence), then
-    /// SIGKILL to whatever is left of its process group.
+    /// Ends the server: stdin EOF, then SIGTERM to its process group, then SIGKILL to
+    /// whatever is left of the group (a crashed server's grandchildren too), then the
+    /// server is reaped.
     pub(crate) async fn close(&self) {
         if let Some(mut service) = self.service.lock().await.take() {
             let _ = service.close_with_timeout(CLOSE_BOUND).await;
         }
         if let Some(group) = &self.group {
-            let _ = nix::sys::signal::killpg(group.pgid, nix::sys::signal::Signal::SIGKILL);
+            group.lock().await.end(CLOSE_BOUND).await;
         }
     }
+}
+
+impl Endpoint {
+    /// `error` as a message may show it: see [`without_url`].
+    pub(crate) fn shown(&self, error: &dyn std::fmt::Display) -> String {
+        match self {
+            Endpoint::Stdio { .. } => error.to_string(),
+            Endpoint::Http { url, .. } => without_url(&error.to_string(), url),
+        }
+    }
+}
+
+/// `text` (rmcp's and reqwest's errors, which quote the URL) with `url` shown redacted
+/// (`skill_core::redact`): as written, as `url::Url` normalizes it, and as reqwest quotes
+/// it (without user info).
+fn without_url(text: &str, url: &str) -> String {
+    let shown = skill_core::redact::url_text(url);
+    let mut text = text.replace(url, &shown);
+    if let Ok(mut parsed) = reqwest::Url::parse(url) {
+        text = text.replace(parsed.as_str(), &shown);
+        let _ = parsed.set_username("");
+        let _ = parsed.set_password(None);
+        text = text.replace(parsed.as_str(), &shown);
+    }
+    text
 }
 
 /// rustls needs one crypto provider per process; `ring` is the one this crate builds

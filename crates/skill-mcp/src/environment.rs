@@ -34,14 +34,15 @@ pub(crate) fn server_env(
 }
 
 /// Expands `${VAR}`, `${env:VAR}` and `${VAR:-default}` in `text`, looking names up in
-/// `lookup`. An unset name without a default is an error naming it.
+/// `lookup`. An unset name without a default is an error naming it; no error shows the
+/// rest of `text`, which may hold a credential.
 pub(crate) fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut expanded = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         expanded.push_str(&rest[..start]);
         let Some(end) = rest[start..].find('}') else {
-            return Err(format!("unclosed `${{` in `{text}`"));
+            return Err("a `${` is not closed by `}`".to_owned());
         };
         let inner = &rest[start + 2..start + end];
         let (name, default) = match inner.split_once(":-") {
@@ -94,6 +95,6 @@ mod tests {
         check("${MISSING:-fallback}/x", Ok("fallback/x"));
         check("plain $TOKEN", Ok("plain $TOKEN"));
         check("${MISSING}", Err("`${MISSING}` names a variable that is not set"));
-        check("${TOKEN", Err("unclosed `${` in `${TOKEN`"));
+        check("Bearer s3cret ${TOKEN", Err("a `${` is not closed by `}`"));
     }
 }

@@ -65,5 +65,11 @@ pub use crate::config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, PASTED_KEYS, PastedServer, ServerConfig, Timeouts, Transport,
 };
 pub use crate::environment::INHERITED_VARS;
+
+/// `${VAR}` expansion, for the fuzz targets (built with `--cfg fuzzing`) only.
+#[cfg(fuzzing)]
+pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    environment::expand(text, lookup)
+}
 pub use crate::error::Error;
 pub use crate::skill::{McpSkill, McpTool};

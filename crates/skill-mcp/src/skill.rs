@@ -9,7 +9,7 @@ use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerR
 use rmcp::service::PeerRequestOptions;
 use serde_json::Value;
 use skill_core::{
-    AgentHandle, BoxError, ExposeSecret, Prompt, PromptInfo, ResourceCatalog, Secrets, Skill, SourceKind, Tool,
+    BoxError, ExposeSecret, Prompt, PromptInfo, ResourceCatalog, Secrets, Skill, SkillHandle, SourceKind, Tool,
     ToolAnnotations, ToolContext, ToolError, ToolOutput, expand_home,
 };
 use tokio::sync::Notify;
@@ -38,7 +38,8 @@ pub struct McpSkill {
     config: ServerConfig,
     host_env: HashMap<String, String>,
     secrets: Secrets,
-    agent: Option<AgentHandle>,
+    /// The skill's handle on its agent, through which its lists change.
+    handle: Option<SkillHandle>,
     shared: Option<Arc<Shared>>,
     items: Items,
     refresher: Option<tokio::task::JoinHandle<()>>,
@@ -58,7 +59,7 @@ impl McpSkill {
             config,
             host_env,
             secrets: Secrets::new(),
-            agent: None,
+            handle: None,
             shared: None,
             items: Items::default(),
             refresher: None,
@@ -78,14 +79,18 @@ impl McpSkill {
                 })
                 .or_else(|| self.host_env.get(name).cloned())
         };
+        // An error names where the text is, never the text: it may hold a credential.
+        let expand_at = |text: &str, place: &dyn Fn() -> String| {
+            expand(text, lookup).map_err(|problem| Error::Expansion(format!("{}: {problem}", place())))
+        };
         let expand_all = |values: &[String]| -> Result<Vec<String>, Error> {
-            values.iter().map(|value| expand(value, lookup).map_err(Error::Expansion)).collect()
+            values.iter().enumerate().map(|(index, value)| expand_at(value, &|| format!("args[{index}]"))).collect()
         };
         match &self.config.transport {
             Transport::Stdio { command, args, env, cwd } => {
                 let env: BTreeMap<String, String> = env
                     .iter()
-                    .map(|(name, value)| Ok((name.clone(), expand(value, lookup).map_err(Error::Expansion)?)))
+                    .map(|(name, value)| Ok((name.clone(), expand_at(value, &|| format!("env.{name}"))?)))
                     .collect::<Result<_, Error>>()?;
                 let env = server_env(&self.host_env, &env, &self.secrets);
                 let missing: Vec<String> = self
@@ -99,7 +104,7 @@ impl McpSkill {
                     return Err(Error::MissingEnv { names: missing });
                 }
                 Ok(Endpoint::Stdio {
-                    command: expand(command, lookup).map_err(Error::Expansion)?,
+                    command: expand_at(command, &|| "command".to_owned())?,
                     args: expand_all(args)?,
                     env,
                     cwd: cwd.as_deref().map(expand_home),
@@ -113,7 +118,7 @@ impl McpSkill {
                 }
                 let mut header_map = reqwest::header::HeaderMap::new();
                 for (name, value) in headers {
-                    let value = expand(value, lookup).map_err(Error::Expansion)?;
+                    let value = expand_at(value, &|| format!("headers.{name}"))?;
                     let invalid = || Error::Header { name: name.clone() };
                     let header_name =
                         reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
@@ -121,7 +126,7 @@ impl McpSkill {
                     header_value.set_sensitive(true);
                     header_map.insert(header_name, header_value);
                 }
-                Ok(Endpoint::Http { url: expand(url, lookup).map_err(Error::Expansion)?, headers: header_map })
+                Ok(Endpoint::Http { url: expand_at(url, &|| "url".to_owned())?, headers: header_map })
             }
         }
     }
@@ -155,8 +160,8 @@ impl Skill for McpSkill {
         self.config.prefix
     }
 
-    fn set_agent(&mut self, agent: AgentHandle) {
-        self.agent = Some(agent);
+    fn set_agent(&mut self, handle: SkillHandle) {
+        self.handle = Some(handle);
     }
 
     fn set_secrets(&mut self, secrets: Secrets) {
@@ -175,14 +180,14 @@ impl Skill for McpSkill {
             endpoint,
             config: self.config.clone(),
             lists_changed: Arc::new(Notify::new()),
-            agent: self.agent.clone(),
+            handle: self.handle.clone(),
             calls: CallRoutes::default(),
             connection: tokio::sync::Mutex::new(None),
             closing: std::sync::Mutex::new(Vec::new()),
         });
         let connection = shared.connection().await?;
         self.items = shared.list_items(&connection).await?;
-        self.refresher = Some(tokio::spawn(refresh_on_change(Arc::downgrade(&shared), self.agent.clone())));
+        self.refresher = Some(tokio::spawn(refresh_on_change(Arc::downgrade(&shared), self.handle.clone())));
         self.shared = Some(shared);
         Ok(())
     }
@@ -227,8 +232,10 @@ struct Items {
 }
 
 /// Re-lists whenever the server says a list changed, and hands the new lists to the
-/// agent. Ends when the skill is gone.
-async fn refresh_on_change(shared: std::sync::Weak<Shared>, agent: Option<AgentHandle>) {
+/// agent through the skill's handle (which takes only this skill's lists). Ends when
+/// the skill is gone or its agent is closed, and at once without an agent.
+async fn refresh_on_change(shared: std::sync::Weak<Shared>, handle: Option<SkillHandle>) {
+    let Some(handle) = handle else { return };
     let Some(lists_changed) = shared.upgrade().map(|shared| Arc::clone(&shared.lists_changed)) else { return };
     loop {
         lists_changed.notified().await;
@@ -236,17 +243,19 @@ async fn refresh_on_change(shared: std::sync::Weak<Shared>, agent: Option<AgentH
         let Some(connection) = shared.current().await else { continue };
         match shared.list_items(&connection).await {
             Ok(items) => {
-                let Some(agent) = agent.as_ref().and_then(AgentHandle::upgrade) else { continue };
-                let server = &shared.server;
-                let taken = agent
-                    .replace_tools(server, SourceKind::Mcp, items.tools)
-                    .and_then(|()| agent.replace_prompts(server, items.prompts))
-                    .and_then(|()| agent.replace_resources(server, items.resources));
-                if let Err(reason) = taken {
-                    tracing::warn!(server = %server, "the new lists were not all taken: {reason}");
+                let taken = handle
+                    .replace_tools(items.tools)
+                    .and_then(|()| handle.replace_prompts(items.prompts))
+                    .and_then(|()| handle.replace_resources(items.resources));
+                match taken {
+                    Ok(()) => {}
+                    Err(skill_core::Error::AgentClosed { .. }) => return,
+                    Err(error) => tracing::warn!(server = %shared.server, "the new lists were not all taken: {error}"),
                 }
             }
-            Err(error) => tracing::warn!(server = %shared.server, "listing again failed: {error}"),
+            Err(error) => {
+                tracing::warn!(server = %shared.server, "listing again failed: {}", shared.endpoint.shown(&error))
+            }
         }
     }
 }
@@ -257,8 +266,8 @@ struct Shared {
     endpoint: Endpoint,
     config: ServerConfig,
     lists_changed: Arc<Notify>,
-    /// The agent the server's resource updates are announced to.
-    agent: Option<AgentHandle>,
+    /// The skill's handle, through which the server's resource updates are announced.
+    handle: Option<SkillHandle>,
     calls: CallRoutes,
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
     /// Discarded connections still shutting down; `close` waits for them.
@@ -276,9 +285,8 @@ impl Shared {
             dead.close().await;
         }
         let handler = Handler {
-            server: self.server.clone(),
             lists_changed: Arc::clone(&self.lists_changed),
-            agent: self.agent.clone(),
+            handle: self.handle.clone(),
             calls: self.calls.clone(),
         };
         let connection =
@@ -330,8 +338,10 @@ impl Shared {
         let listed = tokio::time::timeout(startup, self.list_items_unbounded(connection))
             .await
             .map_err(|_| Error::StartupTimeout { after: startup, stderr: connection.stderr() })?;
-        listed
-            .map_err(|(what, error)| Error::Startup { reason: format!("{what}: {error}"), stderr: connection.stderr() })
+        listed.map_err(|(what, error)| Error::Startup {
+            reason: format!("{what}: {}", self.endpoint.shown(&error)),
+            stderr: connection.stderr(),
+        })
     }
 
     async fn list_items_unbounded(
@@ -389,7 +399,7 @@ impl Shared {
                 if !connection.is_alive() {
                     self.discard(&connection).await;
                 }
-                Err(ToolError::failed(format!("MCP server `{server}`: {error}")))
+                Err(ToolError::failed(format!("MCP server `{server}`: {}", self.endpoint.shown(&error))))
             }
             Err(_elapsed) => Err(ToolError::Timeout { after: bound }),
         }
@@ -538,7 +548,9 @@ impl Tool for McpTool {
                     stderr_suffix(&stderr)
                 )))
             }
-            Err(error) => Err(ToolError::failed(format!("MCP server `{server}`: {error}"))),
+            Err(error) => {
+                Err(ToolError::failed(format!("MCP server `{server}`: {}", self.shared.endpoint.shown(&error))))
+            }
         }
     }
 }

@@ -13,6 +13,11 @@
 //!   against the URL the document was fetched from. An operation (or path item) with its
 //!   own `servers` is called there, unless a base URL was given. A document without
 //!   `servers` is served from `/` (the spec's default), which for a file needs a base URL.
+//! - Origins ([`Endpoint::with_credential_origins`]): credentials, and the signatures of a
+//!   signing client ([`Endpoint::with_signing_client`]), go only to the server's origin and
+//!   to the origins listed. A call to another origin that would carry either is refused,
+//!   before anything is sent: a document, possibly fetched from a host an attacker
+//!   controls, decides where calls go, but not who receives the credentials.
 //! - Request: see the modules `request` (parameters) and `body` (request bodies), and
 //!   [`BINARY_ARGUMENT_HELP`] and [`FILE_ARGUMENT_HELP`] for how binary fields are given.
 //! - Auth: an `apiKey` scheme gives its name and `in` to an [`Credential::ApiKey`]
@@ -57,9 +62,9 @@ use crate::Error;
 use crate::document::{Document, DocumentOrigin};
 use crate::http::{USER_AGENT, install_crypto_provider, reqwest_reason};
 use crate::operation::OperationTool;
-use crate::redact::redacted;
 use crate::reference::Resolver;
 use crate::serialize::ValueKind;
+use skill_core::redact::url as redacted;
 
 /// The default bound on one call: request, response and body.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -78,6 +83,12 @@ pub struct Endpoint {
     schemes_defined: bool,
     /// Whether the base URL was given, so that it wins over operations' own servers.
     base_url_given: bool,
+    /// The origins besides the base URL's that credentials and signatures may go to.
+    credential_origins: Vec<url::Origin>,
+    /// How a refusal names the list of origins (`openapi.github.origins`).
+    origins_setting: String,
+    /// Whether the client signs every request, so that each carries a credential.
+    signing_client: bool,
     timeout: Duration,
     max_response_bytes: usize,
     upload_folder: Option<PathBuf>,
@@ -138,12 +149,31 @@ impl Endpoint {
             credentials: credentials.into(),
             schemes_defined,
             base_url_given: base_url.is_some(),
+            credential_origins: Vec::new(),
+            origins_setting: "origins".to_owned(),
+            signing_client: false,
             timeout: DEFAULT_CALL_TIMEOUT,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             upload_folder: None,
             max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
             private_paths: Vec::new(),
         })
+    }
+
+    /// Lets credentials and signatures go to `origins` too, besides the base URL's origin,
+    /// for operations whose own `servers` are there (see the module doc). `setting` is how
+    /// a refused call names where to list an origin (`openapi.github.origins`).
+    pub fn with_credential_origins(mut self, setting: impl Into<String>, origins: Vec<url::Origin>) -> Self {
+        self.origins_setting = setting.into();
+        self.credential_origins = origins;
+        self
+    }
+
+    /// Says that the client given to [`Endpoint::call`] signs every request (AAuth), so
+    /// that each request carries a credential, and goes only where credentials may.
+    pub fn with_signing_client(mut self) -> Self {
+        self.signing_client = true;
+        self
     }
 
     /// Bounds each call (sending, waiting, reading the body) to `timeout` (default 60 s).
@@ -245,6 +275,16 @@ impl Endpoint {
             None => &self.base_url,
         };
         let credentials = auth::select(&self.credentials, self.schemes_defined, details.security.as_ref());
+        if (self.signing_client || !credentials.is_empty()) && !self.may_receive_credentials(base) {
+            return Err(ToolError::failed(format!(
+                "`{}`: refused to send its credentials to {}, the server the document names for it: they go \
+                 only to {}; to trust that origin too, list it in `{}`",
+                tool.name,
+                base.origin().ascii_serialization(),
+                self.base_url.origin().ascii_serialization(),
+                self.origins_setting,
+            )));
+        }
         let target = request::build_target(tool, arguments, base, &credentials)?;
         let uploads = Uploads {
             folder: self.upload_folder.as_deref(),
@@ -272,6 +312,12 @@ impl Endpoint {
             .await
             .map_err(|error| failed(format!("reading the response: {}", reqwest_reason(error))))
     }
+
+    /// Whether a request to `url` may carry the credentials (see the module doc).
+    fn may_receive_credentials(&self, url: &Url) -> bool {
+        let origin = url.origin();
+        origin == self.base_url.origin() || self.credential_origins.contains(&origin)
+    }
 }
 
 impl fmt::Debug for Endpoint {
@@ -281,6 +327,8 @@ impl fmt::Debug for Endpoint {
             .field("document", &self.document)
             .field("base_url", &redacted(&self.base_url).as_str())
             .field("credentials", &self.credentials)
+            .field("credential_origins", &self.credential_origins)
+            .field("signing_client", &self.signing_client)
             .field("timeout", &self.timeout)
             .field("max_response_bytes", &self.max_response_bytes)
             .field("upload_folder", &self.upload_folder)

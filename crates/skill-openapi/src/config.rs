@@ -9,7 +9,7 @@ use skill_core::{SecretRef, Secrets};
 
 use crate::call::{ApiKeyLocation, Credential};
 use crate::filter::{OperationFilter, OperationMatcher};
-use crate::redact::redacted_text;
+use skill_core::redact::url_text as redacted_text;
 
 /// An OpenAPI skill: which document, which of its operations, where to send requests and
 /// how to authenticate them.
@@ -17,7 +17,7 @@ use crate::redact::redacted_text;
 /// Unknown keys are refused, so a typo is reported rather than ignored. Its `Debug` and
 /// serialized forms (what `config show` prints) show `spec` (when a URL) and `base_url`
 /// redacted: no user info, each query value as `REDACTED`.
-#[derive(Clone, Deserialize, Serialize)]
+#[derive(Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct OpenApiConfig {
@@ -27,6 +27,12 @@ pub struct OpenApiConfig {
     /// The server to call, overriding the document's `servers`.
     #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "shown_optional_url")]
     pub base_url: Option<String>,
+    /// Origins besides the skill's server (`base_url`, else the document's first server)
+    /// that may receive its credentials and AAuth signatures, for operations or paths with
+    /// `servers` of their own (`https://uploads.example.com`). A call to any other origin
+    /// that would carry them is refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub origins: Vec<String>,
     /// The operations to offer, by operationId, `tag:NAME` or path glob (`/repos/**`);
     /// empty offers all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -63,6 +69,7 @@ impl OpenApiConfig {
         OpenApiConfig {
             spec: spec.into(),
             base_url: None,
+            origins: Vec::new(),
             include: Vec::new(),
             exclude: Vec::new(),
             auth: AuthConfig::default(),
@@ -82,6 +89,30 @@ impl OpenApiConfig {
     /// `spec` as messages show it: a URL redacted, a path as is.
     pub(crate) fn shown_spec(&self) -> String {
         if self.spec_is_url() { redacted_text(&self.spec) } else { self.spec.clone() }
+    }
+
+    /// The origins of `origins`, each an http(s) URL with nothing but scheme, host and
+    /// port (a trailing `/` aside), so that what is trusted is plain to see.
+    pub(crate) fn credential_origins(&self) -> Result<Vec<url::Origin>, String> {
+        self.origins
+            .iter()
+            .map(|text| {
+                let refused = |why: &str| format!("origins: `{}` {why}", redacted_text(text));
+                let url = url::Url::parse(text).map_err(|error| refused(&format!("is not a URL: {error}")))?;
+                if !matches!(url.scheme(), "http" | "https") {
+                    return Err(refused("is not http or https"));
+                }
+                let bare = url.username().is_empty()
+                    && url.password().is_none()
+                    && url.path() == "/"
+                    && url.query().is_none()
+                    && url.fragment().is_none();
+                if !bare {
+                    return Err(refused("is not an origin (write scheme://host, or scheme://host:port)"));
+                }
+                Ok(url.origin())
+            })
+            .collect()
     }
 
     /// The operations that become tools.
@@ -136,6 +167,7 @@ impl fmt::Debug for OpenApiConfig {
         let OpenApiConfig {
             spec: _,
             base_url,
+            origins,
             include,
             exclude,
             auth,
@@ -149,6 +181,7 @@ impl fmt::Debug for OpenApiConfig {
             .debug_struct("OpenApiConfig")
             .field("spec", &self.shown_spec())
             .field("base_url", &base_url.as_deref().map(redacted_text))
+            .field("origins", origins)
             .field("include", include)
             .field("exclude", exclude)
             .field("auth", auth)
@@ -178,7 +211,7 @@ fn shown_optional_url<S: serde::Serializer>(text: &Option<String>, serializer: S
 }
 
 /// The `auth` section: at most one credential of each kind.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct AuthConfig {
@@ -209,7 +242,7 @@ impl AuthConfig {
 
 /// Where a credential's secret comes from: written in the config (a secret reference:
 /// `env:`, `file:`, `op://` or a literal), or named by a `*_env` field.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum SecretSetting {
     /// A secret reference written in the config (`token: op://Private/Petstore/token`).
@@ -251,7 +284,7 @@ impl SecretSetting {
 
 /// `auth.api_key`: the key and, when the document's `securitySchemes` do not say it
 /// (or say it more than once), where it goes.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(try_from = "ApiKeyFields", into = "ApiKeyFields")]
 #[non_exhaustive]
 pub struct ApiKeyAuth {
@@ -297,7 +330,7 @@ impl From<ApiKeyAuth> for ApiKeyFields {
 }
 
 /// `auth.bearer`: a token sent as `Authorization: Bearer …`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(try_from = "BearerFields", into = "BearerFields")]
 #[non_exhaustive]
 pub struct BearerAuth {
@@ -336,7 +369,7 @@ impl From<BearerAuth> for BearerFields {
 }
 
 /// `auth.basic`: a user name and password.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(try_from = "BasicFields", into = "BasicFields")]
 #[non_exhaustive]
 pub struct BasicAuth {

@@ -10,8 +10,8 @@ use url::Url;
 
 use crate::Error;
 use crate::fetch::{self, Budget, LoadOptions};
-use crate::redact::{redacted, redacted_text};
 use crate::reference::FetchedDocument;
+use skill_core::redact::{url as redacted, url_text as redacted_text};
 
 /// The OpenAPI version line of a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -137,9 +137,16 @@ impl Document {
                 .map_err(|error| Error::InvalidUrl { url: redacted_text(source), reason: error.to_string() })?;
             Self::from_url(&url, options).await
         } else {
-            let mut document = Self::from_file(source)?;
-            document.private_paths = options.resolved_private_paths().into();
-            Ok(document)
+            // Reading and parsing a file (GitHub's spec is 13 MB), and resolving the private
+            // paths' links, block: they run off the runtime.
+            let (path, options) = (PathBuf::from(source), options.clone());
+            off_runtime(move || {
+                let mut document = Self::from_file(path)?;
+                document.private_paths = options.resolved_private_paths().into();
+                Ok(document)
+            })
+            .await
+            .unwrap_or_else(|cancelled| Err(Error::Read { path: PathBuf::from(source), source: cancelled.into() }))
         }
     }
 
@@ -173,7 +180,7 @@ impl Document {
     /// The spec at `url` and every document its refs reach, within one [`Budget`].
     async fn fetch_all(url: Url, options: &LoadOptions) -> Result<Self, Error> {
         let mut budget = Budget::new(&url, options);
-        let root = options.get(&url, &mut budget).await?.parse(&url)?;
+        let root = options.get(&url, &mut budget).await?.parse(&url).await?;
         let mut document = Self::with_origin(url.into(), root)?;
         document.referenced = fetch::fetch_referenced(&document, options, &mut budget).await?.into();
         Ok(document)
@@ -225,6 +232,23 @@ impl Document {
     /// The whole document.
     pub fn root(&self) -> &Value {
         &self.root
+    }
+}
+
+/// `work` run on the runtime's blocking threads ([`tokio::task::spawn_blocking`]), so that
+/// reading files and parsing or walking a large document never stall the other tasks of
+/// the thread it was called from (another skill starting, a server answering). A panic in
+/// `work` goes on in the caller, as if `work` had run there; the error says the runtime
+/// shut down before `work` could start. Outside a tokio runtime, `work` runs in place.
+pub(crate) async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Ok(work());
+    }
+    match tokio::task::spawn_blocking(work).await {
+        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+        outcome => outcome,
     }
 }
 
@@ -423,5 +447,34 @@ mod tests {
         assert!(error.to_string().contains("bad is not valid JSON or YAML"), "{error}");
         let error = Document::from_file("/nonexistent/spec.yaml").unwrap_err();
         assert!(matches!(error, Error::Read { .. }), "{error:?}");
+    }
+
+    #[tokio::test]
+    async fn a_file_spec_loaded_off_the_runtime_keeps_its_errors() {
+        let error = Document::load("/nonexistent/spec.yaml", &LoadOptions::new()).await.unwrap_err();
+        assert!(
+            matches!(&error, Error::Read { path, source } if path == Path::new("/nonexistent/spec.yaml")
+                && source.kind() == std::io::ErrorKind::NotFound),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn outside_a_tokio_runtime_a_file_spec_loads_in_place() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("spec.json");
+        std::fs::write(&path, r#"{"openapi": "3.1.0"}"#).unwrap();
+        let options = LoadOptions::new();
+        let load = std::pin::pin!(Document::load(path.to_str().unwrap(), &options));
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        let std::task::Poll::Ready(loaded) = load.poll(&mut context) else { panic!("the load waited") };
+        assert_eq!(loaded.unwrap().version(), SpecVersion::V3_1);
+    }
+
+    #[tokio::test]
+    async fn a_panic_off_the_runtime_goes_on_in_the_caller() {
+        let caller = tokio::spawn(off_runtime(|| panic!("a parser bug")));
+        let payload = caller.await.unwrap_err().into_panic();
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"a parser bug"));
     }
 }

@@ -13,11 +13,11 @@ use serde_json::Value;
 use url::Url;
 
 use crate::Error;
-use crate::document::{Document, DocumentOrigin, Format, parse_value};
+use crate::document::{Document, DocumentOrigin, Format, off_runtime, parse_value};
 use crate::http::{USER_AGENT, install_crypto_provider, reqwest_reason};
 use crate::media_type::essence;
-use crate::redact::{redacted, redacted_text};
 use crate::reference::{FetchedDocument, folder_of, url_ref_target};
+use skill_core::redact::{url as redacted, url_text as redacted_text};
 
 /// How documents are loaded ([`Document::load`]): the rules for fetching them by URL, with
 /// the loader's own HTTP client (never one given for calling the API, whose middleware
@@ -98,6 +98,18 @@ impl LoadOptions {
                 .map_err(|error| format!("cannot build the HTTP client: {}", reqwest_reason(error)))
         });
         client.as_ref()
+    }
+
+    /// [`LoadOptions::client`], made off the runtime the first time: reading the trust
+    /// roots blocks.
+    async fn client_off_runtime(&self) -> Result<reqwest::Client, String> {
+        if let Some(made) = self.client.get() {
+            return made.clone();
+        }
+        let options = self.clone();
+        off_runtime(move || options.client().cloned().map_err(String::clone))
+            .await
+            .unwrap_or_else(|cancelled| Err(format!("cannot build the HTTP client: {cancelled}")))
     }
 
     /// The same options with another size limit per document, in bytes.
@@ -186,7 +198,7 @@ impl LoadOptions {
     }
 
     async fn get_untimed(&self, url: &Url, budget: &mut Budget) -> Result<FetchedBody, Error> {
-        let client = self.client().map_err(|reason| Error::Fetch { url: redacted(url), reason: reason.clone() })?;
+        let client = self.client_off_runtime().await.map_err(|reason| Error::Fetch { url: redacted(url), reason })?;
         let mut response = client
             .get(url.clone())
             .header(ACCEPT, ACCEPT_DOCUMENTS)
@@ -297,10 +309,14 @@ pub(crate) struct FetchedBody {
 }
 
 impl FetchedBody {
-    /// The body, fetched from `url`, parsed as [`format_of`] says.
-    pub(crate) fn parse(&self, url: &Url) -> Result<Value, Error> {
+    /// The body, fetched from `url`, parsed as [`format_of`] says, off the runtime: a
+    /// large document (GitHub's is 13 MB) takes a while.
+    pub(crate) async fn parse(self, url: &Url) -> Result<Value, Error> {
         let format = format_of(self.content_type.as_deref(), url);
-        parse_value(&self.bytes, &url.clone().into(), format)
+        let (bytes, origin) = (self.bytes, DocumentOrigin::from(url.clone()));
+        off_runtime(move || parse_value(&bytes, &origin, format)).await.unwrap_or_else(|cancelled| {
+            Err(Error::Fetch { url: redacted(url), reason: format!("it was not parsed: {cancelled}") })
+        })
     }
 }
 
@@ -339,7 +355,14 @@ pub(crate) async fn fetch_referenced(
     loop {
         let (url, value) = next;
         let origin = DocumentOrigin::from(url.clone());
-        for reference in ref_strings(&value) {
+        // Walking a large document for its refs takes a while too: off the runtime.
+        let references = off_runtime(move || ref_strings(&value).into_iter().map(str::to_owned).collect::<Vec<_>>())
+            .await
+            .map_err(|cancelled| Error::Fetch {
+                url: redacted(&url),
+                reason: format!("its refs were not read: {cancelled}"),
+            })?;
+        for reference in references.iter().map(String::as_str) {
             let document_part = reference.split_once('#').map_or(reference, |(document_part, _)| document_part);
             if document_part.is_empty() {
                 continue;
@@ -353,7 +376,7 @@ pub(crate) async fn fetch_referenced(
                 return Err(Error::TooManyDocuments { url: redacted(spec_url), limit: options.max_documents });
             }
             seen.insert(target.clone());
-            let value = options.get(&target, budget).await?.parse(&target)?;
+            let value = options.get(&target, budget).await?.parse(&target).await?;
             fetched.push(FetchedDocument { url: target, value: Arc::new(value) });
         }
         let Some(document) = fetched.get(index) else { break };

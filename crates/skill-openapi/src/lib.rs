@@ -156,7 +156,6 @@ mod input_schema;
 mod media_type;
 mod naming;
 mod operation;
-mod redact;
 mod reference;
 pub mod serialize;
 mod skill;

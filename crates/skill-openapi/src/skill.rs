@@ -9,7 +9,7 @@ use skill_core::{BoxError, Secrets, Skill, SourceKind, Tool, ToolAnnotations, To
 
 use crate::call::{Endpoint, default_client};
 use crate::config::OpenApiConfig;
-use crate::document::Document;
+use crate::document::{Document, off_runtime};
 use crate::fetch::LoadOptions;
 use crate::operation::{Method, OperationTool};
 
@@ -92,23 +92,34 @@ impl Skill for OpenApiSkill {
             // A skill that must call as an AAuth agent never sends an unsigned request.
             return Err("`aauth: true`, but no AAuth client was given to sign its calls".into());
         }
+        let origins = self.config.credential_origins().map_err(|error| format!("openapi.{}.{error}", self.name))?;
         let document = Document::load(&self.config.spec, &self.load_options).await?;
         if let Some(title) = document.root().pointer("/info/title").and_then(Value::as_str) {
             self.description = title.to_owned();
         }
-        let mut endpoint =
-            Endpoint::new(&document, self.config.base_url.as_deref(), self.config.credentials(&self.secrets))?;
+        // Resolving refs may read the spec's files, and a large spec makes many tools
+        // (GitHub's 1223): off the runtime, where the document is dropped too.
+        let (base_url, credentials, filter) =
+            (self.config.base_url.clone(), self.config.credentials(&self.secrets), self.config.filter());
+        let (mut endpoint, tool_set) = off_runtime(move || -> Result<_, crate::Error> {
+            let endpoint = Endpoint::new(&document, base_url.as_deref(), credentials)?;
+            Ok((endpoint, document.tools(&filter)?))
+        })
+        .await??;
         if let Some(timeout) = self.config.timeout {
             endpoint = endpoint.with_timeout(timeout);
         }
         if let Some(limit) = self.config.max_response_bytes {
             endpoint = endpoint.with_max_response_bytes(limit);
         }
+        endpoint = endpoint.with_credential_origins(format!("openapi.{}.origins", self.name), origins);
+        if self.config.aauth {
+            endpoint = endpoint.with_signing_client();
+        }
         if let Some(folder) = &self.config.upload_folder {
             endpoint = endpoint.with_upload_folder(folder);
         }
         endpoint = endpoint.with_private_paths(self.load_options.private_paths());
-        let tool_set = document.tools(&self.config.filter())?;
         for skipped in &tool_set.skipped {
             let method = skipped.method.map_or_else(String::new, |method| format!("{method} "));
             tracing::warn!("openapi skill {}: {method}{} left out: {}", self.name, skipped.path, skipped.error);

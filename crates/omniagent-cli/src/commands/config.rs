@@ -54,7 +54,9 @@ pub(crate) struct DocumentCheck {
     pub(crate) error: Option<String>,
 }
 
-/// One secret reference and whether it resolved; never the value.
+/// One secret reference and whether it resolved; never the value. The agent's AAuth key
+/// is one too (`aauth.key`, the key file), when the agent signs: found or not, it is
+/// never created by a check.
 #[derive(Debug, Serialize)]
 pub(crate) struct SecretCheck {
     /// The agent whose config holds it (`null` for the top level).
@@ -82,6 +84,7 @@ async fn check(file: &Config, session: &Session) -> anyhow::Result<CheckReport> 
             let error = resolver.resolve(&reference).await.err().map(|error| error.to_string());
             secrets.push(SecretCheck { agent: agent.clone(), key, reference: reference.to_string(), error });
         }
+        secrets.extend(aauth_key(&config, agent, session));
         documents.extend(openapi_documents(&config, agent, session).await);
     }
     Ok(CheckReport {
@@ -91,6 +94,25 @@ async fn check(file: &Config, session: &Session) -> anyhow::Result<CheckReport> 
         secrets,
         documents,
     })
+}
+
+/// The agent's AAuth key file, read if it exists, never created: one that does not exist
+/// yet is fine, the first command that signs creates it.
+#[cfg(feature = "aauth")]
+fn aauth_key(config: &AgentConfig, agent: &Option<String>, session: &Session) -> Option<SecretCheck> {
+    let check = omniagent_host::check_aauth_key(config, &session.home)?;
+    let path = check.path.display();
+    let (reference, error) = match check.thumbprint {
+        Ok(Some(thumbprint)) => (format!("{path}, thumbprint {thumbprint}"), None),
+        Ok(None) => (format!("{path}: does not exist yet, it will be created on first use"), None),
+        Err(error) => (path.to_string(), Some(error.to_string())),
+    };
+    Some(SecretCheck { agent: agent.clone(), key: "aauth.key".to_owned(), reference, error })
+}
+
+#[cfg(not(feature = "aauth"))]
+fn aauth_key(_config: &AgentConfig, _agent: &Option<String>, _session: &Session) -> Option<SecretCheck> {
+    None
 }
 
 /// Loads each OpenAPI skill's document, as `tools list` would.

@@ -5,12 +5,12 @@ mod watch;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
 use omniagent_host::{Config, Home, ServeClient, Wanted, start_agent};
-use skill_core::{Agent, SecretResolver};
+use skill_core::{Agent, SecretResolver, SkillHandle};
 use skill_mcp::server::{AgentFactory, Gateway, HttpClient, HttpOptions, serve_http};
 use tokio_util::sync::CancellationToken;
 
@@ -27,6 +27,11 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 /// The config the gateway serves: replaced as a whole when the file changes and the new
 /// one is valid.
 pub(crate) type SharedConfig = Arc<RwLock<Arc<Config>>>;
+
+/// The handles of each client's markdown skills (its prompts, then its skill files), by
+/// client: the watch gives them what the skill folders hold now. An agent made again
+/// replaces its client's entry, so there is at most one per client.
+pub(crate) type MarkdownHandles = Arc<Mutex<BTreeMap<String, [SkillHandle; 2]>>>;
 
 /// Which `agents:` entry each client runs as: the client's `agent`, and for the client
 /// `""` (stdio, or HTTP without clients) the one of `--agent`.
@@ -64,7 +69,8 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
     let stop = CancellationToken::new();
     tokio::spawn(stop_on_signal(stop.clone()));
     let sections = Sections { session_agent: session.agent.clone(), clients: clients.clone() };
-    let factory = agent_factory(Arc::clone(&config), session.home.clone(), sections.clone());
+    let markdown = MarkdownHandles::default();
+    let factory = agent_factory(Arc::clone(&config), session.home.clone(), sections.clone(), Arc::clone(&markdown));
     let gateway = Gateway::new(factory, None);
     tokio::spawn(watch::watch(
         gateway.clone(),
@@ -72,6 +78,7 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
         config,
         session.home.clone(),
         sections,
+        markdown,
         stop.clone(),
     ));
     let Some(address) = http else {
@@ -115,18 +122,21 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
 }
 
 /// Makes each client's agent from the current config (see [`Sections`]), with its
-/// markdown skills as prompts.
-fn agent_factory(config: SharedConfig, home: Home, sections: Sections) -> AgentFactory {
+/// markdown skills as prompts, whose handles go to `markdown`.
+fn agent_factory(config: SharedConfig, home: Home, sections: Sections, markdown: MarkdownHandles) -> AgentFactory {
     Arc::new(move |client: String| {
         let current = Arc::clone(&config.read().unwrap_or_else(std::sync::PoisonError::into_inner));
         let agent_config = sections.agent_config(&current, &client);
         let home = home.clone();
+        let markdown = Arc::clone(&markdown);
         Box::pin(async move {
             let agent_config = agent_config?;
             let agent = start_agent(&agent_config, &home, Wanted::All, Some(tell_the_caller()))
                 .await
                 .map_err(|error| error.to_string())?;
-            add_markdown_prompts(&agent, &agent_config, &home).await;
+            if let Some(handles) = add_markdown_prompts(&agent, &agent_config, &home).await {
+                markdown.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(client, handles);
+            }
             for skipped in agent.skipped() {
                 tracing::warn!("skill {} skipped: {}", skipped.skill, skipped.reason);
             }
@@ -149,13 +159,17 @@ fn tell_the_caller() -> omniagent_host::OnInteraction {
 }
 
 /// The agent's markdown skills: each a prompt (and the system prompt with them), and
-/// their files as `skill://` resources.
+/// their files as `skill://` resources; returns the handles of those two skills.
 #[cfg(feature = "markdown")]
-async fn add_markdown_prompts(agent: &Agent, config: &omniagent_host::AgentConfig, home: &Home) {
+async fn add_markdown_prompts(
+    agent: &Agent,
+    config: &omniagent_host::AgentConfig,
+    home: &Home,
+) -> Option<[SkillHandle; 2]> {
     let (prompts, files) = markdown_skills(config, home).await;
-    agent.register(Box::new(prompts));
-    agent.register(Box::new(files));
+    let handles = [agent.register(Box::new(prompts)), agent.register(Box::new(files))];
     agent.init_compiled_skills().await;
+    Some(handles)
 }
 
 /// The skills that give the agent's markdown skills as prompts and as resources, as they
@@ -178,7 +192,13 @@ async fn markdown_skills(
 }
 
 #[cfg(not(feature = "markdown"))]
-async fn add_markdown_prompts(_agent: &Agent, _config: &omniagent_host::AgentConfig, _home: &Home) {}
+async fn add_markdown_prompts(
+    _agent: &Agent,
+    _config: &omniagent_host::AgentConfig,
+    _home: &Home,
+) -> Option<[SkillHandle; 2]> {
+    None
+}
 
 async fn start_eagerly(gateway: &Gateway, client: &str) {
     if let Err(reason) = gateway.start(client).await {

@@ -59,8 +59,8 @@ pub struct Changes {
 
 impl Agent {
     /// Replaces the registered prompts of the skill `skill` with `prompts`, all or none,
-    /// as [`Agent::replace_tools`] does for tools.
-    pub fn replace_prompts(&self, skill: &str, prompts: Vec<Arc<dyn Prompt>>) -> Result<(), String> {
+    /// as `replace_tools` does for tools (and with the members locked, as it is).
+    pub(super) fn replace_prompts(&self, skill: &str, prompts: Vec<Arc<dyn Prompt>>) -> Result<(), String> {
         let mut registry = write(&self.inner.prompts);
         let had_any = registry.values().any(|registered| registered.skill == skill);
         if prompts.is_empty() && !had_any {
@@ -86,9 +86,10 @@ impl Agent {
     }
 
     /// Replaces the resources and resource templates of the skill `skill` with
-    /// `catalog`, all or none. A skill that is not [namespaced](Skill::namespaced) may not
-    /// list a URI that another such skill lists.
-    pub fn replace_resources(&self, skill: &str, catalog: ResourceCatalog) -> Result<(), String> {
+    /// `catalog`, all or none (with the members locked). A skill that is not
+    /// [namespaced](crate::Skill::namespaced) may not list a URI that another such skill
+    /// lists.
+    pub(super) fn replace_resources(&self, skill: &str, catalog: ResourceCatalog) -> Result<(), String> {
         let mut registry = write(&self.inner.resources);
         if catalog.is_empty() && !registry.contains_key(skill) {
             return Ok(());
@@ -230,8 +231,8 @@ impl Agent {
     }
 
     /// Announces that the resource `uri` (as the skill `skill` gives it) changed: a
-    /// skill whose resources change calls this through its [`crate::AgentHandle`].
-    pub fn resource_updated(&self, skill: &str, uri: &str) {
+    /// skill whose resources change calls this through its [`crate::SkillHandle`].
+    pub(super) fn resource_updated(&self, skill: &str, uri: &str) {
         let agent_uri = self.resource_uri(skill, uri, &read(&self.inner.plain));
         // Nobody listening is no error.
         let _ = self.inner.updates.send(agent_uri);

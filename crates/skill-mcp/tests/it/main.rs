@@ -13,6 +13,7 @@ mod faults;
 mod isolation;
 mod process_table;
 mod processes;
+mod secrets;
 mod tools;
 
 use std::path::Path;

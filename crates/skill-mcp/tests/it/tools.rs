@@ -1,12 +1,19 @@
 //! Tools: listed with their MCP source, called with results passed through unchanged,
-//! listed across pages, and updated when the server says its list changed.
+//! listed across pages, and updated when the server says its list changed, unless the
+//! agent is closed by then.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use async_trait::async_trait;
 use serde_json::{Value, json};
-use skill_core::{Agent, SourceKind, ToolOutput, ToolSource};
+use skill_core::{
+    Agent, BoxError, Prompt, ResourceCatalog, Secrets, Skill, SkillHandle, SourceKind, Tool, ToolContext, ToolOutput,
+    ToolSource,
+};
+use skill_mcp::McpSkill;
 
-use crate::{SAMPLE, call_text, sample_agent};
+use crate::{SAMPLE, assert_loaded, call_text, sample_agent, sample_config};
 
 /// Every tool `mcp-sample-server` starts with, in name order.
 const SAMPLE_TOOLS: [&str; 10] =
@@ -99,4 +106,89 @@ async fn a_tool_the_server_adds_reaches_the_agent() {
     let output = agent.call_tool("sample__extra", json!({"x": 1})).await.expect("the new tool answers");
     assert_eq!(output, ToolOutput::text(r#"{"x":1}"#));
     agent.close().await;
+}
+
+/// How long a closed agent is watched for a tool a late `tools/list_changed` announced.
+const LATE_BOUND: Duration = Duration::from_secs(1);
+
+/// The sample server as a skill whose `close` first has the server add the tool `late`
+/// and announce it with `tools/list_changed`, then waits [`LATE_BOUND`] for the tool to
+/// reach the agent, which is closed by then: the agent clears its lists before it closes
+/// its skills, and a server may speak at any time until its skill is closed.
+struct AnnouncesAsItCloses {
+    inner: McpSkill,
+    handle: Option<SkillHandle>,
+    add_tool: Option<Arc<dyn Tool>>,
+}
+
+#[async_trait]
+impl Skill for AnnouncesAsItCloses {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+
+    fn source_type(&self) -> SourceKind {
+        self.inner.source_type()
+    }
+
+    fn set_agent(&mut self, handle: SkillHandle) {
+        self.handle = Some(handle.clone());
+        self.inner.set_agent(handle);
+    }
+
+    fn set_secrets(&mut self, secrets: Secrets) {
+        self.inner.set_secrets(secrets);
+    }
+
+    async fn init(&mut self) -> Result<(), BoxError> {
+        self.inner.init().await?;
+        self.add_tool = self.inner.tools().into_iter().find(|tool| tool.name() == "add_tool");
+        Ok(())
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.inner.tools()
+    }
+
+    fn prompts(&self) -> Vec<Arc<dyn Prompt>> {
+        self.inner.prompts()
+    }
+
+    fn resources(&self) -> ResourceCatalog {
+        self.inner.resources()
+    }
+
+    async fn close(&mut self) -> Result<(), BoxError> {
+        let add_tool = self.add_tool.as_ref().expect("the sample server has `add_tool`");
+        let source = ToolSource { kind: SourceKind::Mcp, skill: SAMPLE.to_owned(), tool: "add_tool".to_owned() };
+        let context = ToolContext::new(format!("{SAMPLE}__add_tool"), source);
+        let added = add_tool.call(&context, json!({"name": "late"})).await.expect("the server adds `late`");
+        assert_eq!(added, ToolOutput::text("added"));
+        let agent = self.handle.as_ref().and_then(SkillHandle::agent).expect("the agent is alive as it closes");
+        let started = Instant::now();
+        while started.elapsed() < LATE_BOUND && agent.find_tool("sample__late").is_err() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.inner.close().await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_change_after_close_registers_nothing() {
+    let skill = AnnouncesAsItCloses {
+        inner: McpSkill::new(SAMPLE, sample_config(&[], json!({}))),
+        handle: None,
+        add_tool: None,
+    };
+    let agent = Agent::builder().with_compiled_skill(skill).build();
+    assert_loaded(&agent.init_compiled_skills().await, SAMPLE);
+    assert_eq!(tools_of(&agent), expected_tools(&SAMPLE_TOOLS));
+
+    let failures = agent.close().await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(tools_of(&agent), [], "a closed agent took the tools of a late tools/list_changed");
 }

@@ -14,9 +14,9 @@ use super::auth::Requirements;
 use super::server::first_server;
 use crate::document::DocumentOrigin;
 use crate::media_type::content_text;
-use crate::redact::redacted;
 use crate::reference::{DocId, Resolver};
 use crate::serialize::{Location, ParameterSpec, SerializedParameter};
+use skill_core::redact::url as redacted;
 
 /// Headers for the parts of one property of a multipart body.
 pub(crate) type PartHeaders = Vec<(HeaderName, HeaderValue)>;

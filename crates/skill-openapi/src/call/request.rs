@@ -14,11 +14,11 @@ use super::auth::{PlacedCredential, Placement, is_cookie_octet};
 use crate::Error;
 use crate::media_type::content_text;
 use crate::operation::OperationTool;
-use crate::redact::redacted_text;
 use crate::serialize::{Location, ParameterSpec, SerializedParameter};
+use skill_core::redact::url_text as redacted_text;
 
 /// Where a request goes, and its headers (the body's aside). Messages and logs show the
-/// URL redacted (`crate::redact::redacted`), as it may hold credentials.
+/// URL redacted (`skill_core::redact::url`), as it may hold credentials.
 #[derive(Debug)]
 pub(super) struct Target {
     pub(super) url: Url,

@@ -7,7 +7,7 @@ use url::Url;
 
 use crate::Error;
 use crate::document::DocumentOrigin;
-use crate::redact::redacted_text;
+use skill_core::redact::url_text as redacted_text;
 
 /// The base URL the user gave: absolute, `http` or `https`.
 pub(super) fn given_base_url(document: &DocumentOrigin, text: &str) -> Result<Url, Error> {

@@ -3,5 +3,7 @@
 mod calls;
 mod fetch;
 mod file_refs;
+mod origins;
 mod real_documents;
+mod runtime;
 mod wire;

@@ -7,7 +7,7 @@
 //!   differs is made afresh, the others keep running untouched. `serve:` itself (address,
 //!   clients, tokens) takes effect at the next start.
 //! - A skill folder changed: each running agent's markdown prompts and skill files are
-//!   read again.
+//!   read again, and handed to those two skills through their handles.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use omniagent_host::{ConfigLocation, Home};
 use skill_mcp::server::Gateway;
 use tokio_util::sync::CancellationToken;
 
-use super::{Sections, SharedConfig};
+use super::{MarkdownHandles, Sections, SharedConfig};
 
 /// How often the files are looked at.
 const POLL: Duration = Duration::from_secs(1);
@@ -31,6 +31,7 @@ pub(super) async fn watch(
     config: SharedConfig,
     home: Home,
     sections: Sections,
+    markdown: MarkdownHandles,
     stop: CancellationToken,
 ) {
     let mut config_seen = config_text(&location).await;
@@ -48,7 +49,7 @@ pub(super) async fn watch(
         let folders = folders_print(&current(&config), &sections, &home).await;
         if folders != folders_seen {
             folders_seen = folders;
-            reload_markdown(&gateway, &config, &sections, &home).await;
+            reload_markdown(&gateway, &config, &sections, &home, &markdown).await;
         }
     }
 }
@@ -72,14 +73,13 @@ async fn reload_config(gateway: &Gateway, location: &ConfigLocation, config: &Sh
     };
     let old =
         std::mem::replace(&mut *config.write().unwrap_or_else(std::sync::PoisonError::into_inner), Arc::clone(&new));
-    if serde_json::to_value(new.serve()).ok() != serde_json::to_value(old.serve()).ok() {
+    if new.serve() != old.serve() {
         tracing::warn!("serve: changes to this section take effect when the gateway starts again");
     }
     tracing::info!("config reloaded");
     for (client, _) in gateway.running_agents() {
-        let effective = |config: &omniagent_host::Config| {
-            sections.agent_config(config, &client).ok().and_then(|agent| serde_json::to_value(agent).ok())
-        };
+        // Compared as read, not as shown: `config show` hides values whose change matters.
+        let effective = |config: &omniagent_host::Config| sections.agent_config(config, &client).ok();
         if effective(&old) != effective(&new) {
             tracing::info!(client, "the agent's config changed; starting it again");
             gateway.restart(&client).await;
@@ -88,23 +88,38 @@ async fn reload_config(gateway: &Gateway, location: &ConfigLocation, config: &Sh
 }
 
 #[cfg(feature = "markdown")]
-async fn reload_markdown(gateway: &Gateway, config: &SharedConfig, sections: &Sections, home: &Home) {
+async fn reload_markdown(
+    gateway: &Gateway,
+    config: &SharedConfig,
+    sections: &Sections,
+    home: &Home,
+    markdown: &MarkdownHandles,
+) {
     use skill_core::Skill as _;
     let config = current(config);
-    for (client, agent) in gateway.running_agents() {
+    for (client, _agent) in gateway.running_agents() {
+        let handles = markdown.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&client).cloned();
+        let Some([prompts_handle, files_handle]) = handles else { continue };
         let Ok(agent_config) = sections.agent_config(&config, &client) else { continue };
         let (prompts, files) = super::markdown_skills(&agent_config, home).await;
-        let taken = agent
-            .replace_prompts(skill_markdown::SKILL_PROMPTS_NAME, prompts.prompts())
-            .and_then(|()| agent.replace_resources(skill_markdown::SKILL_FILES_NAME, files.resources()));
-        if let Err(reason) = taken {
-            tracing::warn!(client, "the new skills were not taken: {reason}");
+        let taken = prompts_handle
+            .replace_prompts(prompts.prompts())
+            .and_then(|()| files_handle.replace_resources(files.resources()));
+        if let Err(error) = taken {
+            tracing::warn!(client, "the new skills were not taken: {error}");
         }
     }
 }
 
 #[cfg(not(feature = "markdown"))]
-async fn reload_markdown(_gateway: &Gateway, _config: &SharedConfig, _sections: &Sections, _home: &Home) {}
+async fn reload_markdown(
+    _gateway: &Gateway,
+    _config: &SharedConfig,
+    _sections: &Sections,
+    _home: &Home,
+    _markdown: &MarkdownHandles,
+) {
+}
 
 /// What the skill folders of every agent a client may run as hold now: each entry's
 /// path, size and modification time, in walk order.

@@ -1,21 +1,25 @@
-//! URLs as this crate shows them, in errors, logs, skill descriptions and `Debug` output:
-//! a URL may carry credentials in its user info (`https://user:password@host/`) or in its
-//! query (`?api_key=…`), and neither may reach a message.
+//! URLs as every skill shows them, in errors, logs, skill descriptions, `Debug` output and
+//! `config show`: a URL may carry credentials in its user info (`https://user:password@host/`)
+//! or in its query (`?api_key=…`), and neither may reach a message.
 //!
-//! [`redacted`] is the one rule: no user info, no fragment, and each query value replaced
+//! [`url`] is the one rule: no user info, no fragment, and each query value replaced
 //! by `REDACTED` (the names are kept, as they say which parameter was sent; a query
 //! member without `=` may itself be a token, so it becomes `REDACTED` whole). The path is
 //! kept: it says which document or operation is meant.
+//!
+//! ```
+//! use skill_core::redact;
+//!
+//! assert_eq!(redact::url_text("https://me:pw@api.example.com/v1?key=s3cret"), "https://api.example.com/v1?key=REDACTED");
+//! ```
 
 use url::Url;
 
-use crate::reference::has_uri_scheme;
-
-/// What replaces a query value.
-const REDACTED: &str = "REDACTED";
+/// What replaces a value that may not be shown (a query value, a header's, a variable's).
+pub const REDACTED: &str = "REDACTED";
 
 /// `url` as it may be shown: see the module doc.
-pub(crate) fn redacted(url: &Url) -> Url {
+pub fn url(url: &Url) -> Url {
     let mut shown = url.clone();
     // Both fail only for URLs that cannot have user info (`mailto:`), which have none.
     let _ = shown.set_username("");
@@ -28,15 +32,15 @@ pub(crate) fn redacted(url: &Url) -> Url {
 
 /// A URL as written (a config value, a `Location` header, a server URL from a document),
 /// which may not parse, shown without its fragment: as written when it has no user info and
-/// no query, else [`redacted`] when it parses; otherwise the text with what stands where
+/// no query, else as [`url`] shows it when it parses; otherwise the text with what stands where
 /// user info would (up to an `@` in the authority) removed and the query redacted alike.
-pub(crate) fn redacted_text(text: &str) -> String {
+pub fn url_text(text: &str) -> String {
     let text = text.split_once('#').map_or(text, |(text, _fragment)| text);
     if let Ok(url) = Url::parse(text) {
         if url.username().is_empty() && url.password().is_none() && url.query().is_none() {
             return text.to_owned();
         }
-        return redacted(&url).to_string();
+        return self::url(&url).to_string();
     }
     let (before_query, query) = match text.split_once('?') {
         Some((before, query)) => (before, Some(query)),
@@ -44,7 +48,7 @@ pub(crate) fn redacted_text(text: &str) -> String {
     };
     // `scheme:`, then any slashes, then the authority (`http:user@host` parses as `http://user@host`).
     let scheme_end = match before_query.find(':') {
-        Some(colon) if has_uri_scheme(before_query) => colon + 1,
+        Some(colon) if crate::secret::scheme_of(before_query).is_some() => colon + 1,
         _ => 0,
     };
     let rest = &before_query[scheme_end..];
@@ -83,7 +87,7 @@ mod tests {
     use super::*;
 
     fn shown(text: &str) -> String {
-        redacted(&Url::parse(text).unwrap()).to_string()
+        url(&Url::parse(text).unwrap()).to_string()
     }
 
     #[test]
@@ -102,17 +106,17 @@ mod tests {
 
     #[test]
     fn text_that_does_not_parse_is_redacted_alike() {
-        assert_eq!(redacted_text("https://user:pw@host/x?key=s3cret"), "https://host/x?key=REDACTED");
+        assert_eq!(url_text("https://user:pw@host/x?key=s3cret"), "https://host/x?key=REDACTED");
         // Not URLs: an invalid port, a bracket never closed.
-        assert_eq!(redacted_text("https://user:pw@host:99999/x?key=s3cret#f"), "https://host:99999/x?key=REDACTED");
-        assert_eq!(redacted_text("http://a:b@[::1/api.yaml?t=1"), "http://[::1/api.yaml?t=REDACTED");
+        assert_eq!(url_text("https://user:pw@host:99999/x?key=s3cret#f"), "https://host:99999/x?key=REDACTED");
+        assert_eq!(url_text("http://a:b@[::1/api.yaml?t=1"), "http://[::1/api.yaml?t=REDACTED");
         // An `@` in the path is no user info.
-        assert_eq!(redacted_text("http://host:x/users/@me"), "http://host:x/users/@me");
-        assert_eq!(redacted_text("http:user:pw@host:99999/x"), "http:host:99999/x");
-        assert_eq!(redacted_text("//user:pw@host:99999/x"), "//host:99999/x");
+        assert_eq!(url_text("http://host:x/users/@me"), "http://host:x/users/@me");
+        assert_eq!(url_text("http:user:pw@host:99999/x"), "http:host:99999/x");
+        assert_eq!(url_text("//user:pw@host:99999/x"), "//host:99999/x");
         // Without user info or query, a URL is shown as written.
-        assert_eq!(redacted_text("/v1/{region}"), "/v1/{region}");
-        assert_eq!(redacted_text("https://{region}.Example.com#top"), "https://{region}.Example.com");
-        assert_eq!(redacted_text("http:user:pw@host/x"), "http://host/x");
+        assert_eq!(url_text("/v1/{region}"), "/v1/{region}");
+        assert_eq!(url_text("https://{region}.Example.com#top"), "https://{region}.Example.com");
+        assert_eq!(url_text("http:user:pw@host/x"), "http://host/x");
     }
 }
