@@ -3,11 +3,11 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-#[cfg(feature = "markdown")]
+#[cfg(any(feature = "markdown", feature = "openapi"))]
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use skill_core::{Agent, KvStore, MemoryStore, SecretRef, SecretResolver, Secrets, Skill};
+use skill_core::{Agent, ExposeSecret as _, KvStore, MemoryStore, SecretRef, SecretResolver, Secrets, Skill};
 #[cfg(feature = "markdown")]
 use skill_markdown::{Environment, SkillSet, Sources};
 
@@ -58,6 +58,7 @@ pub async fn start_agent(
     }
     #[cfg(feature = "mcp")]
     for (name, server) in sections.mcp_servers() {
+        hide_mcp_values(server);
         let make = move || Box::new(skill_mcp::McpSkill::new(name.clone(), server.clone())) as Box<dyn Skill>;
         candidates.push((name.as_str(), Cow::Borrowed(&server.secrets), Box::new(make)));
     }
@@ -275,6 +276,7 @@ enum KeyUse {
     /// Load skills to check them, calling nothing: nothing is written. The key is read if
     /// it exists; if not, the client holds a key of its own in memory (the real one is
     /// created by the first command that signs), and it caches no token on disk.
+    #[cfg(feature = "openapi")]
     Check,
 }
 
@@ -304,6 +306,7 @@ fn build_aauth_client(
     let key_path = aauth_key_path(config, home);
     let key = match key_use {
         KeyUse::Sign => aauth_client::AgentKey::load_or_generate(&key_path),
+        #[cfg(feature = "openapi")]
         KeyUse::Check => {
             aauth_client::AgentKey::load(&key_path).map(|key| key.unwrap_or_else(aauth_client::AgentKey::generate))
         }
@@ -385,13 +388,49 @@ fn store(config: &AgentConfig, home: &Home) -> Result<Arc<dyn KvStore>, HostErro
     }
 }
 
+/// Hides from the logs ([`crate::log`]) what an MCP server's config may carry as
+/// credentials: its `env` and `headers` values, its URL's password and query values, and
+/// the values of the host's variables that its `${VAR}`s name.
+#[cfg(feature = "mcp")]
+fn hide_mcp_values(server: &skill_mcp::ServerConfig) {
+    let texts: Vec<&String> = match &server.transport {
+        skill_mcp::Transport::Stdio { command, args, env, .. } => {
+            for value in env.values() {
+                crate::log::hide(value);
+            }
+            std::iter::once(command).chain(args).chain(env.values()).collect()
+        }
+        skill_mcp::Transport::Http { url, headers } => {
+            if let Ok(url) = url::Url::parse(url) {
+                url.password().into_iter().for_each(crate::log::hide);
+                url.query_pairs().for_each(|(_, value)| crate::log::hide(&value));
+            }
+            for value in headers.values() {
+                crate::log::hide(value);
+            }
+            std::iter::once(url).chain(headers.values()).collect()
+        }
+    };
+    for text in texts {
+        for reference in text.split("${").skip(1).filter_map(|rest| rest.split_once('}').map(|(inner, _)| inner)) {
+            let name = reference.split_once(":-").map_or(reference, |(name, _default)| name);
+            if let Ok(value) = std::env::var(name.strip_prefix("env:").unwrap_or(name)) {
+                crate::log::hide(&value);
+            }
+        }
+    }
+}
+
 /// Resolves a skill's secret references; one that cannot be resolved is left out with a
 /// warning naming the reference, and the skill is skipped later if it requires it.
 async fn resolve_secrets(resolver: &SecretResolver, skill: &str, references: &BTreeMap<String, SecretRef>) -> Secrets {
     let mut secrets = Secrets::new();
     for (name, reference) in references {
         match resolver.resolve(reference).await {
-            Ok(value) => secrets.insert(name.clone(), value),
+            Ok(value) => {
+                crate::log::hide(value.expose_secret());
+                secrets.insert(name.clone(), value);
+            }
             Err(error) => tracing::warn!("skill {skill}: secret {name}: {error}"),
         }
     }

@@ -47,6 +47,7 @@
 mod config;
 mod error;
 mod host;
+pub mod log;
 
 pub use crate::config::{AgentConfig, Config, ConfigLocation, Home, Origin};
 #[cfg(feature = "mcp")]

@@ -115,7 +115,7 @@ fn init_tracing(verbose: u8, quiet: bool) {
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     tracing_subscriber::fmt()
         .with_max_level(level)
-        .with_writer(std::io::stderr)
+        .with_writer(omniagent_host::log::RedactingStderr)
         .with_ansi(colour)
         .with_target(false)
         .without_time()

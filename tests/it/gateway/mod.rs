@@ -23,6 +23,11 @@ fn python_client() -> PathBuf {
 /// Runs the Python SDK client in `mode` against `target` (`["stdio", command, args...]` or
 /// `["http", url, token?]`) with `plan`, and returns what it printed.
 pub(super) fn python(mode: &str, target: &[&str], plan: Value, env: &[(&str, &str)]) -> Value {
+    python_with_stderr(mode, target, plan, env).0
+}
+
+/// As [`python`], with what the client and the server it started wrote on stderr.
+pub(crate) fn python_with_stderr(mode: &str, target: &[&str], plan: Value, env: &[(&str, &str)]) -> (Value, String) {
     let mut child = std::process::Command::new(test_peers::mcp_python_or_panic())
         .arg(python_client())
         .arg(mode)
@@ -38,7 +43,8 @@ pub(super) fn python(mode: &str, target: &[&str], plan: Value, env: &[(&str, &st
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "the Python client failed ({}):\n{stderr}", output.status);
-    serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("not JSON ({error}): {stdout}\n{stderr}"))
+    let out = serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("not JSON ({error}): {stdout}\n{stderr}"));
+    (out, stderr.into_owned())
 }
 
 /// An in-process HTTP API with its OpenAPI document: `GET /greet?name=` answers
