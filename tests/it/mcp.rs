@@ -44,6 +44,36 @@ fn mcp_tools_are_listed_with_their_source_and_called() {
 }
 
 #[test]
+fn a_tool_with_a_bad_schema_costs_only_itself() {
+    let home = Home::new().with_config(&format!(
+        "compiled: {{memory: {{enabled: false}}}}\nmcp:\n  servers:\n    sample:\n      command: {}\n      args: [--odd-schemas]\n",
+        sample_server().display()
+    ));
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    let names: Vec<&str> =
+        listing["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"sample__echo") && names.contains(&"sample__remote_ref"), "{names:?}");
+    assert!(!names.contains(&"sample__bad_schema"), "{names:?}");
+    assert_eq!(listing["skipped"], json!([]));
+    let [left_out] = listing["skipped_tools"].as_array().unwrap().as_slice() else { panic!("{listing}") };
+    assert_eq!((&left_out["skill"], &left_out["tool"]), (&json!("sample"), &json!("bad_schema")));
+    assert!(left_out["reason"].as_str().unwrap().starts_with("its input schema is not usable: "), "{left_out}");
+
+    let (code, stdout, _) = run(home.omniagent(&["tools", "list"]));
+    assert_eq!(code, 0);
+    assert!(stdout.contains("left out sample tool bad_schema: its input schema is not usable: "), "{stdout}");
+    // The good tools are callable, the one with a `$ref` to a URL too (that part unchecked).
+    let (code, stdout, _) =
+        run(home.omniagent(&["tools", "call", "sample__echo", "--args", r#"{"text":"still here"}"#]));
+    assert_eq!((code, stdout.as_str()), (0, "still here\n"));
+    let (code, stdout, stderr) =
+        run(home.omniagent(&["tools", "call", "sample__remote_ref", "--args", r#"{"thing":{"any":1}}"#]));
+    assert_eq!((code, stdout.as_str()), (0, "{\"thing\":{\"any\":1}}\n"), "{stderr}");
+}
+
+#[test]
 fn a_crash_is_an_error_of_that_call_only() {
     let home = Home::new().with_config(&sample_config(""));
     let started = Instant::now();

@@ -18,6 +18,9 @@ pub(crate) struct Config {
     pub(crate) conformance: bool,
     /// Serve streamable HTTP at `/mcp` on this address instead of stdio.
     pub(crate) http: Option<SocketAddr>,
+    /// Also list `bad_schema` (an input schema that does not compile) and `remote_ref`
+    /// (one with a `$ref` to a URL).
+    pub(crate) odd_schemas: bool,
 }
 
 /// A command line that [`parse`] refuses.
@@ -33,7 +36,7 @@ impl fmt::Display for ArgsError {
 impl std::error::Error for ArgsError {}
 
 pub(crate) const USAGE: &str = "usage: mcp-sample-server [--page-size N] [--stderr-at-start MB] [--exit-at-start] \
-                                  [--silent] [--conformance] [--http ADDR]";
+                                  [--silent] [--conformance] [--odd-schemas] [--http ADDR]";
 
 /// Parses the arguments that follow the program name.
 pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, ArgsError> {
@@ -57,6 +60,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, Ar
             "--exit-at-start" => config.exit_at_start = true,
             "--silent" => config.silent = true,
             "--conformance" => config.conformance = true,
+            "--odd-schemas" => config.odd_schemas = true,
             "--http" => {
                 let value = args
                     .next()

@@ -80,6 +80,7 @@
 //! | `--exit-at-start` | writes `fatal: sample failure` to stderr and exits with code 7 before serving |
 //! | `--silent` | never answers, not even `initialize`: reads stdin until it ends, then exits 0 |
 //! | `--conformance` | also serves the conformance fixtures above (and their prompts, resources and completions) |
+//! | `--odd-schemas` | also lists `bad_schema`, whose input schema does not compile (`"type": 12`), and `remote_ref`, whose schema has a `$ref` to a URL; both echo their arguments |
 //! | `--http ADDR` | serves streamable HTTP at `http://ADDR/mcp` instead of stdio, with rmcp's defaults (sessions for `initialize`, stateless 2026-07-28 requests, loopback `Host` only); writes `listening on http://ADDR/mcp` to stderr, so port 0 works |
 //!
 //! `--stderr-at-start` runs before `--exit-at-start`, which runs before `--silent`.
@@ -164,6 +165,9 @@ async fn serve(config: &Config) -> anyhow::Result<()> {
     // Becomes `true` at stdin EOF, or at the stop signal in HTTP mode.
     let (input_closed_tx, input_closed) = watch::channel(false);
     let sample = SampleServer::new(config.page_size, input_closed.clone());
+    if config.odd_schemas {
+        sample.add_odd_schemas();
+    }
     let fixtures = if config.conformance {
         Some(ConformanceServer::new(sample.clone()).context("cannot make a key for requestState")?)
     } else {

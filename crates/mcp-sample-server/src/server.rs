@@ -240,6 +240,24 @@ impl SampleServer {
     }
 
     /// The `tools/list` page size; `None` serves every tool in one page.
+    /// Adds `bad_schema` and `remote_ref` (see `--odd-schemas`), both echoing their
+    /// arguments.
+    pub(crate) fn add_odd_schemas(&self) {
+        let mut tools = ToolRouter::clone(&self.current_tools());
+        let odd = [
+            ("bad_schema", serde_json::json!({"type": "object", "properties": {"x": {"type": 12}}})),
+            (
+                "remote_ref",
+                serde_json::json!({"type": "object", "properties": {"thing": {"$ref": "http://127.0.0.1:9/thing.json"}}}),
+            ),
+        ];
+        for (name, schema) in odd {
+            let description = "Answer with this call's arguments as JSON text (an odd input schema)";
+            tools.add_route(ToolRoute::new(Tool::new(name, description, rmcp::model::object(schema)), echo_arguments));
+        }
+        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(tools);
+    }
+
     pub(crate) fn page_size(&self) -> Option<usize> {
         self.page_size
     }

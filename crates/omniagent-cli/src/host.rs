@@ -356,20 +356,28 @@ pub fn check_aauth_key(config: &AgentConfig, home: &Home) -> Option<AAuthKeyChec
     Some(AAuthKeyCheck { path, thumbprint })
 }
 
-/// Loads each OpenAPI skill of `config` alone, as `omniagent config check` does: by skill
-/// name, the number of tools its document gives, or why it cannot load. Nothing is
-/// called, so no request waits for a person, and nothing is written: not even the AAuth
-/// key of skills that sign (`check_aauth_key` reports on it).
+/// Loads each OpenAPI skill of `config` alone, as `omniagent config check` does, into an
+/// agent of its own (so its tools are checked as `tools list` checks them): by skill
+/// name, the number of tools registered and the tools left out with the reason, or why
+/// the skill cannot load. Nothing is called, so no request waits for a person, and
+/// nothing is written: not even the AAuth key of skills that sign (`check_aauth_key`
+/// reports on it).
 #[cfg(feature = "openapi")]
 pub async fn load_openapi_tools(
     config: &AgentConfig,
     home: &Home,
-) -> Vec<(String, Result<usize, skill_core::BoxError>)> {
+) -> Vec<(String, Result<(usize, Vec<skill_core::ToolFailure>), String>)> {
     let signer = Signer::for_check(config, home);
     let mut loaded = Vec::new();
     for (name, settings) in &config.sections.openapi {
-        let mut skill = openapi_skill(config, home, name, settings, &signer);
-        let tools = skill.init().await.map(|()| skill.tools().len());
+        let agent = Agent::builder().build();
+        agent.register(openapi_skill(config, home, name, settings, &signer));
+        let report = agent.init_compiled_skills().await;
+        let tools = match report.skipped.into_iter().next() {
+            Some(failure) => Err(failure.reason),
+            None => Ok((agent.tools().len(), agent.skipped_tools())),
+        };
+        agent.close().await;
         loaded.push((name.clone(), tools));
     }
     loaded

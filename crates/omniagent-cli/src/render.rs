@@ -9,7 +9,9 @@ use anstyle::{AnsiColor, Style};
 use clap::CommandFactory;
 use serde::Serialize;
 use serde_json::{Value, json};
-use skill_core::{Content, RegisteredTool, ResourceContents, SkillFailure, ToolError, ToolOutput, ToolSource};
+use skill_core::{
+    Content, RegisteredTool, ResourceContents, SkillFailure, ToolError, ToolFailure, ToolOutput, ToolSource,
+};
 
 #[cfg(feature = "markdown")]
 pub(crate) mod skills;
@@ -47,12 +49,18 @@ fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
 }
 
 /// `tools list`.
-pub(crate) fn tools(tools: &[RegisteredTool], skipped: &[SkillFailure], json: bool) -> anyhow::Result<()> {
+pub(crate) fn tools(
+    tools: &[RegisteredTool],
+    skipped: &[SkillFailure],
+    skipped_tools: &[ToolFailure],
+    json: bool,
+) -> anyhow::Result<()> {
     if json {
         #[derive(Serialize)]
         struct Listing<'a> {
             tools: Vec<ToolEntry<'a>>,
             skipped: &'a [SkillFailure],
+            skipped_tools: &'a [ToolFailure],
         }
         #[derive(Serialize)]
         struct ToolEntry<'a> {
@@ -70,7 +78,7 @@ pub(crate) fn tools(tools: &[RegisteredTool], skipped: &[SkillFailure], json: bo
                 source: tool.source(),
             })
             .collect();
-        return print_json(&Listing { tools, skipped });
+        return print_json(&Listing { tools, skipped, skipped_tools });
     }
     let mut out = anstream::stdout().lock();
     let mut by_skill: BTreeMap<(&str, &str), Vec<&RegisteredTool>> = BTreeMap::new();
@@ -92,6 +100,10 @@ pub(crate) fn tools(tools: &[RegisteredTool], skipped: &[SkillFailure], json: bo
     writeln!(out, "{} from {}", count(tools.len(), "tool"), count(by_skill.len(), "skill"))?;
     for failure in skipped {
         let line = format!("skipped {}: {}", failure.skill, failure.reason);
+        writeln!(out, "{YELLOW}{}{YELLOW:#}", truncate(&line, WIDTH))?;
+    }
+    for failure in skipped_tools {
+        let line = format!("left out {} tool {}: {}", failure.skill, failure.tool, failure.reason);
         writeln!(out, "{YELLOW}{}{YELLOW:#}", truncate(&line, WIDTH))?;
     }
     Ok(())
@@ -213,6 +225,9 @@ pub(crate) fn config_check(report: &CheckReport, json: bool) -> anyhow::Result<(
                 writeln!(out, "{GREEN}ok{GREEN:#}     {place} ({} tool{plural})", document.tools)?;
             }
             Some(error) => writeln!(out, "{RED}error{RED:#}  {place}: {error}")?,
+        }
+        for left_out in &document.skipped_tools {
+            writeln!(out, "{YELLOW}warn{YELLOW:#}   {place}: tool {} left out: {}", left_out.tool, left_out.reason)?;
         }
     }
     Ok(())

@@ -3,23 +3,19 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Instant;
 
 use serde::Serialize;
-use serde_json::Value;
-use tracing::Instrument;
 
 mod handle;
 mod items;
+mod tools;
 
 pub use self::handle::SkillHandle;
 pub use self::items::{Changes, RegisteredPrompt};
+pub use self::tools::{RegisteredTool, ToolFailure};
 
-use crate::naming::{agent_tool_name, close_names, sanitize_tool_name, shorten_tool_name};
-use crate::{
-    KvStore, MemoryStore, ResourceCatalog, Secrets, Skill, SkillStore, SourceKind, Tool, ToolAnnotations, ToolCall,
-    ToolContext, ToolError, ToolHook, ToolOutput, ToolSource,
-};
+use crate::naming::{agent_tool_name, sanitize_tool_name, shorten_tool_name};
+use crate::{KvStore, MemoryStore, ResourceCatalog, Secrets, Skill, SkillStore, SourceKind, ToolHook};
 
 /// A skill that could not be loaded (or closed), and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -38,77 +34,6 @@ pub struct InitReport {
     pub loaded: Vec<String>,
     /// The skills that were skipped, with the reason.
     pub skipped: Vec<SkillFailure>,
-}
-
-/// A tool as the agent registered it: the tool, its agent-level name and its source.
-#[derive(Clone)]
-pub struct RegisteredTool {
-    entry: Arc<Entry>,
-}
-
-struct Entry {
-    context: ToolContext,
-    tool: Arc<dyn Tool>,
-    validator: jsonschema::Validator,
-}
-
-impl RegisteredTool {
-    /// The agent-level name, `{skill}__{tool}`.
-    pub fn name(&self) -> &str {
-        &self.entry.context.name
-    }
-
-    /// Where the tool comes from.
-    pub fn source(&self) -> &ToolSource {
-        &self.entry.context.source
-    }
-
-    /// What the tool does.
-    pub fn description(&self) -> &str {
-        self.entry.tool.description()
-    }
-
-    /// The JSON Schema of the tool's arguments.
-    pub fn input_schema(&self) -> &Value {
-        self.entry.tool.input_schema()
-    }
-
-    /// A human-readable title, if the tool has one.
-    pub fn title(&self) -> Option<&str> {
-        self.entry.tool.title()
-    }
-
-    /// The tool's behaviour hints.
-    pub fn annotations(&self) -> ToolAnnotations {
-        self.entry.tool.annotations()
-    }
-
-    /// The JSON Schema of the tool's structured content, if it declares one.
-    pub fn output_schema(&self) -> Option<&Value> {
-        self.entry.tool.output_schema()
-    }
-
-    fn check_arguments(&self, arguments: &Value) -> Result<(), ToolError> {
-        if self.entry.validator.is_valid(arguments) {
-            return Ok(());
-        }
-        let problems = self
-            .entry
-            .validator
-            .iter_errors(arguments)
-            .map(|error| match error.instance_path().as_str() {
-                "" => format!("arguments: {error}"),
-                path => format!("{path}: {error}"),
-            })
-            .collect();
-        Err(ToolError::InvalidArguments { tool: self.name().to_owned(), problems })
-    }
-}
-
-impl fmt::Debug for RegisteredTool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RegisteredTool").field("name", &self.name()).field("source", self.source()).finish()
-    }
 }
 
 /// How many resource updates a slow listener may fall behind before it misses some.
@@ -177,6 +102,7 @@ impl AgentBuilder {
                 changes: tokio::sync::watch::Sender::new(Changes::default()),
                 updates: tokio::sync::broadcast::Sender::new(UPDATES_CAPACITY),
                 skipped: Mutex::new(Vec::new()),
+                skipped_tools: RwLock::new(BTreeMap::new()),
             }),
         }
     }
@@ -237,6 +163,8 @@ struct AgentInner {
     /// The agent-level URIs of resources whose content changed.
     updates: tokio::sync::broadcast::Sender<String>,
     skipped: Mutex<Vec<SkillFailure>>,
+    /// The tools each loaded skill gave that could not be registered, by skill name.
+    skipped_tools: RwLock<BTreeMap<String, Vec<ToolFailure>>>,
 }
 
 /// The skills of an agent that may change their items, by the ticket of their
@@ -423,31 +351,6 @@ impl Agent {
         }
     }
 
-    /// Replaces the registered tools of the skill `skill` (of kind `kind`) with `tools`,
-    /// all or none; on an error (a name collision, an invalid schema) the old tools stay.
-    /// Only [`Agent::admit`] and a [`SkillHandle`] call it, with the members locked.
-    fn replace_tools(&self, skill: &str, kind: SourceKind, tools: Vec<Arc<dyn Tool>>) -> Result<(), String> {
-        let mut registry = write(&self.inner.tools);
-        let mut new_tools: BTreeMap<String, RegisteredTool> = BTreeMap::new();
-        for tool in tools {
-            let source = ToolSource { kind, skill: skill.to_owned(), tool: tool.name().to_owned() };
-            let name = self.item_name(skill, &source.tool);
-            let existing = registry.get(&name).filter(|existing| existing.source().skill != skill);
-            if let Some(existing) = existing.or_else(|| new_tools.get(&name)) {
-                return Err(format!("tool name `{name}` of {source} collides with {}", existing.source()));
-            }
-            let validator = jsonschema::validator_for(tool.input_schema())
-                .map_err(|error| format!("tool `{}` has an invalid input schema: {error}", source.tool))?;
-            let context = ToolContext::new(name.clone(), source);
-            new_tools.insert(name, RegisteredTool { entry: Arc::new(Entry { context, tool, validator }) });
-        }
-        registry.retain(|_, registered| registered.source().skill != skill);
-        registry.extend(new_tools);
-        drop(registry);
-        self.inner.changes.send_modify(|changes| changes.tools += 1);
-        Ok(())
-    }
-
     /// The agent-level name of the tool or prompt `item` of `skill`.
     fn item_name(&self, skill: &str, item: &str) -> String {
         if read(&self.inner.plain).contains(skill) {
@@ -457,75 +360,9 @@ impl Agent {
         }
     }
 
-    /// Every registered tool, by name.
-    pub fn tools(&self) -> Vec<RegisteredTool> {
-        read(&self.inner.tools).values().cloned().collect()
-    }
-
     /// Every skill skipped so far, with the reason.
     pub fn skipped(&self) -> Vec<SkillFailure> {
         lock(&self.inner.skipped).clone()
-    }
-
-    /// The tool called `name`: its agent-level name, or a bare tool name that exactly
-    /// one skill has.
-    pub fn find_tool(&self, name: &str) -> Result<RegisteredTool, ToolError> {
-        let tools = read(&self.inner.tools);
-        if let Some(tool) = tools.get(name) {
-            return Ok(tool.clone());
-        }
-        let bare: Vec<&RegisteredTool> = tools.values().filter(|tool| tool.source().tool == name).collect();
-        match bare.as_slice() {
-            [one] => Ok((*one).clone()),
-            [] => Err(ToolError::NotFound {
-                name: name.to_owned(),
-                suggestions: close_names(name, tools.keys().map(String::as_str)),
-            }),
-            several => Err(ToolError::NotFound {
-                name: name.to_owned(),
-                suggestions: several.iter().map(|tool| tool.name().to_owned()).collect(),
-            }),
-        }
-    }
-
-    /// Calls a tool after checking `arguments` against its input schema (`null` stands
-    /// for no arguments, `{}`).
-    ///
-    /// The call runs in a `tool_call` tracing span carrying the tool's source; hooks see
-    /// it before and after.
-    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolOutput, ToolError> {
-        let tool = self.find_tool(name)?;
-        let arguments = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
-        tool.check_arguments(&arguments)?;
-        let entry = &tool.entry;
-        let source = &entry.context.source;
-        let span = tracing::info_span!(
-            "tool_call",
-            tool = %entry.context.name,
-            source.kind = %source.kind,
-            source.skill = %source.skill,
-            source.tool = %source.tool,
-        );
-        let hooks = &self.inner.hooks;
-        if hooks.is_empty() {
-            return entry.tool.call(&entry.context, arguments).instrument(span).await;
-        }
-        for hook in hooks {
-            hook.before_call(source, &arguments);
-        }
-        let started = Instant::now();
-        let outcome = entry.tool.call(&entry.context, arguments.clone()).instrument(span).await;
-        let call = ToolCall {
-            name: &entry.context.name,
-            source,
-            arguments: &arguments,
-            outcome: &outcome,
-            duration: started.elapsed(),
-        };
-        for hook in hooks {
-            hook.after_call(&call);
-        }
-        outcome
     }
 
     /// Closes every loaded skill and unregisters its tools, prompts and resources;
@@ -539,6 +376,7 @@ impl Agent {
             members.closed = true;
             members.admitted.clear();
             write(&self.inner.tools).clear();
+            write(&self.inner.skipped_tools).clear();
             write(&self.inner.prompts).clear();
             write(&self.inner.resources).clear();
             std::mem::take(&mut *loaded)

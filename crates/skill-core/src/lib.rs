@@ -79,7 +79,7 @@ mod store;
 mod tool;
 
 pub use crate::agent::{
-    Agent, AgentBuilder, Changes, InitReport, RegisteredPrompt, RegisteredTool, SkillFailure, SkillHandle,
+    Agent, AgentBuilder, Changes, InitReport, RegisteredPrompt, RegisteredTool, SkillFailure, SkillHandle, ToolFailure,
 };
 pub use crate::error::{BoxError, Error, ToolError};
 pub use crate::hook::{ToolCall, ToolHook};

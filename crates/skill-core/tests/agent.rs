@@ -435,14 +435,52 @@ async fn a_tool_name_collision_skips_the_whole_later_skill() {
 }
 
 #[tokio::test]
-async fn an_invalid_input_schema_skips_the_skill_naming_the_tool() {
-    let skill =
-        TestSkill::new("schemas").tool("good", Action::Echo).tool_with_schema("bad", json!({"type": 12}), Action::Echo);
+async fn an_invalid_input_schema_costs_only_its_tool() {
+    let skill = TestSkill::new("schemas")
+        .tool("good", Action::Echo)
+        .tool_with_schema("bad", json!({"type": 12}), Action::Echo)
+        .tool_with_schema("local", json!({"$ref": "#/$defs/missing"}), Action::Echo);
     let (agent, report) = load(Agent::builder(), vec![skill]).await;
-    let [skipped] = report.skipped.as_slice() else { panic!("expected one skipped skill: {:?}", report.skipped) };
-    assert_eq!(skipped.skill, "schemas");
-    assert!(skipped.reason.starts_with("tool `bad` has an invalid input schema: "), "{}", skipped.reason);
-    assert_eq!(tool_names(&agent), Vec::<String>::new());
+    assert_eq!(report.loaded, ["schemas"]);
+    assert_eq!(tool_names(&agent), ["schemas__good"]);
+    let skipped = agent.skipped_tools();
+    let reasons: Vec<(&str, &str)> =
+        skipped.iter().map(|failure| (failure.tool.as_str(), failure.reason.as_str())).collect();
+    assert_eq!(reasons.len(), 2, "{skipped:?}");
+    assert!(skipped.iter().all(|failure| failure.skill == "schemas"));
+    assert_eq!(reasons[0].0, "bad");
+    assert!(reasons[0].1.starts_with("its input schema is not usable: "), "{}", reasons[0].1);
+    assert_eq!(reasons[1].0, "local");
+    // The good tool is callable.
+    let output = agent.call_tool("schemas__good", json!({})).await.unwrap();
+    assert!(!output.is_error, "{output:?}");
+    // Closed, the agent lists no skipped tool either.
+    agent.close().await;
+    assert_eq!(agent.skipped_tools(), []);
+}
+
+#[tokio::test]
+async fn a_ref_outside_the_schema_is_never_fetched_and_goes_unchecked() {
+    // A server that sends a `$ref` to a URL (the MCP conformance scenario
+    // `json-schema-ref-no-deref`): nothing listens on port 9, and nothing is asked.
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "remote": {"$ref": "http://127.0.0.1:9/schemas/thing.json"},
+            "count": {"type": "integer"}
+        },
+        "required": ["count"]
+    });
+    let skill = TestSkill::new("refs").tool_with_schema("get", schema.clone(), Action::Echo);
+    let (agent, report) = load(Agent::builder(), vec![skill]).await;
+    assert_eq!(report.loaded, ["refs"]);
+    assert_eq!(agent.skipped_tools(), []);
+    // Listed as the server sent it.
+    assert_eq!(agent.tools()[0].input_schema(), &schema);
+    // The rest of the schema is checked; the remote part accepts anything.
+    agent.call_tool("refs__get", json!({"count": 1, "remote": {"any": "thing"}})).await.unwrap();
+    let refused = agent.call_tool("refs__get", json!({"count": "one"})).await.unwrap_err();
+    assert!(matches!(refused, ToolError::InvalidArguments { .. }), "{refused:?}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -558,12 +596,16 @@ async fn a_skill_handle_changes_only_its_own_skills_tools() {
     let expected = [source(SourceKind::Mcp, "other", "ping"), source(SourceKind::Skill, "self", "ping")];
     assert_eq!(sources(&agent), expected);
 
-    // Refused tools leave the old ones in place.
+    // A tool whose schema does not compile is left out, and only it.
     let bad = Arc::new(TestTool { name: "bad".to_owned(), schema: json!({"type": 12}), action: Action::Echo });
-    let refused = handle.replace_tools(vec![bad]);
+    handle.replace_tools(vec![echo_tool("ping"), bad]).unwrap();
+    assert_eq!(sources(&agent), expected);
+    assert_eq!(agent.skipped_tools().iter().map(|failure| failure.tool.as_str()).collect::<Vec<_>>(), ["bad"]);
+    // Refused tools (a collision within the skill) leave the old ones in place.
+    let refused = handle.replace_tools(vec![echo_tool("twice"), echo_tool("twice")]);
     let Err(Error::ItemsRefused { skill, reason }) = &refused else { panic!("expected a refusal: {refused:?}") };
     assert_eq!(skill, "self");
-    assert!(reason.starts_with("tool `bad` has an invalid input schema: "), "{reason}");
+    assert!(reason.contains("collides with"), "{reason}");
     assert_eq!(sources(&agent), expected);
 
     // The handle of a second skill called `other`, skipped since the name is taken,

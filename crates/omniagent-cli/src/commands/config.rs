@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use omniagent_host::{AgentConfig, Config};
 use serde::Serialize;
-use skill_core::SecretResolver;
+use skill_core::{SecretResolver, ToolFailure};
 
 use super::Session;
 use crate::args::ConfigCommand;
@@ -51,6 +51,8 @@ pub(crate) struct DocumentCheck {
     /// The skill's name (`openapi.<skill>`).
     pub(crate) skill: String,
     pub(crate) tools: usize,
+    /// The operations that are no tool, each with why.
+    pub(crate) skipped_tools: Vec<ToolFailure>,
     pub(crate) error: Option<String>,
 }
 
@@ -122,11 +124,11 @@ async fn openapi_documents(config: &AgentConfig, agent: &Option<String>, session
     loaded
         .into_iter()
         .map(|(skill, tools)| {
-            let (tools, error) = match tools {
-                Ok(tools) => (tools, None),
-                Err(error) => (0, Some(error.to_string())),
+            let (tools, skipped_tools, error) = match tools {
+                Ok((tools, skipped_tools)) => (tools, skipped_tools, None),
+                Err(error) => (0, Vec::new(), Some(error)),
             };
-            DocumentCheck { agent: agent.clone(), skill, tools, error }
+            DocumentCheck { agent: agent.clone(), skill, tools, skipped_tools, error }
         })
         .collect()
 }

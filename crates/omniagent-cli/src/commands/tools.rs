@@ -18,7 +18,7 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
     match command {
         ToolsCommand::List => {
             let agent = start_agent(&config, &session.home, Wanted::All, Some(on_interaction())).await?;
-            render::tools(&agent.tools(), &agent.skipped(), session.json)?;
+            render::tools(&agent.tools(), &agent.skipped(), &agent.skipped_tools(), session.json)?;
             agent.close().await;
             Ok(ExitCode::SUCCESS)
         }

@@ -1,0 +1,225 @@
+//! The tools of an agent's skills: their registry, with each tool's compiled input
+//! schema, the tools left out (a schema that does not compile costs only its tool), and
+//! calls, checked against the schema.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::Value;
+use tracing::Instrument;
+
+use super::{Agent, read, write};
+use crate::naming::close_names;
+use crate::{SourceKind, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError, ToolOutput, ToolSource};
+
+/// A tool a loaded skill gave that the agent could not register, and why: its input
+/// schema does not compile. The skill's other tools are registered all the same.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolFailure {
+    /// The skill.
+    pub skill: String,
+    /// The tool's name inside the skill.
+    pub tool: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// A tool as the agent registered it: the tool, its agent-level name and its source.
+#[derive(Clone)]
+pub struct RegisteredTool {
+    entry: Arc<Entry>,
+}
+
+struct Entry {
+    context: ToolContext,
+    tool: Arc<dyn Tool>,
+    validator: jsonschema::Validator,
+}
+
+impl RegisteredTool {
+    /// The agent-level name, `{skill}__{tool}`.
+    pub fn name(&self) -> &str {
+        &self.entry.context.name
+    }
+
+    /// Where the tool comes from.
+    pub fn source(&self) -> &ToolSource {
+        &self.entry.context.source
+    }
+
+    /// What the tool does.
+    pub fn description(&self) -> &str {
+        self.entry.tool.description()
+    }
+
+    /// The JSON Schema of the tool's arguments.
+    pub fn input_schema(&self) -> &Value {
+        self.entry.tool.input_schema()
+    }
+
+    /// A human-readable title, if the tool has one.
+    pub fn title(&self) -> Option<&str> {
+        self.entry.tool.title()
+    }
+
+    /// The tool's behaviour hints.
+    pub fn annotations(&self) -> ToolAnnotations {
+        self.entry.tool.annotations()
+    }
+
+    /// The JSON Schema of the tool's structured content, if it declares one.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.entry.tool.output_schema()
+    }
+
+    pub(super) fn check_arguments(&self, arguments: &Value) -> Result<(), ToolError> {
+        if self.entry.validator.is_valid(arguments) {
+            return Ok(());
+        }
+        let problems = self
+            .entry
+            .validator
+            .iter_errors(arguments)
+            .map(|error| match error.instance_path().as_str() {
+                "" => format!("arguments: {error}"),
+                path => format!("{path}: {error}"),
+            })
+            .collect();
+        Err(ToolError::InvalidArguments { tool: self.name().to_owned(), problems })
+    }
+}
+
+impl fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredTool").field("name", &self.name()).field("source", self.source()).finish()
+    }
+}
+
+impl Agent {
+    /// Replaces the registered tools of the skill `skill` (of kind `kind`) with `tools`,
+    /// all or none; on a name collision the old tools stay. A tool whose input schema
+    /// cannot be compiled costs only itself: it is left out, and kept among the skill's
+    /// [skipped tools](Agent::skipped_tools) with the reason. Only [`Agent::admit`] and a
+    /// [`SkillHandle`](super::SkillHandle) call it, with the members locked.
+    pub(super) fn replace_tools(&self, skill: &str, kind: SourceKind, tools: Vec<Arc<dyn Tool>>) -> Result<(), String> {
+        let mut registry = write(&self.inner.tools);
+        let mut new_tools: BTreeMap<String, RegisteredTool> = BTreeMap::new();
+        let mut skipped = Vec::new();
+        for tool in tools {
+            let source = ToolSource { kind, skill: skill.to_owned(), tool: tool.name().to_owned() };
+            let name = self.item_name(skill, &source.tool);
+            let existing = registry.get(&name).filter(|existing| existing.source().skill != skill);
+            if let Some(existing) = existing.or_else(|| new_tools.get(&name)) {
+                return Err(format!("tool name `{name}` of {source} collides with {}", existing.source()));
+            }
+            let validator = match compile(tool.input_schema()) {
+                Ok(validator) => validator,
+                Err(error) => {
+                    let reason = format!("its input schema is not usable: {error}");
+                    tracing::warn!(skill, tool = %source.tool, "tool left out: {reason}");
+                    skipped.push(ToolFailure { skill: skill.to_owned(), tool: source.tool, reason });
+                    continue;
+                }
+            };
+            let context = ToolContext::new(name.clone(), source);
+            new_tools.insert(name, RegisteredTool { entry: Arc::new(Entry { context, tool, validator }) });
+        }
+        registry.retain(|_, registered| registered.source().skill != skill);
+        registry.extend(new_tools);
+        drop(registry);
+        write(&self.inner.skipped_tools).insert(skill.to_owned(), skipped);
+        self.inner.changes.send_modify(|changes| changes.tools += 1);
+        Ok(())
+    }
+
+    /// Every registered tool, by name.
+    pub fn tools(&self) -> Vec<RegisteredTool> {
+        read(&self.inner.tools).values().cloned().collect()
+    }
+
+    /// The tools the loaded skills gave that could not be registered, with the reason, in
+    /// skill order.
+    pub fn skipped_tools(&self) -> Vec<ToolFailure> {
+        read(&self.inner.skipped_tools).values().flatten().cloned().collect()
+    }
+
+    /// The tool called `name`: its agent-level name, or a bare tool name that exactly
+    /// one skill has.
+    pub fn find_tool(&self, name: &str) -> Result<RegisteredTool, ToolError> {
+        let tools = read(&self.inner.tools);
+        if let Some(tool) = tools.get(name) {
+            return Ok(tool.clone());
+        }
+        let bare: Vec<&RegisteredTool> = tools.values().filter(|tool| tool.source().tool == name).collect();
+        match bare.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(ToolError::NotFound {
+                name: name.to_owned(),
+                suggestions: close_names(name, tools.keys().map(String::as_str)),
+            }),
+            several => Err(ToolError::NotFound {
+                name: name.to_owned(),
+                suggestions: several.iter().map(|tool| tool.name().to_owned()).collect(),
+            }),
+        }
+    }
+
+    /// Calls a tool after checking `arguments` against its input schema (`null` stands
+    /// for no arguments, `{}`).
+    ///
+    /// The call runs in a `tool_call` tracing span carrying the tool's source; hooks see
+    /// it before and after.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolOutput, ToolError> {
+        let tool = self.find_tool(name)?;
+        let arguments = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
+        tool.check_arguments(&arguments)?;
+        let entry = &tool.entry;
+        let source = &entry.context.source;
+        let span = tracing::info_span!(
+            "tool_call",
+            tool = %entry.context.name,
+            source.kind = %source.kind,
+            source.skill = %source.skill,
+            source.tool = %source.tool,
+        );
+        let hooks = &self.inner.hooks;
+        if hooks.is_empty() {
+            return entry.tool.call(&entry.context, arguments).instrument(span).await;
+        }
+        for hook in hooks {
+            hook.before_call(source, &arguments);
+        }
+        let started = Instant::now();
+        let outcome = entry.tool.call(&entry.context, arguments.clone()).instrument(span).await;
+        let call = ToolCall {
+            name: &entry.context.name,
+            source,
+            arguments: &arguments,
+            outcome: &outcome,
+            duration: started.elapsed(),
+        };
+        for hook in hooks {
+            hook.after_call(&call);
+        }
+        outcome
+    }
+}
+
+/// Compiles an input schema. A `$ref` to anything outside the schema (a URL, another
+/// file) is never fetched: it stands for the empty schema, so that part goes unchecked
+/// and the tool keeps the schema as its skill gave it.
+fn compile(schema: &Value) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
+    jsonschema::options().with_retriever(Offline).build(schema)
+}
+
+/// What an external `$ref` resolves to: the empty schema, which accepts anything.
+struct Offline;
+
+impl jsonschema::Retrieve for Offline {
+    fn retrieve(&self, _uri: &jsonschema::Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(Value::Object(serde_json::Map::new()))
+    }
+}
