@@ -26,8 +26,9 @@
 //!   §2.3).
 //! - Nested arrays and objects are refused: RFC 6570 defines one level, and `deepObject`
 //!   defines scalar properties only (`color[R]=100`, not `color[R][x]=1`).
-//! - Object members come in the order of the `serde_json::Map`: sorted by key unless
-//!   serde_json's `preserve_order` feature is on. Servers read them by name.
+//! - Object members come in the order the caller gave them (the workspace builds
+//!   serde_json with `preserve_order`), as the style table and RFC 6570 keep them:
+//!   `{"R": 100, "G": 200, "B": 150}` as `form` is `color=R,100,G,200,B,150`.
 //! - Headers are RFC 6570 simple expansions, percent-encoding included: 3.1.1 Appendix C
 //!   lists the Parameter Object with `schema` among the RFC 6570 serializations, and
 //!   Appendix D warns that this percent-encoding does not suit every header (a document

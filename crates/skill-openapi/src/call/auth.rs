@@ -431,7 +431,7 @@ mod tests {
         assert_eq!(
             place_one(two, key(None, Some(ApiKeyLocation::Cookie))).unwrap_err(),
             "the API key matches no security scheme of /specs/api.json (it defines \
-             `bearer` (bearer), `headerKey` (apiKey, header `X-API-Key`), `queryKey` (apiKey, query `api_key`)), \
+             `headerKey` (apiKey, header `X-API-Key`), `queryKey` (apiKey, query `api_key`), `bearer` (bearer)), \
              so it would never be sent"
         );
         assert_eq!(

@@ -133,22 +133,18 @@ mod tests {
         PropertyEncoding { content_type: Some(content_type.to_owned()), ..PropertyEncoding::default() }
     }
 
-    // Object members are written in key order, so the expectations hold whether or not
-    // serde_json preserves insertion order.
-
     #[test]
     fn content_based_follows_the_spec_examples() {
-        // OAS 3.1.1 §4.8.15.2, "URL Encoded Form with JSON Values", with the fields and the
-        // address's members in key order (the example lists id first and the address as
-        // streetAddress, city, state, zip).
+        // OAS 3.1.1 §4.8.15.2, "URL Encoded Form with JSON Values": the fields and the
+        // address's members in the example's order, which is not their names' order.
         check(
             json!({
-                "address": {"city": "Somewhere", "state": "CA", "streetAddress": "123 Example Dr.", "zip": "99999+1234"},
                 "id": "f81d4fae-7dec-11d0-a765-00a0c91e6bf6",
+                "address": {"streetAddress": "123 Example Dr.", "city": "Somewhere", "state": "CA", "zip": "99999+1234"},
             }),
             &[],
-            "address=%7B%22city%22:%22Somewhere%22,%22state%22:%22CA%22,%22streetAddress%22:%22123+Example+Dr.%22,\
-             %22zip%22:%2299999%2B1234%22%7D&id=f81d4fae-7dec-11d0-a765-00a0c91e6bf6",
+            "id=f81d4fae-7dec-11d0-a765-00a0c91e6bf6&address=%7B%22streetAddress%22:%22123+Example+Dr.%22,\
+             %22city%22:%22Somewhere%22,%22state%22:%22CA%22,%22zip%22:%2299999%2B1234%22%7D",
         );
         // The same example's `id` as `application/json`.
         check(

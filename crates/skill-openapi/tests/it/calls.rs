@@ -551,7 +551,7 @@ async fn credentials_are_matched_to_schemes_when_endpoints_are_made() {
     assert_eq!(
         error.to_string(),
         "the API key for /specs/calls.json needs its name and location set: several apiKey schemes fit: \
-         `cookieKey` (apiKey, cookie `session`), `headerKey` (apiKey, header `X-API-Key`), `queryKey` (apiKey, query `api_key`)"
+         `headerKey` (apiKey, header `X-API-Key`), `queryKey` (apiKey, query `api_key`), `cookieKey` (apiKey, cookie `session`)"
     );
 
     // No security schemes: every credential on every request, but `security: []`.

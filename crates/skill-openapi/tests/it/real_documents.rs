@@ -28,6 +28,13 @@ fn check_every_operation_is_a_tool(path: &Path, version: SpecVersion, expected_o
     assert_eq!(count_operations(document.root()), expected_operations);
 
     let set = document.tools(&OperationFilter::default()).unwrap();
+    // Objects keep their members' order (serde_json's `preserve_order`), so the schemas
+    // must come out the same, byte for byte, from another load.
+    let again = Document::from_file(path).unwrap().tools(&OperationFilter::default()).unwrap();
+    let schemas = |tools: &[skill_openapi::OperationTool]| {
+        serde_json::to_string(&tools.iter().map(|tool| (&tool.name, &tool.input_schema)).collect::<Vec<_>>()).unwrap()
+    };
+    assert!(schemas(&set.tools) == schemas(&again.tools), "two loads gave different schemas");
     let skipped: Vec<String> =
         set.skipped.iter().map(|skipped| format!("{:?} {}: {}", skipped.method, skipped.path, skipped.error)).collect();
     assert_eq!(skipped, Vec::<String>::new());

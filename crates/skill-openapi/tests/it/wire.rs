@@ -7,9 +7,8 @@
 //! A cell the table leaves _n/a_ is a call-time error naming the parameter, and nothing is
 //! sent.
 //!
-//! The table's object is `{"R": 100, "G": 200, "B": 150}`; here its members are written
-//! in key order (`B`, `G`, `R`), which is the order they are serialized in whether or not
-//! serde_json keeps insertion order. Parameters given by `content` and `allowReserved`
+//! The table's object is `{"R": 100, "G": 200, "B": 150}`, its members in that order, which
+//! is not their names' order: every style sends them as the caller gave them. Parameters given by `content` and `allowReserved`
 //! are checked the same way.
 
 use std::sync::{Arc, Mutex};
@@ -94,7 +93,7 @@ pub(crate) async fn call_one(server: &Recorder, document: Value, arguments: Valu
 
 /// The table's four values: undefined, string, array, object.
 fn values() -> [Value; 4] {
-    [json!(null), json!("blue"), json!(["blue", "black", "brown"]), json!({"B": 150, "G": 200, "R": 100})]
+    [json!(null), json!("blue"), json!(["blue", "black", "brown"]), json!({"R": 100, "G": 200, "B": 150})]
 }
 
 /// One cell: what is sent, or the end of the error that refuses the value.
@@ -159,7 +158,7 @@ async fn path_rows() {
         (
             "matrix",
             false,
-            [Sent(";color"), Sent(";color=blue"), Sent(";color=blue,black,brown"), Sent(";color=B,150,G,200,R,100")],
+            [Sent(";color"), Sent(";color=blue"), Sent(";color=blue,black,brown"), Sent(";color=R,100,G,200,B,150")],
         ),
         (
             "matrix",
@@ -168,7 +167,7 @@ async fn path_rows() {
                 Sent(";color"),
                 Sent(";color=blue"),
                 Sent(";color=blue;color=black;color=brown"),
-                Sent(";B=150;G=200;R=100"),
+                Sent(";R=100;G=200;B=150"),
             ],
         ),
         // Undefined is `.`, a whole segment here, which URLs remove (see below).
@@ -179,7 +178,7 @@ async fn path_rows() {
                 Refused("which URLs remove (RFC 3986 §5.2.4)"),
                 Sent(".blue"),
                 Sent(".blue,black,brown"),
-                Sent(".B,150,G,200,R,100"),
+                Sent(".R,100,G,200,B,150"),
             ],
         ),
         (
@@ -189,11 +188,11 @@ async fn path_rows() {
                 Refused("which URLs remove (RFC 3986 §5.2.4)"),
                 Sent(".blue"),
                 Sent(".blue.black.brown"),
-                Sent(".B=150.G=200.R=100"),
+                Sent(".R=100.G=200.B=150"),
             ],
         ),
-        ("simple", false, [Sent(""), Sent("blue"), Sent("blue,black,brown"), Sent("B,150,G,200,R,100")]),
-        ("simple", true, [Sent(""), Sent("blue"), Sent("blue,black,brown"), Sent("B=150,G=200,R=100")]),
+        ("simple", false, [Sent(""), Sent("blue"), Sent("blue,black,brown"), Sent("R,100,G,200,B,150")]),
+        ("simple", true, [Sent(""), Sent("blue"), Sent("blue,black,brown"), Sent("R=100,G=200,B=150")]),
     ];
     for (style, explode, cells) in rows {
         for (value, cell) in values().into_iter().zip(cells) {
@@ -224,30 +223,30 @@ const QUERY_ROWS: [Row; 8] = [
     (
         "form",
         false,
-        [Sent("color="), Sent("color=blue"), Sent("color=blue,black,brown"), Sent("color=B,150,G,200,R,100")],
+        [Sent("color="), Sent("color=blue"), Sent("color=blue,black,brown"), Sent("color=R,100,G,200,B,150")],
     ),
     (
         "form",
         true,
-        [Sent("color="), Sent("color=blue"), Sent("color=blue&color=black&color=brown"), Sent("B=150&G=200&R=100")],
+        [Sent("color="), Sent("color=blue"), Sent("color=blue&color=black&color=brown"), Sent("R=100&G=200&B=150")],
     ),
     (
         "spaceDelimited",
         false,
-        [NA_UNDEFINED, NA_STRING, Sent("color=blue%20black%20brown"), Sent("color=B%20150%20G%20200%20R%20100")],
+        [NA_UNDEFINED, NA_STRING, Sent("color=blue%20black%20brown"), Sent("color=R%20100%20G%20200%20B%20150")],
     ),
     ("spaceDelimited", true, [NA_EXPLODE_TRUE; 4]),
     (
         "pipeDelimited",
         false,
-        [NA_UNDEFINED, NA_STRING, Sent("color=blue%7Cblack%7Cbrown"), Sent("color=B%7C150%7CG%7C200%7CR%7C100")],
+        [NA_UNDEFINED, NA_STRING, Sent("color=blue%7Cblack%7Cbrown"), Sent("color=R%7C100%7CG%7C200%7CB%7C150")],
     ),
     ("pipeDelimited", true, [NA_EXPLODE_TRUE; 4]),
     ("deepObject", false, [NA_EXPLODE_FALSE; 4]),
     (
         "deepObject",
         true,
-        [NA_UNDEFINED, NA_STRING, NA_ARRAY, Sent("color%5BB%5D=150&color%5BG%5D=200&color%5BR%5D=100")],
+        [NA_UNDEFINED, NA_STRING, NA_ARRAY, Sent("color%5BR%5D=100&color%5BG%5D=200&color%5BB%5D=150")],
     ),
 ];
 
@@ -269,8 +268,8 @@ async fn query_rows() {
 async fn header_rows() {
     let server = Recorder::start().await;
     let rows: [Row; 2] = [
-        ("simple", false, [Sent(""), Sent("blue"), Sent("blue,black,brown"), Sent("B,150,G,200,R,100")]),
-        ("simple", true, [Sent(""), Sent("blue"), Sent("blue,black,brown"), Sent("B=150,G=200,R=100")]),
+        ("simple", false, [Sent(""), Sent("blue"), Sent("blue,black,brown"), Sent("R,100,G,200,B,150")]),
+        ("simple", true, [Sent(""), Sent("blue"), Sent("blue,black,brown"), Sent("R=100,G=200,B=150")]),
     ];
     check_rows(
         &server,
@@ -290,7 +289,7 @@ async fn cookie_rows() {
         (
             "form",
             false,
-            [Sent("color="), Sent("color=blue"), Sent("color=blue,black,brown"), Sent("color=B,150,G,200,R,100")],
+            [Sent("color="), Sent("color=blue"), Sent("color=blue,black,brown"), Sent("color=R,100,G,200,B,150")],
         ),
         (
             "form",
@@ -299,7 +298,7 @@ async fn cookie_rows() {
                 Sent("color="),
                 Sent("color=blue"),
                 Sent("color=blue; color=black; color=brown"),
-                Sent("B=150; G=200; R=100"),
+                Sent("R=100; G=200; B=150"),
             ],
         ),
     ];
