@@ -316,6 +316,31 @@ fn file_secrets_and_the_homes_state_are_private_too() {
 }
 
 #[test]
+fn a_document_without_a_server_gives_its_tools_and_each_call_says_what_to_set() {
+    let home = Home::new();
+    home.write(
+        "api.yaml",
+        "openapi: 3.1.0\ninfo: {title: Relative, version: '1'}\nservers: [{url: /v1}]\n\
+         paths:\n  /a:\n    get:\n      operationId: a\n  /b:\n    get:\n      operationId: b\n",
+    );
+    let home = home.with_config("compiled: {memory: {enabled: false}}\nopenapi:\n  rel: {spec: api.yaml}\n");
+    let expected = "calls need `openapi.rel.base_url`: server URL `/v1` in";
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    let names: Vec<&str> =
+        listing["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["rel__a", "rel__b"]);
+    assert_eq!(stderr.matches(expected).count(), 1, "said once: {stderr}");
+    let (code, _, stderr) = run(home.omniagent(&["config", "check"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr.matches(expected).count(), 1, "said once: {stderr}");
+    let (code, _, stderr) = run(home.omniagent(&["tools", "call", "rel__a"]));
+    assert_eq!(code, 1);
+    assert!(stderr.contains(&format!("error: `a`: {expected}")), "{stderr}");
+}
+
+#[test]
 fn config_show_hides_credentials_in_urls() {
     let home = Home::new().with_config(
         "openapi:\n  remote:\n    spec: 'https://user:pw1@example.com/spec.json?key=s3cret'\n    \

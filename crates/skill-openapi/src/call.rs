@@ -13,6 +13,9 @@
 //!   against the URL the document was fetched from. An operation (or path item) with its
 //!   own `servers` is called there, unless a base URL was given. A document without
 //!   `servers` is served from `/` (the spec's default), which for a file needs a base URL.
+//!   A document whose server cannot be used that way (none, or relative, in a file) still
+//!   gives its tools: listing them needs no server, and each call fails, sending nothing,
+//!   with an error naming the base URL setting ([`Endpoint::with_settings`]).
 //! - Origins ([`Endpoint::with_credential_origins`]): credentials, and the signatures of a
 //!   signing client ([`Endpoint::with_signing_client`]), go only to the server's origin and
 //!   to the origins listed. A call to another origin that would carry either is refused,
@@ -78,15 +81,17 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 #[derive(Clone)]
 pub struct Endpoint {
     document: DocumentOrigin,
-    base_url: Url,
+    /// The server URL, or why there is none to call.
+    base_url: Result<Url, String>,
     credentials: Arc<[PlacedCredential]>,
     schemes_defined: bool,
     /// Whether the base URL was given, so that it wins over operations' own servers.
     base_url_given: bool,
     /// The origins besides the base URL's that credentials and signatures may go to.
     credential_origins: Vec<url::Origin>,
-    /// How a refusal names the list of origins (`openapi.github.origins`).
-    origins_setting: String,
+    /// How errors name the settings (`openapi.github`, so `openapi.github.origins`), if
+    /// they have a place in a config.
+    settings: Option<String>,
     /// Whether the client signs every request, so that each carries a credential.
     signing_client: bool,
     timeout: Duration,
@@ -100,7 +105,8 @@ impl Endpoint {
     /// The endpoint of `document`'s tools.
     ///
     /// The server URL is `base_url` if given, else the document's first server (see the
-    /// module doc); credentials are matched to the document's `securitySchemes` here, so
+    /// module doc); a document without a usable one gives an endpoint whose calls fail,
+    /// naming the base URL setting. Credentials are matched to the document's `securitySchemes` here, so
     /// an API key whose name and location the document does not settle, or a credential
     /// that fits none of its schemes (and so would never be sent), is an error naming
     /// what to set.
@@ -124,7 +130,7 @@ impl Endpoint {
     ///     }),
     /// )?;
     /// let endpoint = Endpoint::new(&document, None, Vec::new())?;
-    /// assert_eq!(endpoint.base_url().as_str(), "https://eu.example.com/v2");
+    /// assert_eq!(endpoint.base_url().map(|url| url.as_str()), Ok("https://eu.example.com/v2"));
     ///
     /// // Two apiKey schemes: a key without a location fits both.
     /// let key = Credential::ApiKey { value: "k3y".into(), name: None, location: None };
@@ -135,11 +141,10 @@ impl Endpoint {
     pub fn new(document: &Document, base_url: Option<&str>, credentials: Vec<Credential>) -> Result<Endpoint, Error> {
         let origin = document.origin();
         let url = match base_url {
-            Some(text) => server::given_base_url(origin, text)?,
-            None => match server::first_server(origin, document.url(), document.root().get("servers"))? {
-                Some(url) => url,
-                None => server::default_server(origin, document.url())?,
-            },
+            Some(text) => Ok(server::given_base_url(origin, text)?),
+            None => server::first_server(origin, document.url(), document.root().get("servers"))
+                .and_then(|first| first.map_or_else(|| server::default_server(origin, document.url()), Ok))
+                .map_err(|error| error.to_string()),
         };
         let mut resolver = Resolver::new(document);
         let (credentials, schemes_defined) = auth::place_credentials(document, &mut resolver, credentials)?;
@@ -150,7 +155,7 @@ impl Endpoint {
             schemes_defined,
             base_url_given: base_url.is_some(),
             credential_origins: Vec::new(),
-            origins_setting: "origins".to_owned(),
+            settings: None,
             signing_client: false,
             timeout: DEFAULT_CALL_TIMEOUT,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
@@ -160,13 +165,24 @@ impl Endpoint {
         })
     }
 
+    /// Names the settings in errors: `prefix` is where the endpoint's settings are written
+    /// (`openapi.github`), so that a refused call names `openapi.github.origins` and a
+    /// call without a server `openapi.github.base_url`.
+    pub fn with_settings(mut self, prefix: impl Into<String>) -> Self {
+        self.settings = Some(prefix.into());
+        self
+    }
+
     /// Lets credentials and signatures go to `origins` too, besides the base URL's origin,
-    /// for operations whose own `servers` are there (see the module doc). `setting` is how
-    /// a refused call names where to list an origin (`openapi.github.origins`).
-    pub fn with_credential_origins(mut self, setting: impl Into<String>, origins: Vec<url::Origin>) -> Self {
-        self.origins_setting = setting.into();
+    /// for operations whose own `servers` are there (see the module doc).
+    pub fn with_credential_origins(mut self, origins: Vec<url::Origin>) -> Self {
         self.credential_origins = origins;
         self
+    }
+
+    /// The setting `key` as errors name it: `openapi.github.key`, or `key` alone.
+    fn setting(&self, key: &str) -> String {
+        self.settings.as_ref().map_or_else(|| key.to_owned(), |prefix| format!("{prefix}.{key}"))
     }
 
     /// Says that the client given to [`Endpoint::call`] signs every request (AAuth), so
@@ -214,9 +230,17 @@ impl Endpoint {
         self
     }
 
-    /// The server URL calls go to (operations with their own `servers` aside).
-    pub fn base_url(&self) -> &Url {
-        &self.base_url
+    /// The server URL calls go to (operations with their own `servers` aside), or why
+    /// the document gives none that can be called.
+    pub fn base_url(&self) -> Result<&Url, &str> {
+        self.base_url.as_ref().map_err(String::as_str)
+    }
+
+    /// Why calls cannot be made, as every call says it: the document gives no usable
+    /// server, so the base URL must be set. `None` when there is a server.
+    pub fn no_server(&self) -> Option<String> {
+        let problem = self.base_url.as_ref().err()?;
+        Some(format!("calls need `{}`: {problem}", self.setting("base_url")))
     }
 
     /// The document the endpoint was made from.
@@ -269,20 +293,27 @@ impl Endpoint {
             }
         };
         let details = &tool.details;
+        let home = match &self.base_url {
+            Ok(url) => url,
+            Err(_) => {
+                let reason = self.no_server().unwrap_or_default();
+                return Err(ToolError::failed(format!("`{}`: {reason}", tool.name)));
+            }
+        };
         let base = match details.server.as_ref().filter(|_| !self.base_url_given) {
             Some(Ok(url)) => url,
             Some(Err(message)) => return Err(ToolError::failed(format!("`{}`: {message}", tool.name))),
-            None => &self.base_url,
+            None => home,
         };
         let credentials = auth::select(&self.credentials, self.schemes_defined, details.security.as_ref());
-        if (self.signing_client || !credentials.is_empty()) && !self.may_receive_credentials(base) {
+        if (self.signing_client || !credentials.is_empty()) && !self.may_receive_credentials(home, base) {
             return Err(ToolError::failed(format!(
                 "`{}`: refused to send its credentials to {}, the server the document names for it: they go \
                  only to {}; to trust that origin too, list it in `{}`",
                 tool.name,
                 base.origin().ascii_serialization(),
-                self.base_url.origin().ascii_serialization(),
-                self.origins_setting,
+                home.origin().ascii_serialization(),
+                self.setting("origins"),
             )));
         }
         let target = request::build_target(tool, arguments, base, &credentials)?;
@@ -313,10 +344,11 @@ impl Endpoint {
             .map_err(|error| failed(format!("reading the response: {}", reqwest_reason(error))))
     }
 
-    /// Whether a request to `url` may carry the credentials (see the module doc).
-    fn may_receive_credentials(&self, url: &Url) -> bool {
+    /// Whether a request to `url` may carry the credentials of a skill served from `home`
+    /// (see the module doc).
+    fn may_receive_credentials(&self, home: &Url, url: &Url) -> bool {
         let origin = url.origin();
-        origin == self.base_url.origin() || self.credential_origins.contains(&origin)
+        origin == home.origin() || self.credential_origins.contains(&origin)
     }
 }
 
@@ -325,7 +357,7 @@ impl fmt::Debug for Endpoint {
         formatter
             .debug_struct("Endpoint")
             .field("document", &self.document)
-            .field("base_url", &redacted(&self.base_url).as_str())
+            .field("base_url", &self.base_url.as_ref().map(|url| redacted(url).to_string()))
             .field("credentials", &self.credentials)
             .field("credential_origins", &self.credential_origins)
             .field("signing_client", &self.signing_client)

@@ -304,7 +304,7 @@ pub enum Error {
     },
     /// No server URL to call: the document has no `servers`, was read from a file (so
     /// the spec's default `/` has nothing to resolve against), and no base URL was given.
-    #[error("{document} has no `servers`: set a base URL for its calls")]
+    #[error("{document} has no `servers`")]
     NoServer {
         /// The document.
         document: DocumentOrigin,
@@ -324,7 +324,7 @@ pub enum Error {
     /// A relative server URL in a document read from a file: there is no URL to resolve
     /// it against.
     #[error(
-        "server URL `{url}` in {document} is relative, and a document read from a file has no URL to resolve it against: set a base URL"
+        "server URL `{url}` in {document} is relative, and a document read from a file has no URL to resolve it against"
     )]
     RelativeServerUrl {
         /// The document.

@@ -112,7 +112,10 @@ impl Skill for OpenApiSkill {
         if let Some(limit) = self.config.max_response_bytes {
             endpoint = endpoint.with_max_response_bytes(limit);
         }
-        endpoint = endpoint.with_credential_origins(format!("openapi.{}.origins", self.name), origins);
+        endpoint = endpoint.with_settings(format!("openapi.{}", self.name)).with_credential_origins(origins);
+        if let Some(no_server) = endpoint.no_server() {
+            tracing::warn!("openapi skill {}: {no_server}", self.name);
+        }
         if self.config.aauth {
             endpoint = endpoint.with_signing_client();
         }

@@ -638,19 +638,19 @@ async fn server_urls_from_servers_or_the_base_url() {
     let client = default_client();
 
     let endpoint = Endpoint::new(&document("v1"), None, Vec::new()).unwrap();
-    assert_eq!(endpoint.base_url().as_str(), format!("http://127.0.0.1:{port}/v1"));
+    assert_eq!(endpoint.base_url().map(|url| url.as_str()), Ok(format!("http://127.0.0.1:{port}/v1").as_str()));
     endpoint.call(&client, &tools[0], &json!({})).await.unwrap();
     assert_eq!(server.take()[0].target, "/v1/items");
 
-    let error = Endpoint::new(&document("v3"), None, Vec::new()).unwrap_err();
-    assert!(matches!(&error, Error::ServerVariable { variable, .. } if variable == "base"), "{error:?}");
-    assert_eq!(
-        error.to_string(),
-        format!(
-            "server URL `http://127.0.0.1:{{port}}/{{base}}` of /specs/servers.json: variable `base` has the default \
-             `v3`, which its `enum` (`v1`, `v2`) does not list"
-        )
-    );
+    // A server that cannot be used costs the calls, not the tools: each call fails, naming
+    // the setting, and sends nothing.
+    let endpoint = Endpoint::new(&document("v3"), None, Vec::new()).unwrap().with_settings("openapi.items");
+    let problem = "server URL `http://127.0.0.1:{port}/{base}` of /specs/servers.json: variable `base` has the \
+                   default `v3`, which its `enum` (`v1`, `v2`) does not list";
+    assert_eq!(endpoint.base_url(), Err(problem));
+    let error = endpoint.call(&client, &tools[0], &json!({})).await.unwrap_err();
+    assert_eq!(error.to_string(), format!("`items`: calls need `openapi.items.base_url`: {problem}"));
+    assert!(server.take().is_empty());
 
     // A base URL replaces the servers, its path and all; a bad variable no longer matters.
     let endpoint = Endpoint::new(&document("v3"), Some(&format!("{}/prefix/", server.base_url)), Vec::new()).unwrap();
@@ -662,9 +662,15 @@ async fn server_urls_from_servers_or_the_base_url() {
         json!({"openapi": "3.1.0", "servers": [{"url": "/api"}], "paths": {}}),
     )
     .unwrap();
-    let error = Endpoint::new(&relative, None, Vec::new()).unwrap_err();
-    assert!(matches!(error, Error::RelativeServerUrl { .. }), "{error:?}");
+    let endpoint = Endpoint::new(&relative, None, Vec::new()).unwrap();
+    assert_eq!(
+        endpoint.no_server().as_deref(),
+        Some(
+            "calls need `base_url`: server URL `/api` in /specs/relative.json is relative, and a document read from \
+             a file has no URL to resolve it against"
+        )
+    );
     let no_servers = Document::from_value("/specs/none.json", json!({"openapi": "3.1.0", "paths": {}})).unwrap();
-    let error = Endpoint::new(&no_servers, None, Vec::new()).unwrap_err();
-    assert_eq!(error.to_string(), "/specs/none.json has no `servers`: set a base URL for its calls");
+    let endpoint = Endpoint::new(&no_servers, None, Vec::new()).unwrap();
+    assert_eq!(endpoint.base_url(), Err("/specs/none.json has no `servers`"));
 }
