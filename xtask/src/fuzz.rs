@@ -1,5 +1,5 @@
-//! `cargo xtask fuzz [SECONDS]`: runs every cargo-fuzz target of `fuzz/` for SECONDS
-//! (default 60) each, one after the other, on the nightly toolchain, and prints each
+//! `cargo xtask fuzz [SECONDS] [TARGET...]`: runs every cargo-fuzz target of `fuzz/` (or
+//! the ones named) for SECONDS (default 60) each, one after the other, on the nightly toolchain, and prints each
 //! target's executions and findings.
 //!
 //! Each target starts from its committed seeds (`fuzz/seeds/<target>`) and the corpus of
@@ -22,7 +22,10 @@ struct Outcome {
     crashed: bool,
 }
 
-pub(crate) fn fuzz(root: &Path, seconds: u64) -> anyhow::Result<()> {
+pub(crate) fn fuzz(root: &Path, seconds: u64, only: &[String]) -> anyhow::Result<()> {
+    if let Some(unknown) = only.iter().find(|name| !TARGETS.contains(&name.as_str())) {
+        bail!("no fuzz target `{unknown}` (the targets: {})", TARGETS.join(", "));
+    }
     let fuzz_dir = root.join("fuzz");
     let has_cargo_fuzz = Command::new("cargo")
         .args(["+nightly", "fuzz", "--version"])
@@ -33,7 +36,7 @@ pub(crate) fn fuzz(root: &Path, seconds: u64) -> anyhow::Result<()> {
         bail!("cargo-fuzz on the nightly toolchain is needed: run `cargo install --locked cargo-fuzz`");
     }
     let mut outcomes = Vec::new();
-    for target in TARGETS {
+    for target in TARGETS.into_iter().filter(|target| only.is_empty() || only.iter().any(|name| name == target)) {
         let corpus = format!("corpus/{target}");
         std::fs::create_dir_all(fuzz_dir.join(&corpus)).with_context(|| format!("cannot create fuzz/{corpus}"))?;
         let seeds = format!("seeds/{target}");

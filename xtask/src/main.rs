@@ -10,7 +10,8 @@
 //!   `OMNIAGENT_MCP_CONFORMANCE`, `OMNIAGENT_MCP_INSPECTOR` and
 //!   `OMNIAGENT_MCP_SAMPLE_SERVER`.
 //! - `cargo xtask bench`: runs the benchmarks and prints their figures.
-//! - `cargo xtask fuzz [SECONDS]`: runs each fuzz target of `fuzz/` for SECONDS (default 60)
+//! - `cargo xtask fuzz [SECONDS] [TARGET...]`: runs each fuzz target of `fuzz/` (or those
+//!   named) for SECONDS (default 60)
 //!   with cargo-fuzz on the nightly toolchain, and prints its executions and findings (see
 //!   [`fuzz`]). CI does not fuzz.
 //! - `cargo xtask peers`: only fetches the real peers (once; later runs reuse them) and
@@ -42,7 +43,8 @@ fn main() -> anyhow::Result<()> {
                 Some(seconds) => seconds.parse().with_context(|| format!("`{seconds}` is not a number of seconds"))?,
                 None => 60,
             };
-            fuzz::fuzz(&root, seconds)
+            let only: Vec<String> = std::env::args().skip(3).collect();
+            fuzz::fuzz(&root, seconds, &only)
         }
         Some("peers") => {
             for (variable, path) in peers::ensure_all(&peers::peers_dir()?)? {
@@ -52,11 +54,12 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bench|fuzz [SECONDS]|peers>
+                "usage: cargo xtask <test|bench|fuzz [SECONDS] [TARGET...]|peers>
 
   test   run every check CI runs
   bench  run the benchmarks
-  fuzz   run each fuzz target (fuzz/) for SECONDS, default 60, with cargo-fuzz on nightly
+  fuzz   run each fuzz target (fuzz/), or those named, for SECONDS (default 60), with
+         cargo-fuzz on nightly
   peers  fetch the real peers the tests use (openclaw@{openclaw}'s skills, with npm pack;
          @modelcontextprotocol/server-everything@{everything},
          @stoplight/prism-cli@{prism},
