@@ -97,9 +97,8 @@ async fn created_at(key: &AgentKey, request: &Request, shared: Option<&Path>, cl
 /// [`claim_shared`] on tokio's blocking threads.
 async fn claim_shared_off_runtime(dir: &Path, tuple: &Tuple, second: u64) -> bool {
     let (dir, tuple) = (dir.to_owned(), tuple.clone());
-    match tokio::task::spawn_blocking(move || claim_shared(&dir, &tuple, second)).await {
+    match skill_core::off_runtime(move || claim_shared(&dir, &tuple, second)).await {
         Ok(claimed) => claimed,
-        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
         Err(error) => {
             // Only a runtime shutting down cancels it: this process's rule still holds.
             tracing::warn!("cannot share signature times: {error}");

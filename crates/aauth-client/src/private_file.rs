@@ -114,12 +114,10 @@ where
     T: Send + 'static,
     F: FnOnce() -> Result<T, Error> + Send + 'static,
 {
-    match tokio::task::spawn_blocking(work).await {
-        Ok(result) => result,
-        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-        // Only a runtime shutting down cancels a blocking task before it starts.
-        Err(error) => Err(purpose.io(path, "finish its file work", std::io::Error::other(error))),
-    }
+    // Only a runtime shutting down cancels the work before it starts.
+    skill_core::off_runtime(work)
+        .await
+        .unwrap_or_else(|stopped| Err(purpose.io(path, "finish its file work", stopped.into())))
 }
 
 /// [`write`], with the staging names taken from `next_name` until one is free.

@@ -62,6 +62,7 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod blocking;
 pub mod duration;
 mod error;
 mod hook;
@@ -81,6 +82,7 @@ mod tool;
 pub use crate::agent::{
     Agent, AgentBuilder, Changes, InitReport, RegisteredPrompt, RegisteredTool, SkillFailure, SkillHandle, ToolFailure,
 };
+pub use crate::blocking::off_runtime;
 pub use crate::error::{BoxError, Error, ToolError};
 pub use crate::hook::{ToolCall, ToolHook};
 pub use crate::memory::MemorySkill;

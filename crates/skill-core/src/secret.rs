@@ -231,9 +231,9 @@ impl SecretResolver {
                 let path = expand_home(path);
                 let read = {
                     let path = path.clone();
-                    tokio::task::spawn_blocking(move || read_secret_file(&path))
+                    crate::off_runtime(move || read_secret_file(&path))
                         .await
-                        .unwrap_or_else(|_| Err(std::io::ErrorKind::Interrupted.into()))
+                        .unwrap_or_else(|stopped| Err(stopped.into()))
                 };
                 match read {
                     Ok(mut value) => {

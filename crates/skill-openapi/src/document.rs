@@ -11,6 +11,7 @@ use url::Url;
 use crate::Error;
 use crate::fetch::{self, Budget, LoadOptions};
 use crate::reference::FetchedDocument;
+use skill_core::off_runtime;
 use skill_core::redact::{url as redacted, url_text as redacted_text};
 
 /// The OpenAPI version line of a document.
@@ -235,23 +236,6 @@ impl Document {
     }
 }
 
-/// `work` run on the runtime's blocking threads ([`tokio::task::spawn_blocking`]), so that
-/// reading files and parsing or walking a large document never stall the other tasks of
-/// the thread it was called from (another skill starting, a server answering). A panic in
-/// `work` goes on in the caller, as if `work` had run there; the error says the runtime
-/// shut down before `work` could start. Outside a tokio runtime, `work` runs in place.
-pub(crate) async fn off_runtime<T: Send + 'static>(
-    work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, tokio::task::JoinError> {
-    if tokio::runtime::Handle::try_current().is_err() {
-        return Ok(work());
-    }
-    match tokio::task::spawn_blocking(work).await {
-        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-        outcome => outcome,
-    }
-}
-
 /// Whether `source` is an http(s) URL rather than a file path (scheme case-insensitive).
 pub(crate) fn is_http_url(source: &str) -> bool {
     ["http://", "https://"]
@@ -469,12 +453,5 @@ mod tests {
         let mut context = std::task::Context::from_waker(std::task::Waker::noop());
         let std::task::Poll::Ready(loaded) = load.poll(&mut context) else { panic!("the load waited") };
         assert_eq!(loaded.unwrap().version(), SpecVersion::V3_1);
-    }
-
-    #[tokio::test]
-    async fn a_panic_off_the_runtime_goes_on_in_the_caller() {
-        let caller = tokio::spawn(off_runtime(|| panic!("a parser bug")));
-        let payload = caller.await.unwrap_err().into_panic();
-        assert_eq!(payload.downcast_ref::<&str>(), Some(&"a parser bug"));
     }
 }

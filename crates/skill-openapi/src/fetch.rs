@@ -13,10 +13,11 @@ use serde_json::Value;
 use url::Url;
 
 use crate::Error;
-use crate::document::{Document, DocumentOrigin, Format, off_runtime, parse_value};
+use crate::document::{Document, DocumentOrigin, Format, parse_value};
 use crate::http::{USER_AGENT, install_crypto_provider, reqwest_reason};
 use crate::media_type::essence;
 use crate::reference::{FetchedDocument, folder_of, url_ref_target};
+use skill_core::off_runtime;
 use skill_core::redact::{url as redacted, url_text as redacted_text};
 
 /// How documents are loaded ([`Document::load`]): the rules for fetching them by URL, with

@@ -5,11 +5,13 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use reqwest_middleware::ClientWithMiddleware;
 use serde_json::Value;
-use skill_core::{BoxError, Secrets, Skill, SourceKind, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput};
+use skill_core::{
+    BoxError, Secrets, Skill, SourceKind, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput, off_runtime,
+};
 
 use crate::call::{Endpoint, default_client};
 use crate::config::OpenApiConfig;
-use crate::document::{Document, off_runtime};
+use crate::document::Document;
 use crate::fetch::LoadOptions;
 use crate::operation::{Method, OperationTool};
 
