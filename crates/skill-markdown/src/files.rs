@@ -124,7 +124,7 @@ impl ResourceReader for FileReader {
             FileSource::Pack(text) => text.as_bytes().to_vec(),
             FileSource::Disk(path) => {
                 let path = path.clone();
-                tokio::task::spawn_blocking(move || read_bounded(&path))
+                skill_core::off_runtime(move || read_bounded(&path))
                     .await
                     .map_err(|_| ToolError::failed("reading the file stopped"))?
                     .map_err(|error| ToolError::failed(format!("cannot read {uri}: {error}")))?

@@ -101,8 +101,8 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        if let Some(sink) = self.calls.get(&params.progress_token).and_then(|route| route.progress) {
-            sink(Progress { progress: params.progress, total: params.total, message: params.message });
+        if let Some(route) = self.calls.get(&params.progress_token) {
+            route.report(Progress { progress: params.progress, total: params.total, message: params.message });
         }
         std::future::ready(())
     }

@@ -8,6 +8,7 @@
 //! flight on the connection; otherwise a request is refused and a message dropped.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::ProgressToken;
@@ -21,6 +22,9 @@ pub(crate) struct CallRoute {
     /// The gateway client whose call it is.
     #[cfg(feature = "server")]
     pub(crate) caller: Option<crate::server::Caller>,
+    /// Whether progress for the call has been heard: a server that reports progress
+    /// usually sends its last report just before the answer.
+    heard: Arc<AtomicBool>,
 }
 
 impl CallRoute {
@@ -31,6 +35,15 @@ impl CallRoute {
             progress: skill_core::progress::current_sink(),
             #[cfg(feature = "server")]
             caller: crate::server::Caller::current(),
+            heard: Arc::default(),
+        }
+    }
+
+    /// Passes on the call's progress, if its caller follows it.
+    pub(crate) fn report(&self, progress: skill_core::progress::Progress) {
+        self.heard.store(true, Ordering::Relaxed);
+        if let Some(sink) = &self.progress {
+            sink(progress);
         }
     }
 
@@ -90,6 +103,13 @@ impl std::fmt::Debug for CallRoutes {
 pub(crate) struct RouteGuard {
     routes: CallRoutes,
     token: ProgressToken,
+}
+
+impl RouteGuard {
+    /// Whether the call's server has reported progress on it.
+    pub(crate) fn heard_progress(&self) -> bool {
+        self.routes.get(&self.token).is_some_and(|route| route.heard.load(Ordering::Relaxed))
+    }
 }
 
 impl Drop for RouteGuard {

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use rmcp::ServiceError;
@@ -19,7 +20,7 @@ use crate::config::{ServerConfig, Transport};
 use crate::connection::{Connection, Endpoint, Handler};
 use crate::environment::{expand, server_env};
 use crate::error::stderr_suffix;
-use crate::route::{CallRoute, CallRoutes};
+use crate::route::{CallRoute, CallRoutes, RouteGuard};
 
 mod items;
 
@@ -411,6 +412,11 @@ impl Shared {
 /// was delivered (a turn each lets them run; a timer would cost every call).
 const NOTIFICATION_YIELDS: usize = 4;
 
+/// How much longer the route of a call whose server reports progress outlives the answer:
+/// on a busy multi-threaded runtime the task with the last report (sent just before the
+/// answer) may not have run within the turns above. Only such calls wait.
+const PROGRESS_GRACE: Duration = Duration::from_millis(20);
+
 /// Sends `notifications/cancelled` for the request `id` when dropped before it is
 /// answered (`id` is then still set): the caller stopped waiting.
 struct CancelOnDrop {
@@ -520,6 +526,9 @@ impl Tool for McpTool {
                     // before the answer (progress, log messages) get to find their call.
                     for _ in 0..NOTIFICATION_YIELDS {
                         tokio::task::yield_now().await;
+                    }
+                    if route.as_ref().is_some_and(RouteGuard::heard_progress) {
+                        tokio::time::sleep(PROGRESS_GRACE).await;
                     }
                 }
                 drop(route);

@@ -129,7 +129,7 @@ async fn folders_print(
     home: &Home,
 ) -> Vec<(PathBuf, u64, SystemTime)> {
     let folders = skill_folders(config, sections, home);
-    tokio::task::spawn_blocking(move || {
+    skill_core::off_runtime(move || {
         let mut print = Vec::new();
         for folder in &folders {
             walk(folder, &mut print);
