@@ -401,30 +401,19 @@ fn store(config: &AgentConfig, home: &Home) -> Result<Arc<dyn KvStore>, HostErro
 /// the values of the host's variables that its `${VAR}`s name.
 #[cfg(feature = "mcp")]
 fn hide_mcp_values(server: &skill_mcp::ServerConfig) {
-    let texts: Vec<&String> = match &server.transport {
-        skill_mcp::Transport::Stdio { command, args, env, .. } => {
-            for value in env.values() {
-                crate::log::hide(value);
-            }
-            std::iter::once(command).chain(args).chain(env.values()).collect()
-        }
+    match &server.transport {
+        skill_mcp::Transport::Stdio { env, .. } => env.values().for_each(|value| crate::log::hide(value)),
         skill_mcp::Transport::Http { url, headers } => {
             if let Ok(url) = url::Url::parse(url) {
                 url.password().into_iter().for_each(crate::log::hide);
                 url.query_pairs().for_each(|(_, value)| crate::log::hide(&value));
             }
-            for value in headers.values() {
-                crate::log::hide(value);
-            }
-            std::iter::once(url).chain(headers.values()).collect()
+            headers.values().for_each(|value| crate::log::hide(value));
         }
-    };
-    for text in texts {
-        for reference in text.split("${").skip(1).filter_map(|rest| rest.split_once('}').map(|(inner, _)| inner)) {
-            let name = reference.split_once(":-").map_or(reference, |(name, _default)| name);
-            if let Ok(value) = std::env::var(name.strip_prefix("env:").unwrap_or(name)) {
-                crate::log::hide(&value);
-            }
+    }
+    for name in server.variables() {
+        if let Ok(value) = std::env::var(&name) {
+            crate::log::hide(&value);
         }
     }
 }

@@ -1,7 +1,8 @@
 //! One MCP server's settings: ours (`mcp.servers.<name>`, strict) and the `mcpServers`
 //! entries users paste from Claude Desktop, Cursor or Claude Code (lenient).
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;
 
@@ -35,6 +36,29 @@ pub struct ServerConfig {
     /// resources as `omniagent://{server}/{uri}` (the default), or under the server's own
     /// names and URIs (`prefix: false`).
     pub prefix: bool,
+}
+
+impl ServerConfig {
+    /// The variables its `${VAR}`s name, in `command`, `args`, the values of `env`, `url`
+    /// and `headers` (without an `env:` prefix or a `:-default`), found as expansion
+    /// finds them.
+    pub fn variables(&self) -> BTreeSet<String> {
+        let texts: Vec<&String> = match &self.transport {
+            Transport::Stdio { command, args, env, .. } => {
+                std::iter::once(command).chain(args).chain(env.values()).collect()
+            }
+            Transport::Http { url, headers } => std::iter::once(url).chain(headers.values()).collect(),
+        };
+        let names = RefCell::new(BTreeSet::new());
+        for text in texts {
+            // Every name stands for the empty value, so that the walk never stops at one.
+            let _ = crate::environment::expand(text, |name| {
+                names.borrow_mut().insert(name.to_owned());
+                Some(String::new())
+            });
+        }
+        names.into_inner()
+    }
 }
 
 /// How a server is reached.
@@ -309,6 +333,18 @@ mod tests {
             })
         );
         assert!(format!("{http:?}").contains(r#"headers: {"X-Api-Key": "REDACTED"}"#));
+    }
+
+    #[test]
+    fn variables_are_the_names_expansion_looks_up() {
+        let stdio = parse(serde_json::json!({
+            "command": "${BIN:-npx}", "args": ["--token=${env:TOKEN}", "$PLAIN"], "env": {"A": "${HOST_A}"}
+        }))
+        .unwrap();
+        assert_eq!(stdio.variables(), BTreeSet::from(["BIN", "HOST_A", "TOKEN"].map(str::to_owned)));
+        let http =
+            parse(serde_json::json!({"url": "https://h/${PATH_PART}?k=${KEY}", "headers": {"X": "${X_KEY}"}})).unwrap();
+        assert_eq!(http.variables(), BTreeSet::from(["KEY", "PATH_PART", "X_KEY"].map(str::to_owned)));
     }
 
     #[test]
