@@ -101,9 +101,8 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        if let Some(route) = self.calls.get(&params.progress_token) {
-            route.report(Progress { progress: params.progress, total: params.total, message: params.message });
-        }
+        let progress = Progress { progress: params.progress, total: params.total, message: params.message };
+        self.calls.report(params.progress_token, progress);
         std::future::ready(())
     }
 

@@ -513,13 +513,16 @@ impl Tool for McpTool {
             CallToolRequestParams::new(self.name.clone()).with_arguments(arguments),
         ));
         let options = PeerRequestOptions::with_timeout(self.shared.config.timeouts.call);
+        // The server's progress, requests and log messages for this call reach whoever
+        // waits for it, from before the request goes out.
+        let mut route = self.shared.calls.enter(CallRoute::current());
         let response = match connection.peer.send_cancellable_request(request, options).await {
             Ok(handle) => {
                 // A caller that gives up (drops this future) cancels the call on the server.
                 let mut unanswered = CancelOnDrop { peer: handle.peer.clone(), id: Some(handle.id.clone()) };
-                // The server's progress, requests and log messages for this call reach
-                // whoever waits for it.
-                let route = self.shared.calls.enter(handle.progress_token.clone(), CallRoute::current());
+                if let Some(route) = &mut route {
+                    route.sent(handle.progress_token.clone());
+                }
                 let response = handle.await_response().await;
                 if route.is_some() {
                     // rmcp hands each notification to a task of its own: those that came
