@@ -220,6 +220,11 @@ impl SampleServer {
     fn pid(&self) -> String {
         std::process::id().to_string()
     }
+
+    #[tool(description = "Answer with the protocol version the call was made in")]
+    fn protocol_version(&self, context: RequestContext<RoleServer>) -> String {
+        context.protocol_version().map_or_else(|| "unknown".to_owned(), |version| version.as_str().to_owned())
+    }
 }
 
 /// A list whose change the server announces.

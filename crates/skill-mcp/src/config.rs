@@ -36,6 +36,35 @@ pub struct ServerConfig {
     /// resources as `omniagent://{server}/{uri}` (the default), or under the server's own
     /// names and URIs (`prefix: false`).
     pub prefix: bool,
+    /// The protocol version the connection speaks.
+    pub protocol: Protocol,
+}
+
+/// Which MCP protocol version a connection speaks (`protocol_version`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// The newest the server speaks: 2026-07-28 (`server/discover`) when it does,
+    /// else the newest it answers `initialize` with.
+    #[default]
+    Auto,
+    /// This version and no other, such as `2025-11-25`: one of [`Protocol::KNOWN`].
+    Pinned(String),
+}
+
+impl Protocol {
+    /// The versions a connection can be pinned to, oldest first.
+    pub const KNOWN: [&str; 5] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+
+    fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "auto" => Ok(Self::Auto),
+            version if Self::KNOWN.contains(&version) => Ok(Self::Pinned(version.to_owned())),
+            other => Err(format!(
+                "protocol_version `{other}` is not known (expected auto or one of {})",
+                Self::KNOWN.join(", ")
+            )),
+        }
+    }
 }
 
 impl ServerConfig {
@@ -152,6 +181,9 @@ struct ServerSettings {
     /// `false`: the server's own names, without the `{server}__` prefix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     prefix: Option<bool>,
+    /// `auto` (the default) or a version such as `2025-11-25`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    protocol_version: Option<String>,
 }
 
 fn timeouts_of(value: &serde_json::Value) -> Result<Timeouts, String> {
@@ -205,6 +237,7 @@ impl TryFrom<ServerSettings> for ServerConfig {
             secrets: settings.secrets,
             timeouts,
             prefix: settings.prefix.unwrap_or(true),
+            protocol: settings.protocol_version.as_deref().map_or(Ok(Protocol::Auto), Protocol::parse)?,
         })
     }
 }
@@ -224,6 +257,10 @@ impl From<ServerConfig> for ServerSettings {
             secrets: config.secrets,
             timeout,
             prefix: (!config.prefix).then_some(false),
+            protocol_version: match config.protocol {
+                Protocol::Auto => None,
+                Protocol::Pinned(version) => Some(version),
+            },
             ..ServerSettings::default()
         };
         match config.transport {
@@ -303,8 +340,19 @@ mod tests {
         .unwrap();
         assert_eq!(config.timeouts, Timeouts { startup: Duration::from_secs(5), call: Duration::from_secs(5) });
         assert!(matches!(config.transport, Transport::Stdio { ref command, .. } if command == "npx"));
+        assert_eq!(config.protocol, Protocol::Auto);
+        let pinned = serde_json::json!({"command": "npx", "protocol_version": "2025-11-25"});
+        assert_eq!(parse(pinned.clone()).unwrap().protocol, Protocol::Pinned("2025-11-25".to_owned()));
+        assert_eq!(serde_json::to_value(parse(pinned.clone()).unwrap()).unwrap(), pinned);
         let config = parse(serde_json::json!({"url": "http://127.0.0.1:1/mcp", "timeout": {"call": "250ms"}})).unwrap();
         assert_eq!(config.timeouts, Timeouts { startup: DEFAULT_STARTUP_TIMEOUT, call: Duration::from_millis(250) });
+    }
+
+    #[test]
+    fn the_known_versions_are_rmcps() {
+        let rmcp: Vec<&str> =
+            rmcp::model::ProtocolVersion::KNOWN_VERSIONS.iter().map(|version| version.as_str()).collect();
+        assert_eq!(rmcp, Protocol::KNOWN);
     }
 
     #[test]
@@ -366,7 +414,11 @@ mod tests {
         );
         check(
             serde_json::json!({"command": "a", "comand": "b"}),
-            "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`, `prefix`",
+            "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`, `prefix`, `protocol_version`",
+        );
+        check(
+            serde_json::json!({"command": "a", "protocol_version": "2025-11-26"}),
+            "protocol_version `2025-11-26` is not known (expected auto or one of 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28)",
         );
     }
 }

@@ -7,18 +7,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{ClientConfig, Implementation, ProgressNotificationParam};
+use rmcp::model::{ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion};
 use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError};
 use skill_core::SkillHandle;
 use skill_core::progress::Progress;
 use tokio::sync::Notify;
 
+mod listen;
 mod process_group;
 
+use self::listen::Streams;
 use self::process_group::ProcessGroupGuard;
 use crate::Error;
+use crate::config::Protocol;
 use crate::route::CallRoutes;
 use crate::stderr::{self, StderrTail};
 
@@ -35,6 +38,8 @@ pub(crate) struct Handler {
     /// Who waits for each call in flight: its progress, and with the gateway its
     /// server's requests and log messages, go there.
     pub(crate) calls: CallRoutes,
+    /// The version the connection speaks.
+    pub(crate) protocol: Protocol,
 }
 
 impl ClientHandler for Handler {
@@ -45,7 +50,11 @@ impl ClientHandler for Handler {
         let capabilities = crate::server::forwarded_capabilities();
         #[cfg(not(feature = "server"))]
         let capabilities = rmcp::model::ClientCapabilities::default();
-        ClientConfig::new(capabilities, Implementation::new("omniagent", env!("CARGO_PKG_VERSION")))
+        let config = ClientConfig::new(capabilities, Implementation::new("omniagent", env!("CARGO_PKG_VERSION")));
+        match &self.protocol {
+            Protocol::Pinned(version) => config.with_protocol_version(protocol_version(version)),
+            Protocol::Auto => config,
+        }
     }
 
     // Sampling is deprecated by 2026-07-28 (SEP-2577), but 2025-11-25 servers use it.
@@ -90,9 +99,7 @@ impl ClientHandler for Handler {
         params: rmcp::model::ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        if let Some(handle) = &self.handle {
-            handle.resource_updated(&params.uri);
-        }
+        self.resource_updated(&params.uri);
         std::future::ready(())
     }
 
@@ -123,6 +130,15 @@ impl ClientHandler for Handler {
     }
 }
 
+impl Handler {
+    /// Tells the agent that the server's resource `uri` changed.
+    fn resource_updated(&self, uri: &str) {
+        if let Some(handle) = &self.handle {
+            handle.resource_updated(uri);
+        }
+    }
+}
+
 #[cfg(feature = "server")]
 impl Handler {
     /// The gateway client whose call a server's request serves: nothing on the wire
@@ -148,16 +164,60 @@ pub(crate) struct Connection {
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     stderr: Option<Arc<StderrTail>>,
     group: Option<tokio::sync::Mutex<ProcessGroupGuard>>,
+    handler: Handler,
+    streams: Streams,
 }
 
 impl Connection {
-    /// Starts the server and completes the MCP handshake within `startup`.
+    /// Starts the server and completes the MCP handshake within `startup`, in the
+    /// newest protocol era the server speaks; then, in the 2026-07-28 era, opens the
+    /// stream its list changes come on.
     pub(crate) async fn start(
         server: &str,
         endpoint: &Endpoint,
         handler: Handler,
         startup: Duration,
     ) -> Result<Self, Error> {
+        let connection = Self::connect(server, endpoint, handler, startup).await?;
+        if listen::needs_streams(&connection.peer) {
+            let opened =
+                tokio::time::timeout(startup, connection.streams.open_lists(&connection.peer, &connection.handler));
+            match opened.await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    tracing::warn!(server, "list changes will not be heard: {}", endpoint.shown(&error))
+                }
+                Err(_elapsed) => {
+                    tracing::warn!(server, "list changes will not be heard: subscriptions/listen timed out")
+                }
+            }
+        }
+        Ok(connection)
+    }
+
+    /// Follows the updates of the resource `uri`: on a 2026-07-28 connection through a
+    /// stream of its own, before that through `resources/subscribe`.
+    #[allow(deprecated)]
+    pub(crate) async fn subscribe(&self, uri: &str) -> Result<(), ServiceError> {
+        if listen::needs_streams(&self.peer) {
+            self.streams.subscribe(&self.peer, &self.handler, uri).await
+        } else {
+            self.peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri)).await
+        }
+    }
+
+    /// Stops following the updates of the resource `uri`.
+    #[allow(deprecated)]
+    pub(crate) async fn unsubscribe(&self, uri: &str) -> Result<(), ServiceError> {
+        if listen::needs_streams(&self.peer) {
+            self.streams.unsubscribe(uri);
+            Ok(())
+        } else {
+            self.peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri)).await
+        }
+    }
+
+    async fn connect(server: &str, endpoint: &Endpoint, handler: Handler, startup: Duration) -> Result<Self, Error> {
         match endpoint {
             Endpoint::Stdio { command, args, env, cwd } => {
                 let mut process = tokio::process::Command::new(command);
@@ -168,8 +228,13 @@ impl Connection {
                 let (group, pipes) = ProcessGroupGuard::spawn(&mut process)
                     .map_err(|source| Error::Spawn { command: command.clone(), source })?;
                 let (tail, drained) = stderr::drain(server.to_owned(), pipes.stderr);
-                match tokio::time::timeout(startup, handler.serve((pipes.stdout, pipes.stdin))).await {
-                    Ok(Ok(service)) => Ok(Self::new(service, Some(tail), Some(group))),
+                match tokio::time::timeout(
+                    startup,
+                    handler.clone().serve_with_lifecycle((pipes.stdout, pipes.stdin), lifecycle(&handler.protocol)),
+                )
+                .await
+                {
+                    Ok(Ok(service)) => Ok(Self::new(service, handler, Some(tail), Some(group))),
                     Err(_elapsed) => {
                         group.kill(CLOSE_BOUND).await;
                         Err(Error::StartupTimeout { after: startup, stderr: tail.text() })
@@ -179,7 +244,10 @@ impl Connection {
                         // give the drain a moment to read it.
                         let _ = tokio::time::timeout(Duration::from_millis(500), drained).await;
                         group.kill(CLOSE_BOUND).await;
-                        Err(Error::Startup { reason: error.to_string(), stderr: tail.text() })
+                        Err(Error::Startup {
+                            reason: startup_reason(&handler.protocol, error.to_string()),
+                            stderr: tail.text(),
+                        })
                     }
                 }
             }
@@ -196,22 +264,35 @@ impl Connection {
                     client,
                     StreamableHttpClientTransportConfig::with_uri(url.as_str()),
                 );
-                let service = tokio::time::timeout(startup, handler.serve(transport))
-                    .await
-                    .map_err(|_elapsed| Error::StartupTimeout { after: startup, stderr: String::new() })?
-                    .map_err(|error| Error::Startup { reason: endpoint.shown(&error), stderr: String::new() })?;
-                Ok(Self::new(service, None, None))
+                let service = tokio::time::timeout(
+                    startup,
+                    handler.clone().serve_with_lifecycle(transport, lifecycle(&handler.protocol)),
+                )
+                .await
+                .map_err(|_elapsed| Error::StartupTimeout { after: startup, stderr: String::new() })?
+                .map_err(|error| Error::Startup {
+                    reason: startup_reason(&handler.protocol, endpoint.shown(&error)),
+                    stderr: String::new(),
+                })?;
+                Ok(Self::new(service, handler, None, None))
             }
         }
     }
 
     fn new(
         service: RunningService<RoleClient, Handler>,
+        handler: Handler,
         stderr: Option<Arc<StderrTail>>,
         group: Option<ProcessGroupGuard>,
     ) -> Self {
-        let group = group.map(tokio::sync::Mutex::new);
-        Self { peer: service.peer().clone(), service: tokio::sync::Mutex::new(Some(service)), stderr, group }
+        Self {
+            peer: service.peer().clone(),
+            service: tokio::sync::Mutex::new(Some(service)),
+            stderr,
+            group: group.map(tokio::sync::Mutex::new),
+            handler,
+            streams: Streams::default(),
+        }
     }
 
     /// Whether the connection still carries messages (a crashed server's does not).
@@ -228,6 +309,7 @@ impl Connection {
     /// whatever is left of the group (a crashed server's grandchildren too), then the
     /// server is reaped.
     pub(crate) async fn close(&self) {
+        self.streams.close();
         if let Some(mut service) = self.service.lock().await.take() {
             let _ = service.close_with_timeout(CLOSE_BOUND).await;
         }
@@ -260,6 +342,45 @@ fn without_url(text: &str, url: &str) -> String {
         text = text.replace(parsed.as_str(), &shown);
     }
     text
+}
+
+/// How a connection speaking `protocol` starts: `server/discover` from 2026-07-28 on,
+/// `initialize` before; `Auto` tries the first and falls back to the second.
+fn lifecycle(protocol: &Protocol) -> ClientLifecycleMode {
+    match protocol {
+        Protocol::Auto => {
+            ClientLifecycleMode::Auto { preferred_versions: vec![ProtocolVersion::V_2026_07_28], legacy_version: None }
+        }
+        Protocol::Pinned(version) => {
+            let version = protocol_version(version);
+            if version.has_initialize() {
+                ClientLifecycleMode::Initialize
+            } else {
+                ClientLifecycleMode::Discover { preferred_versions: vec![version] }
+            }
+        }
+    }
+}
+
+/// Why start-up failed: rmcp's `reason`, and for a connection pinned to a version
+/// without `initialize`, what to do about a server that may not speak it.
+fn startup_reason(protocol: &Protocol, reason: String) -> String {
+    match protocol {
+        Protocol::Pinned(version) if !protocol_version(version).has_initialize() => format!(
+            "server/discover at protocol_version {version} failed ({reason}); a server of an older era needs \
+             protocol_version: auto or 2025-11-25"
+        ),
+        _ => reason,
+    }
+}
+
+/// rmcp's name for `version`, one of [`Protocol::KNOWN`].
+fn protocol_version(version: &str) -> ProtocolVersion {
+    ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .find(|known| known.as_str() == version)
+        .cloned()
+        .unwrap_or(ProtocolVersion::LATEST)
 }
 
 /// rustls needs one crypto provider per process; `ring` is the one this crate builds

@@ -62,7 +62,8 @@ mod stderr;
 mod wire;
 
 pub use crate::config::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, PASTED_KEYS, PastedServer, ServerConfig, Timeouts, Transport,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, PASTED_KEYS, PastedServer, Protocol, ServerConfig, Timeouts,
+    Transport,
 };
 pub use crate::environment::INHERITED_VARS;
 

@@ -20,8 +20,9 @@ use crate::config::{ServerConfig, Transport};
 use crate::connection::{Connection, Endpoint, Handler};
 use crate::environment::{expand, server_env};
 use crate::error::stderr_suffix;
-use crate::route::{CallRoute, CallRoutes, RouteGuard};
+use crate::route::{CallRoute, CallRoutes};
 
+mod input;
 mod items;
 
 use self::items::{McpPrompt, McpResources};
@@ -289,6 +290,7 @@ impl Shared {
             lists_changed: Arc::clone(&self.lists_changed),
             handle: self.handle.clone(),
             calls: self.calls.clone(),
+            protocol: self.config.protocol.clone(),
         };
         let connection =
             Arc::new(Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await?);
@@ -417,6 +419,19 @@ const NOTIFICATION_YIELDS: usize = 4;
 /// answer) may not have run within the turns above. Only such calls wait.
 const PROGRESS_GRACE: Duration = Duration::from_millis(20);
 
+/// The options of one `tools/call`: its bound and, with the gateway, the log level its
+/// caller takes, without which a 2026-07-28 server sends no log messages.
+fn call_options(bound: Duration) -> PeerRequestOptions {
+    let options = PeerRequestOptions::with_timeout(bound);
+    #[cfg(feature = "server")]
+    if let Some(level) = crate::server::Caller::current().and_then(|caller| caller.log_level()) {
+        let mut meta = rmcp::model::RequestMetaObject::default();
+        meta.set_log_level(level);
+        return options.with_meta(meta);
+    }
+    options
+}
+
 /// Sends `notifications/cancelled` for the request `id` when dropped before it is
 /// answered (`id` is then still set): the caller stopped waiting.
 struct CancelOnDrop {
@@ -497,7 +512,8 @@ impl Tool for McpTool {
 
     /// Calls the tool on the server with the call timeout; a timeout sends
     /// `notifications/cancelled`. After a timeout or a crash the server is restarted by
-    /// the next call; the failed call is never replayed.
+    /// the next call; the failed call is never replayed. A server that answers
+    /// `input_required` is answered (see [`input`]) and called again, a few rounds at most.
     async fn call(&self, _context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {
         let server = &self.shared.server;
         let connection = self
@@ -509,44 +525,71 @@ impl Tool for McpTool {
             Value::Object(arguments) => arguments,
             _ => serde_json::Map::new(),
         };
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-            CallToolRequestParams::new(self.name.clone()).with_arguments(arguments),
-        ));
-        let options = PeerRequestOptions::with_timeout(self.shared.config.timeouts.call);
-        // The server's progress, requests and log messages for this call reach whoever
-        // waits for it, from before the request goes out.
+        let mut params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
+        for _round in 0..input::MAX_ROUNDS {
+            let response = match self.send(&connection, params.clone()).await {
+                Ok(ServerResult::InputRequiredResult(asked)) => {
+                    let (responses, state) = input::answer(asked)
+                        .await
+                        .map_err(|why| ToolError::failed(format!("MCP server `{server}` asked for {why}")))?;
+                    params.input_responses = responses;
+                    params.request_state = state;
+                    continue;
+                }
+                response => response,
+            };
+            return self.outcome(response, &connection).await;
+        }
+        Err(ToolError::failed(format!(
+            "MCP server `{server}` still asked for input after {} rounds",
+            input::MAX_ROUNDS
+        )))
+    }
+}
+
+impl McpTool {
+    /// Sends one `tools/call` with the call timeout. The server's progress, requests and
+    /// log messages for it reach whoever waits for it, from before the request goes out.
+    async fn send(&self, connection: &Connection, params: CallToolRequestParams) -> Result<ServerResult, ServiceError> {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let options = call_options(self.shared.config.timeouts.call);
         let mut route = self.shared.calls.enter(CallRoute::current());
-        let response = match connection.peer.send_cancellable_request(request, options).await {
-            Ok(handle) => {
-                // A caller that gives up (drops this future) cancels the call on the server.
-                let mut unanswered = CancelOnDrop { peer: handle.peer.clone(), id: Some(handle.id.clone()) };
-                if let Some(route) = &mut route {
-                    route.sent(handle.progress_token.clone());
-                }
-                let response = handle.await_response().await;
-                if route.is_some() {
-                    // rmcp hands each notification to a task of its own: those that came
-                    // before the answer (progress, log messages) get to find their call.
-                    for _ in 0..NOTIFICATION_YIELDS {
-                        tokio::task::yield_now().await;
-                    }
-                    if route.as_ref().is_some_and(RouteGuard::heard_progress) {
-                        tokio::time::sleep(PROGRESS_GRACE).await;
-                    }
-                }
-                drop(route);
-                unanswered.id = None;
-                response
+        let handle = connection.peer.send_cancellable_request(request, options).await?;
+        // A caller that gives up (drops this future) cancels the call on the server.
+        let mut unanswered = CancelOnDrop { peer: handle.peer.clone(), id: Some(handle.id.clone()) };
+        if let Some(route) = &mut route {
+            route.sent(handle.progress_token.clone());
+        }
+        let response = handle.await_response().await;
+        if let Some(route) = route {
+            // rmcp hands each notification to a task of its own: those that came before
+            // the answer (progress, log messages) get to find their call.
+            for _ in 0..NOTIFICATION_YIELDS {
+                tokio::task::yield_now().await;
             }
-            Err(error) => Err(error),
-        };
+            if route.heard_progress() {
+                tokio::time::sleep(PROGRESS_GRACE).await;
+            }
+        }
+        unanswered.id = None;
+        response
+    }
+
+    /// What one `tools/call` came to, for the caller; a connection that failed is
+    /// discarded, so the next call starts the server afresh.
+    async fn outcome(
+        &self,
+        response: Result<ServerResult, ServiceError>,
+        connection: &Arc<Connection>,
+    ) -> Result<ToolOutput, ToolError> {
+        let server = &self.shared.server;
         match response {
             Ok(ServerResult::CallToolResult(result)) => wire_into::<ToolOutput>(&result).map_err(|error| {
                 ToolError::failed(format!("MCP server `{server}` sent an unreadable result: {error}"))
             }),
             Ok(_) => Err(ToolError::failed(format!("MCP server `{server}` answered tools/call with something else"))),
             Err(ServiceError::Timeout { timeout }) => {
-                self.shared.discard(&connection).await;
+                self.shared.discard(connection).await;
                 Err(ToolError::Timeout { after: timeout })
             }
             Err(ServiceError::McpError(error)) => {
@@ -554,7 +597,7 @@ impl Tool for McpTool {
             }
             Err(error) if !connection.is_alive() || matches!(error, ServiceError::TransportClosed) => {
                 let stderr = connection.stderr();
-                self.shared.discard(&connection).await;
+                self.shared.discard(connection).await;
                 Err(ToolError::failed(format!(
                     "MCP server `{server}` stopped during the call; it restarts on the next call{}",
                     stderr_suffix(&stderr)

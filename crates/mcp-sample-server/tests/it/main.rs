@@ -155,8 +155,8 @@ impl Drop for Session {
     }
 }
 
-const STATIC_TOOLS: [&str; 10] =
-    ["add", "add_tool", "crash", "echo", "env", "hang", "pid", "sleep", "spawn_child", "stderr"];
+const STATIC_TOOLS: [&str; 11] =
+    ["add", "add_tool", "crash", "echo", "env", "hang", "pid", "protocol_version", "sleep", "spawn_child", "stderr"];
 
 #[test]
 fn tool_answers() {

@@ -28,10 +28,11 @@ pub(crate) struct Caller {
     takes_requests: bool,
     /// The client declared URL-mode elicitation.
     url_elicitation: bool,
-    /// The least severe log message it takes (see [`severity`]): every one on a session,
-    /// on 2026-07-28 only those at or above the `logLevel` its request names, and none
-    /// when it names none.
-    log_floor: Option<u8>,
+    /// The least severe log message it takes: every one on a session, on 2026-07-28
+    /// only those at or above the `logLevel` its request names, and none when it names
+    /// none.
+    #[allow(deprecated)]
+    log_level: Option<rmcp::model::LoggingLevel>,
 }
 
 impl Caller {
@@ -42,8 +43,8 @@ impl Caller {
             .and_then(|capabilities| capabilities.elicitation)
             .is_some_and(|elicitation| elicitation.url.is_some());
         #[allow(deprecated)]
-        let log_floor = if takes_requests { Some(0) } else { context.meta.log_level().map(severity) };
-        Self { peer: context.peer.clone(), takes_requests, url_elicitation, log_floor }
+        let log_level = if takes_requests { Some(rmcp::model::LoggingLevel::Debug) } else { context.meta.log_level() };
+        Self { peer: context.peer.clone(), takes_requests, url_elicitation, log_level }
     }
 
     /// Runs `call` with this caller as the one [`tell_caller`] reaches.
@@ -83,10 +84,25 @@ impl Caller {
         self.peer.create_elicitation(request).await.map_err(forwarding_error)
     }
 
+    /// Asks the caller for its roots, on behalf of an upstream server. Roots are
+    /// deprecated by 2026-07-28 (SEP-2577), but a 2026-07-28 server may still ask.
+    #[allow(deprecated)]
+    pub(crate) async fn list_roots(&self) -> Result<rmcp::model::ListRootsResult, ErrorData> {
+        self.requests_allowed()?;
+        self.peer.list_roots().await.map_err(forwarding_error)
+    }
+
+    /// The least severe log message the caller takes, which a 2026-07-28 upstream
+    /// server is asked for (`logLevel`): it sends none unasked.
+    #[allow(deprecated)]
+    pub(crate) fn log_level(&self) -> Option<rmcp::model::LoggingLevel> {
+        self.log_level
+    }
+
     /// Passes an upstream server's log message on to the caller, if it takes it.
     #[allow(deprecated)]
     pub(crate) async fn log(&self, message: rmcp::model::LoggingMessageNotificationParam) {
-        if self.log_floor.is_some_and(|floor| severity(message.level) >= floor) {
+        if self.log_level.is_some_and(|level| severity(message.level) >= severity(level)) {
             // A caller that went away misses it.
             let _ = self.peer.notify_logging_message(message).await;
         }
@@ -133,7 +149,7 @@ pub(crate) fn forwarded_capabilities() -> rmcp::model::ClientCapabilities {
 pub fn tell_caller(message: &str, url: &str) -> bool {
     let Some(caller) = Caller::current() else { return false };
     let elicit = caller.url_elicitation && caller.takes_requests;
-    if !elicit && caller.log_floor.is_none_or(|floor| floor > WARNING) {
+    if !elicit && caller.log_level.is_none_or(|level| severity(level) > WARNING) {
         return false;
     }
     let (message, url) = (message.to_owned(), url.to_owned());

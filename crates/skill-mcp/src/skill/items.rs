@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, CompletionContext, GetPromptRequestParams, ReadResourceRequestParams,
-    Reference, SubscribeRequestParams, UnsubscribeRequestParams,
+    Reference,
 };
 use serde_json::Value;
 use skill_core::{
@@ -93,23 +93,19 @@ impl ResourceReader for McpResources {
         self.shared.complete(Reference::for_resource(uri_template), request).await
     }
 
-    /// Subscribes on the server when it declares subscriptions (2025-11-25 and earlier:
-    /// `resources/subscribe`); its `notifications/resources/updated` then reach the agent.
-    #[allow(deprecated)]
+    /// Subscribes on the server when it declares subscriptions; its
+    /// `notifications/resources/updated` then reach the agent.
     async fn subscribe(&self, uri: &str) -> Result<(), ToolError> {
         if !self.shared.subscribes().await {
             return Ok(());
         }
-        let params = SubscribeRequestParams::new(uri);
-        self.shared.request(async |connection| connection.peer.subscribe(params).await).await
+        self.shared.request(async |connection| connection.subscribe(uri).await).await
     }
 
-    #[allow(deprecated)]
     async fn unsubscribe(&self, uri: &str) -> Result<(), ToolError> {
         if !self.shared.subscribes().await {
             return Ok(());
         }
-        let params = UnsubscribeRequestParams::new(uri);
-        self.shared.request(async |connection| connection.peer.unsubscribe(params).await).await
+        self.shared.request(async |connection| connection.unsubscribe(uri).await).await
     }
 }

@@ -68,6 +68,21 @@ async fn server_everything_over_stdio() {
     assert!(failures.is_empty(), "{failures:?}");
 }
 
+/// server-everything speaks only the `initialize` era: the default connection falls back
+/// to it (above), and a connection pinned to 2026-07-28 is refused at start-up, saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_pinned_to_2026_07_28_refuses_a_legacy_server_with_a_reason() {
+    let config = server_config(json!({
+        "command": test_peers::server_everything_or_panic(), "protocol_version": "2026-07-28"
+    }));
+    let agent = Agent::builder().with_compiled_skill(McpSkill::new("everything", config)).build();
+    let report = agent.init_compiled_skills().await;
+    assert!(report.loaded.is_empty(), "{report:?}");
+    let [skipped] = report.skipped.as_slice() else { panic!("{report:?}") };
+    assert!(skipped.skill == "everything" && skipped.reason.contains("discover"), "{}", skipped.reason);
+    agent.close().await;
+}
+
 /// A server-everything started by the test, killed when dropped.
 struct HttpServer {
     child: Child,

@@ -1,6 +1,6 @@
 //! Tools: listed with their MCP source, called with results passed through unchanged,
-//! listed across pages, and updated when the server says its list changed, unless the
-//! agent is closed by then.
+//! listed across pages, and updated when the server says its list changed (in both
+//! protocol eras), unless the agent is closed by then.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,8 +16,8 @@ use skill_mcp::McpSkill;
 use crate::{SAMPLE, assert_loaded, call_text, sample_agent, sample_config};
 
 /// Every tool `mcp-sample-server` starts with, in name order.
-const SAMPLE_TOOLS: [&str; 10] =
-    ["add", "add_tool", "crash", "echo", "env", "hang", "pid", "sleep", "spawn_child", "stderr"];
+const SAMPLE_TOOLS: [&str; 11] =
+    ["add", "add_tool", "crash", "echo", "env", "hang", "pid", "protocol_version", "sleep", "spawn_child", "stderr"];
 
 /// How long a `tools/list_changed` may take to reach the agent's tools.
 const LIST_CHANGED_BOUND: Duration = Duration::from_secs(5);
@@ -86,9 +86,17 @@ async fn every_page_of_the_tool_list_is_read() {
     agent.close().await;
 }
 
+/// In both protocol eras: by default the connection speaks 2026-07-28, where the
+/// change comes on a `subscriptions/listen` stream; pinned to 2025-11-25 it comes unasked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_the_server_adds_reaches_the_agent() {
-    let agent = sample_agent(&[], json!({})).await;
+    a_tool_the_server_adds_reaches_the_agent_in(json!({}), "2026-07-28").await;
+    a_tool_the_server_adds_reaches_the_agent_in(json!({"protocol_version": "2025-11-25"}), "2025-11-25").await;
+}
+
+async fn a_tool_the_server_adds_reaches_the_agent_in(settings: Value, era: &str) {
+    let agent = sample_agent(&[], settings).await;
+    assert_eq!(call_text(&agent, "protocol_version", json!({})).await, era);
     assert_eq!(call_text(&agent, "add_tool", json!({"name": "extra"})).await, "added");
     let started = Instant::now();
     while agent.find_tool("sample__extra").is_err() {

@@ -1,0 +1,75 @@
+//! A 2026-07-28 server asks for input by answering a call with `input_required`
+//! (SEP-2322) rather than by sending requests: each request is answered here, and the
+//! call is made again with the answers and the server's `requestState`.
+//!
+//! With the gateway, the calling client answers them (asked as a 2025-11-25 client is
+//! asked). Otherwise an elicitation is declined, the roots are none, and a sampling
+//! fails the call.
+
+use rmcp::model::{InputRequest, InputRequiredResult, InputResponses};
+use serde_json::{Value, json};
+
+/// The most rounds of input one call may take before it fails.
+pub(super) const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+
+/// The answers to what `asked` asks, and the state to send back with them.
+pub(super) async fn answer(asked: InputRequiredResult) -> Result<(Option<InputResponses>, Option<String>), String> {
+    let mut responses = InputResponses::new();
+    for (key, request) in asked.input_requests.unwrap_or_default() {
+        let response = answer_one(request).await.map_err(|why| format!("input `{key}`: {why}"))?;
+        responses.insert(key, response);
+    }
+    Ok(((!responses.is_empty()).then_some(responses), asked.request_state))
+}
+
+#[cfg(feature = "server")]
+async fn answer_one(request: InputRequest) -> Result<Value, String> {
+    let Some(caller) = crate::server::Caller::current() else { return unanswered(&request) };
+    let answered = match request {
+        InputRequest::Elicitation(request) => {
+            caller.create_elicitation(request.params).await.map(|answer| json!(answer))
+        }
+        InputRequest::CreateMessage(request) => caller.create_message(request.params).await.map(|answer| json!(answer)),
+        InputRequest::ListRoots(_) => caller.list_roots().await.map(|answer| json!(answer)),
+        _ => return Err("an input request of a kind this client does not know".to_owned()),
+    };
+    answered.map_err(|error| error.message.into_owned())
+}
+
+#[cfg(not(feature = "server"))]
+async fn answer_one(request: InputRequest) -> Result<Value, String> {
+    unanswered(&request)
+}
+
+/// The answer when nobody can be asked: an elicitation declined and no roots; a
+/// sampling fails the call.
+fn unanswered(request: &InputRequest) -> Result<Value, String> {
+    match request {
+        InputRequest::Elicitation(_) => Ok(json!({"action": "decline"})),
+        InputRequest::ListRoots(_) => Ok(json!({"roots": []})),
+        _ => Err("the server asked for a sampling, which only a gateway client can give".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn without_a_caller_an_elicitation_is_declined_and_the_state_comes_back() {
+        let asked: InputRequiredResult = serde_json::from_value(json!({
+            "resultType": "input_required",
+            "inputRequests": {
+                "confirm": {"method": "elicitation/create", "params": {
+                    "message": "Sure?", "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+                }},
+                "where": {"method": "roots/list"}
+            },
+            "requestState": "opaque-1"
+        }))
+        .unwrap();
+        let (responses, state) = answer(asked).await.unwrap();
+        assert_eq!(json!(responses), json!({"confirm": {"action": "decline"}, "where": {"roots": []}}));
+        assert_eq!(state.as_deref(), Some("opaque-1"));
+    }
+}
