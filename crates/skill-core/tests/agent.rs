@@ -779,7 +779,7 @@ async fn arguments_seen(agent: &Agent, name: &str, arguments: Value) -> Result<V
 }
 
 #[tokio::test]
-async fn arguments_are_checked_against_the_schema_and_null_means_none() {
+async fn arguments_are_checked_against_the_schema_and_null_means_none_given() {
     let schema = |required: &[&str]| {
         json!({
             "type": "object",
@@ -828,6 +828,16 @@ async fn arguments_are_checked_against_the_schema_and_null_means_none() {
     )
     .await;
     check("find", json!(["query"]), Err(&["arguments: [\"query\"] is not of type \"object\""])).await;
+    // An optional argument that cannot be null is left out when it is; a required one
+    // is not, and a wrong value beside it still fails.
+    check("find", json!({"query": "rust", "limit": null}), Ok(json!({"query": "rust"}))).await;
+    check("lookup", json!({"query": null}), Err(&["/query: null is not of type \"string\""])).await;
+    check(
+        "find",
+        json!({"query": 5, "limit": null}),
+        Err(&["/query: 5 is not of type \"string\"", "/limit: null is not of type \"integer\""]),
+    )
+    .await;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ use self::listen::Streams;
 use self::process_group::ProcessGroupGuard;
 use crate::Error;
 use crate::config::Protocol;
+use crate::elicit::{self, ElicitationAnswer, Elicitor};
 use crate::route::CallRoutes;
 use crate::stderr::{self, StderrTail};
 
@@ -40,16 +41,45 @@ pub(crate) struct Handler {
     pub(crate) calls: CallRoutes,
     /// The version the connection speaks.
     pub(crate) protocol: Protocol,
+    /// The server's name, and who answers its elicitations outside a gateway call.
+    pub(crate) person: Person,
+}
+
+/// Who answers a server's elicitations when no gateway client does.
+#[derive(Clone)]
+pub(crate) struct Person {
+    pub(crate) server: String,
+    pub(crate) elicitor: Option<Arc<dyn Elicitor>>,
+}
+
+impl Person {
+    /// The answer to the server's `request`: the elicitor's, else (or for a mode this
+    /// client does not know) a decline.
+    pub(crate) async fn elicit(&self, request: rmcp::model::ElicitRequestParams) -> rmcp::model::ElicitResult {
+        let answer = match (&self.elicitor, elicit::from_wire(&self.server, request)) {
+            (Some(elicitor), Some(elicitation)) => elicitor.elicit(elicitation).await,
+            _ => ElicitationAnswer::Decline,
+        };
+        elicit::to_wire(answer)
+    }
+}
+
+impl std::fmt::Debug for Person {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Person").field("server", &self.server).field("elicitor", &self.elicitor.is_some()).finish()
+    }
 }
 
 impl ClientHandler for Handler {
-    /// With the gateway, the server may ask for sampling and elicitation, which go to the
-    /// gateway client whose call it serves.
+    /// The server may ask for elicitation (form and URL), which goes to the gateway
+    /// client whose call it serves, else to the person's elicitor; with the gateway, for
+    /// sampling too.
     fn get_info(&self) -> ClientConfig {
         #[cfg(feature = "server")]
         let capabilities = crate::server::forwarded_capabilities();
         #[cfg(not(feature = "server"))]
-        let capabilities = rmcp::model::ClientCapabilities::default();
+        let capabilities =
+            serde_json::from_value(serde_json::json!({"elicitation": {"form": {}, "url": {}}})).unwrap_or_default();
         let config = ClientConfig::new(capabilities, Implementation::new("omniagent", env!("CARGO_PKG_VERSION")));
         match &self.protocol {
             Protocol::Pinned(version) => config.with_protocol_version(protocol_version(version)),
@@ -68,13 +98,16 @@ impl ClientHandler for Handler {
         self.caller_of()?.create_message(request).await
     }
 
-    #[cfg(feature = "server")]
     async fn create_elicitation(
         &self,
         request: rmcp::model::ElicitRequestParams,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        self.caller_of()?.create_elicitation(request).await
+        #[cfg(feature = "server")]
+        if let Some(caller) = self.gateway_caller()? {
+            return caller.create_elicitation(request).await;
+        }
+        Ok(self.person.elicit(request).await)
     }
 
     #[cfg(feature = "server")]
@@ -144,9 +177,22 @@ impl Handler {
     /// The gateway client whose call a server's request serves: nothing on the wire
     /// says which call that is, so it is the caller of the one call in flight.
     fn caller_of(&self) -> Result<crate::server::Caller, rmcp::ErrorData> {
-        self.calls.only_caller().ok_or_else(|| {
-            rmcp::ErrorData::invalid_request("no single client call is in flight that this request could serve", None)
+        self.gateway_caller()?.ok_or_else(|| {
+            rmcp::ErrorData::invalid_request("no gateway client call is in flight that this request could serve", None)
         })
+    }
+
+    /// The gateway client whose call a server's request serves; `None` outside gateway
+    /// calls, and an error while several are in flight.
+    fn gateway_caller(&self) -> Result<Option<crate::server::Caller>, rmcp::ErrorData> {
+        let mut callers = self.calls.callers();
+        match callers.len() {
+            0 | 1 => Ok(callers.pop()),
+            _ => Err(rmcp::ErrorData::invalid_request(
+                "several client calls are in flight; this request could serve any of them",
+                None,
+            )),
+        }
     }
 }
 

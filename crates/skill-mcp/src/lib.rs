@@ -52,6 +52,7 @@
 
 mod config;
 mod connection;
+mod elicit;
 mod environment;
 mod error;
 mod route;
@@ -65,6 +66,7 @@ pub use crate::config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, PASTED_KEYS, PastedServer, Protocol, ServerConfig, Timeouts,
     Transport,
 };
+pub use crate::elicit::{AcceptDefaults, Elicitation, ElicitationAnswer, ElicitationMode, Elicitor};
 pub use crate::environment::INHERITED_VARS;
 
 /// `${VAR}` expansion, for the fuzz targets (built with `--cfg fuzzing`) only.

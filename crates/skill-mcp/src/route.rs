@@ -115,15 +115,18 @@ impl CallRoutes {
         }
     }
 
+    /// The callers of the calls with a caller in flight, up to two (enough to tell one
+    /// from several).
+    #[cfg(feature = "server")]
+    pub(crate) fn callers(&self) -> Vec<crate::server::Caller> {
+        self.lock().routes.values().filter_map(|route| route.caller.clone()).take(2).collect()
+    }
+
     /// The caller of the one call with a caller in flight; `None` for none or several.
     #[cfg(feature = "server")]
     pub(crate) fn only_caller(&self) -> Option<crate::server::Caller> {
-        let routes = self.lock();
-        let mut callers = routes.routes.values().filter_map(|route| route.caller.clone());
-        match (callers.next(), callers.next()) {
-            (Some(caller), None) => Some(caller),
-            _ => None,
-        }
+        let mut callers = self.callers();
+        if callers.len() == 1 { callers.pop() } else { None }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Routes> {

@@ -17,7 +17,8 @@ use tokio::sync::Notify;
 
 use crate::Error;
 use crate::config::{ServerConfig, Transport};
-use crate::connection::{Connection, Endpoint, Handler};
+use crate::connection::{Connection, Endpoint, Handler, Person};
+use crate::elicit::Elicitor;
 use crate::environment::{expand, server_env};
 use crate::error::stderr_suffix;
 use crate::route::{CallRoute, CallRoutes};
@@ -45,6 +46,7 @@ pub struct McpSkill {
     shared: Option<Arc<Shared>>,
     items: Items,
     refresher: Option<tokio::task::JoinHandle<()>>,
+    elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 impl McpSkill {
@@ -65,7 +67,16 @@ impl McpSkill {
             shared: None,
             items: Items::default(),
             refresher: None,
+            elicitor: None,
         }
+    }
+
+    /// Has `elicitor` answer the server's elicitations outside gateway calls (where the
+    /// calling client answers); without one they are declined.
+    #[must_use]
+    pub fn with_elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> Self {
+        self.elicitor = Some(elicitor);
+        self
     }
 
     /// The endpoint, with `${VAR}` expanded from the secrets, then the static `env`, then
@@ -184,6 +195,7 @@ impl Skill for McpSkill {
             lists_changed: Arc::new(Notify::new()),
             handle: self.handle.clone(),
             calls: CallRoutes::default(),
+            person: Person { server: self.name.clone(), elicitor: self.elicitor.clone() },
             connection: tokio::sync::Mutex::new(None),
             closing: std::sync::Mutex::new(Vec::new()),
         });
@@ -271,6 +283,7 @@ struct Shared {
     /// The skill's handle, through which the server's resource updates are announced.
     handle: Option<SkillHandle>,
     calls: CallRoutes,
+    person: Person,
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
     /// Discarded connections still shutting down; `close` waits for them.
     closing: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -291,6 +304,7 @@ impl Shared {
             handle: self.handle.clone(),
             calls: self.calls.clone(),
             protocol: self.config.protocol.clone(),
+            person: self.person.clone(),
         };
         let connection =
             Arc::new(Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await?);
@@ -529,7 +543,7 @@ impl Tool for McpTool {
         for _round in 0..input::MAX_ROUNDS {
             let response = match self.send(&connection, params.clone()).await {
                 Ok(ServerResult::InputRequiredResult(asked)) => {
-                    let (responses, state) = input::answer(asked)
+                    let (responses, state) = input::answer(asked, &self.shared.person)
                         .await
                         .map_err(|why| ToolError::failed(format!("MCP server `{server}` asked for {why}")))?;
                     params.input_responses = responses;

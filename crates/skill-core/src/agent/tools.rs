@@ -75,14 +75,29 @@ impl RegisteredTool {
         self.entry.tool.output_schema()
     }
 
-    pub(super) fn check_arguments(&self, arguments: &Value) -> Result<(), ToolError> {
-        if self.entry.validator.is_valid(arguments) {
-            return Ok(());
+    /// `arguments` if its input schema takes them; else, when leaving out the optional
+    /// members that are `null` makes them valid, those without (models often write
+    /// `null` for an argument they do not give).
+    pub(super) fn accept_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+        let validator = &self.entry.validator;
+        if validator.is_valid(&arguments) {
+            return Ok(arguments);
         }
-        let problems = self
-            .entry
-            .validator
-            .iter_errors(arguments)
+        if let Value::Object(members) = &arguments {
+            let required = self.input_schema().get("required").and_then(Value::as_array);
+            let is_required = |name: &str| required.is_some_and(|required| required.iter().any(|r| r == name));
+            let given: serde_json::Map<String, Value> = members
+                .iter()
+                .filter(|(name, value)| !value.is_null() || is_required(name))
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect();
+            let given = Value::Object(given);
+            if given != arguments && validator.is_valid(&given) {
+                return Ok(given);
+            }
+        }
+        let problems = validator
+            .iter_errors(&arguments)
             .map(|error| match error.instance_path().as_str() {
                 "" => format!("arguments: {error}"),
                 path => format!("{path}: {error}"),
@@ -168,14 +183,15 @@ impl Agent {
     }
 
     /// Calls a tool after checking `arguments` against its input schema (`null` stands
-    /// for no arguments, `{}`).
+    /// for no arguments, `{}`; an optional argument the schema does not let be `null` is
+    /// left out when it is).
     ///
     /// The call runs in a `tool_call` tracing span carrying the tool's source; hooks see
     /// it before and after.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolOutput, ToolError> {
         let tool = self.find_tool(name)?;
         let arguments = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
-        tool.check_arguments(&arguments)?;
+        let arguments = tool.accept_arguments(arguments)?;
         let entry = &tool.entry;
         let source = &entry.context.source;
         let span = tracing::info_span!(

@@ -3,28 +3,33 @@
 //! call is made again with the answers and the server's `requestState`.
 //!
 //! With the gateway, the calling client answers them (asked as a 2025-11-25 client is
-//! asked). Otherwise an elicitation is declined, the roots are none, and a sampling
-//! fails the call.
+//! asked). Otherwise the person's elicitor answers an elicitation (or it is declined),
+//! the roots are none, and a sampling fails the call.
 
 use rmcp::model::{InputRequest, InputRequiredResult, InputResponses};
 use serde_json::{Value, json};
+
+use crate::connection::Person;
 
 /// The most rounds of input one call may take before it fails.
 pub(super) const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
 /// The answers to what `asked` asks, and the state to send back with them.
-pub(super) async fn answer(asked: InputRequiredResult) -> Result<(Option<InputResponses>, Option<String>), String> {
+pub(super) async fn answer(
+    asked: InputRequiredResult,
+    person: &Person,
+) -> Result<(Option<InputResponses>, Option<String>), String> {
     let mut responses = InputResponses::new();
     for (key, request) in asked.input_requests.unwrap_or_default() {
-        let response = answer_one(request).await.map_err(|why| format!("input `{key}`: {why}"))?;
+        let response = answer_one(request, person).await.map_err(|why| format!("input `{key}`: {why}"))?;
         responses.insert(key, response);
     }
     Ok(((!responses.is_empty()).then_some(responses), asked.request_state))
 }
 
 #[cfg(feature = "server")]
-async fn answer_one(request: InputRequest) -> Result<Value, String> {
-    let Some(caller) = crate::server::Caller::current() else { return unanswered(&request) };
+async fn answer_one(request: InputRequest, person: &Person) -> Result<Value, String> {
+    let Some(caller) = crate::server::Caller::current() else { return unanswered(request, person).await };
     let answered = match request {
         InputRequest::Elicitation(request) => {
             caller.create_elicitation(request.params).await.map(|answer| json!(answer))
@@ -37,15 +42,15 @@ async fn answer_one(request: InputRequest) -> Result<Value, String> {
 }
 
 #[cfg(not(feature = "server"))]
-async fn answer_one(request: InputRequest) -> Result<Value, String> {
-    unanswered(&request)
+async fn answer_one(request: InputRequest, person: &Person) -> Result<Value, String> {
+    unanswered(request, person).await
 }
 
-/// The answer when nobody can be asked: an elicitation declined and no roots; a
+/// The answer outside a gateway call: the person's to an elicitation, no roots; a
 /// sampling fails the call.
-fn unanswered(request: &InputRequest) -> Result<Value, String> {
+async fn unanswered(request: InputRequest, person: &Person) -> Result<Value, String> {
     match request {
-        InputRequest::Elicitation(_) => Ok(json!({"action": "decline"})),
+        InputRequest::Elicitation(request) => Ok(json!(person.elicit(request.params).await)),
         InputRequest::ListRoots(_) => Ok(json!({"roots": []})),
         _ => Err("the server asked for a sampling, which only a gateway client can give".to_owned()),
     }
@@ -68,7 +73,8 @@ mod tests {
             "requestState": "opaque-1"
         }))
         .unwrap();
-        let (responses, state) = answer(asked).await.unwrap();
+        let person = Person { server: "s".to_owned(), elicitor: None };
+        let (responses, state) = answer(asked, &person).await.unwrap();
         assert_eq!(json!(responses), json!({"confirm": {"action": "decline"}, "where": {"roots": []}}));
         assert_eq!(state.as_deref(), Some("opaque-1"));
     }
