@@ -231,3 +231,28 @@ fn a_server_secret_reaches_only_the_server() {
     assert_eq!(code, 0);
     assert_eq!(json(&stdout)["skipped"], json!([{"skill": "sample", "reason": "missing secret TOKEN"}]));
 }
+
+/// A server's request for input (here the conformance fixture's form with a default for
+/// every field) outside the gateway: declined without a terminal, accepted with the
+/// defaults under `--elicitation defaults`; in both protocol eras (the server answers
+/// 2026-07-28 calls with `input_required`, 2025-11-25 ones with `elicitation/create`).
+#[test]
+fn elicitations_are_declined_without_a_terminal_and_take_defaults_when_asked() {
+    for era in ["auto", "2025-11-25"] {
+        let home = Home::new().with_config(&format!(
+            "compiled: {{memory: {{enabled: false}}}}\nmcp:\n  servers:\n    forms:\n      command: {}\n      args: [--conformance]\n      protocol_version: \"{era}\"\n",
+            sample_server().display()
+        ));
+        let call = |flags: &[&str]| {
+            let mut args = flags.to_vec();
+            args.extend(["tools", "call", "forms__test_elicitation_sep1034_defaults"]);
+            let (code, stdout, stderr) = run(home.omniagent(&args));
+            assert_eq!(code, 0, "{era} {flags:?}: {stderr}");
+            stdout
+        };
+        let declined = call(&[]);
+        assert!(declined.contains("action=decline"), "{era}: {declined}");
+        let accepted = call(&["--elicitation", "defaults"]);
+        assert!(accepted.contains("action=accept") && accepted.contains("John Doe"), "{era}: {accepted}");
+    }
+}

@@ -36,6 +36,24 @@ pub(crate) struct GlobalArgs {
     /// Log errors only
     #[arg(short, long, global = true)]
     pub(crate) quiet: bool,
+    /// How an MCP server's request for input (elicitation) is answered: `ask` the person on
+    /// the terminal, accept the schema's `defaults` (when every required field has one),
+    /// or `decline`. Default: ask when stdin and stderr are a terminal, else decline
+    #[cfg(feature = "mcp")]
+    #[arg(long, global = true, value_enum, value_name = "HOW")]
+    pub(crate) elicitation: Option<Elicitation>,
+}
+
+/// `--elicitation`.
+#[cfg(feature = "mcp")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Elicitation {
+    /// Ask the person, field by field, on the terminal
+    Ask,
+    /// Accept the schema's defaults when every required field has one, else decline
+    Defaults,
+    /// Decline every request
+    Decline,
 }
 
 #[derive(Debug, Subcommand)]

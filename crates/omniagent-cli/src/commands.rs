@@ -4,6 +4,8 @@
 mod aauth;
 mod config;
 #[cfg(feature = "mcp")]
+mod elicitation;
+#[cfg(feature = "mcp")]
 mod serve;
 #[cfg(feature = "markdown")]
 mod skills;
@@ -12,7 +14,7 @@ mod tools;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use omniagent_host::{ConfigLocation, Home, OnInteraction};
+use omniagent_host::{ConfigLocation, Home, OnInteraction, Person};
 
 use crate::args::{Cli, Command};
 
@@ -24,6 +26,21 @@ pub(crate) struct Session {
     pub(crate) location: ConfigLocation,
     pub(crate) json: bool,
     pub(crate) agent: Option<String>,
+    /// `--elicitation`, when given.
+    #[cfg(feature = "mcp")]
+    pub(crate) elicitation: Option<crate::args::Elicitation>,
+}
+
+impl Session {
+    /// How this command's calls reach the person: approvals on stderr, and MCP servers'
+    /// elicitations as `--elicitation` says.
+    pub(crate) fn person(&self) -> Person {
+        Person {
+            on_interaction: Some(on_interaction()),
+            #[cfg(feature = "mcp")]
+            elicitor: elicitation::elicitor(self.elicitation),
+        }
+    }
 }
 
 /// What signed requests report while they wait for a person: the URL and code, on stderr.
@@ -39,7 +56,14 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
     let home = Home::from_env()?;
     let (flag, env) = if config_from_env { (None, cli.global.config) } else { (cli.global.config, None) };
     let location = ConfigLocation::find(flag, env, &home);
-    let session = Session { home, location, json: cli.global.json, agent: cli.global.agent };
+    let session = Session {
+        home,
+        location,
+        json: cli.global.json,
+        agent: cli.global.agent,
+        #[cfg(feature = "mcp")]
+        elicitation: cli.global.elicitation,
+    };
     match cli.command {
         #[cfg(feature = "markdown")]
         Command::Skills(command) => skills::run(&session, command).await,

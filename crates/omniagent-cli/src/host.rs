@@ -29,6 +29,29 @@ pub enum Wanted<'a> {
 /// must not block. The host reports nothing itself: the caller decides where this goes.
 pub type OnInteraction = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
+/// How an agent reaches the person it acts for while a call waits. Nothing by default:
+/// signed requests then cannot ask for an approval, and MCP servers' elicitations are
+/// declined.
+#[derive(Clone, Default)]
+pub struct Person {
+    /// Where signed requests report what the person must approve.
+    pub on_interaction: Option<OnInteraction>,
+    /// Who answers an MCP server's elicitation outside a gateway call (where the calling
+    /// client does).
+    #[cfg(feature = "mcp")]
+    pub elicitor: Option<Arc<dyn skill_mcp::Elicitor>>,
+}
+
+impl std::fmt::Debug for Person {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut person = f.debug_struct("Person");
+        person.field("on_interaction", &self.on_interaction.is_some());
+        #[cfg(feature = "mcp")]
+        person.field("elicitor", &self.elicitor.is_some());
+        person.finish()
+    }
+}
+
 /// How to make a skill: called once, and only for a skill that is started.
 type MakeSkill<'a> = Box<dyn FnOnce() -> Box<dyn Skill> + Send + 'a>;
 
@@ -38,19 +61,19 @@ type Candidate<'a> = (&'a str, Cow<'a, BTreeMap<String, SecretRef>>, MakeSkill<'
 /// The agent of `config` with the skills `wanted` started; those that could not start are
 /// in its `skipped()`. Each skill gets the secrets this agent's config gives it, and a
 /// store namespaced by the agent's name, so agents of one [`Config`](crate::Config)
-/// started side by side share nothing but the store's file. `on_interaction` is what
-/// signed requests report while they wait for a person; without it they cannot ask one.
+/// started side by side share nothing but the store's file. `person` is how calls that
+/// wait for a person reach them.
 pub async fn start_agent(
     config: &AgentConfig,
     home: &Home,
     wanted: Wanted<'_>,
-    on_interaction: Option<OnInteraction>,
+    person: Person,
 ) -> Result<Agent, HostError> {
     // Before the candidates, which borrow it.
     #[cfg(feature = "openapi")]
-    let signer = Signer::new(config, home, on_interaction);
-    #[cfg(not(feature = "openapi"))]
-    let _ = on_interaction;
+    let signer = Signer::new(config, home, person.on_interaction.clone());
+    #[cfg(not(any(feature = "openapi", feature = "mcp")))]
+    let _ = person;
     let sections = &config.sections;
     let mut candidates: Vec<Candidate<'_>> = Vec::new();
     for skill in sections.compiled.skills().into_iter().filter(|skill| skill.settings.enabled) {
@@ -59,7 +82,14 @@ pub async fn start_agent(
     #[cfg(feature = "mcp")]
     for (name, server) in sections.mcp_servers() {
         hide_mcp_values(server);
-        let make = move || Box::new(skill_mcp::McpSkill::new(name.clone(), server.clone())) as Box<dyn Skill>;
+        let elicitor = person.elicitor.clone();
+        let make = move || {
+            let skill = skill_mcp::McpSkill::new(name.clone(), server.clone());
+            Box::new(match elicitor {
+                Some(elicitor) => skill.with_elicitor(elicitor),
+                None => skill,
+            }) as Box<dyn Skill>
+        };
         candidates.push((name.as_str(), Cow::Borrowed(&server.secrets), Box::new(make)));
     }
     #[cfg(feature = "openapi")]
@@ -494,7 +524,7 @@ mod tests {
     fn the_futures_are_send() {
         let home = Home::new("/nonexistent/omniagent-home");
         let config = Config::parse(Path::new("config.yaml"), "").unwrap().for_agent(None).unwrap();
-        assert_send(&start_agent(&config, &home, Wanted::All, None));
+        assert_send(&start_agent(&config, &home, Wanted::All, Person::default()));
         #[cfg(feature = "markdown")]
         assert_send(&load_markdown_skills(&config, &home, &SkillPaths::default()));
         #[cfg(feature = "openapi")]
@@ -533,7 +563,7 @@ mod agents_side_by_side {
         let config = config.for_agent(agent).unwrap();
         let tool = tool.to_owned();
         let task = tokio::spawn(async move {
-            let agent = start_agent(&config, &home, Wanted::All, None).await.unwrap();
+            let agent = start_agent(&config, &home, Wanted::All, Person::default()).await.unwrap();
             let output = agent.call_tool(&tool, arguments).await.unwrap();
             agent.close().await;
             output

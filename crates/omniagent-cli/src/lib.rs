@@ -10,7 +10,7 @@
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use omniagent_host::{ConfigLocation, Home, Wanted, start_agent};
+//! use omniagent_host::{ConfigLocation, Home, Person, Wanted, start_agent};
 //!
 //! let folder = tempfile::tempdir()?;
 //! let file = folder.path().join("config.yaml");
@@ -20,7 +20,7 @@
 //!
 //! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! runtime.block_on(async {
-//!     let alice = start_agent(&config.for_agent(Some("alice"))?, &home, Wanted::All, None).await?;
+//!     let alice = start_agent(&config.for_agent(Some("alice"))?, &home, Wanted::All, Person::default()).await?;
 //!     let arguments = serde_json::json!({"key": "city", "value": "Lyon"});
 //!     alice.call_tool("memory__remember", arguments).await?;
 //!     let recalled = alice.call_tool("memory__recall", serde_json::json!({"key": "city"})).await?;
@@ -57,6 +57,6 @@ pub use crate::error::HostError;
 pub use crate::host::load_openapi_tools;
 #[cfg(feature = "aauth")]
 pub use crate::host::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key};
-pub use crate::host::{OnInteraction, Wanted, start_agent};
+pub use crate::host::{OnInteraction, Person, Wanted, start_agent};
 #[cfg(feature = "markdown")]
 pub use crate::host::{SkillPaths, load_markdown_skills, markdown_sources};

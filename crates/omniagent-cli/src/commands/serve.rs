@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use omniagent_host::{Config, Home, ServeClient, Wanted, start_agent};
+use omniagent_host::{Config, Home, Person, ServeClient, Wanted, start_agent};
 use skill_core::{Agent, SecretResolver, SkillHandle};
 use skill_mcp::server::{AgentFactory, Gateway, HttpClient, HttpOptions, serve_http};
 use tokio_util::sync::CancellationToken;
@@ -131,9 +131,14 @@ fn agent_factory(config: SharedConfig, home: Home, sections: Sections, markdown:
         let markdown = Arc::clone(&markdown);
         Box::pin(async move {
             let agent_config = agent_config?;
-            let agent = start_agent(&agent_config, &home, Wanted::All, Some(tell_the_caller()))
-                .await
-                .map_err(|error| error.to_string())?;
+            let agent = start_agent(
+                &agent_config,
+                &home,
+                Wanted::All,
+                Person { on_interaction: Some(tell_the_caller()), ..Person::default() },
+            )
+            .await
+            .map_err(|error| error.to_string())?;
             if let Some(handles) = add_markdown_prompts(&agent, &agent_config, &home).await {
                 markdown.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(client, handles);
             }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use omniagent_host::{Wanted, start_agent};
 
-use super::{Session, on_interaction};
+use super::Session;
 use crate::UsageError;
 use crate::args::ToolsCommand;
 use crate::render;
@@ -17,7 +17,7 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
     let config = session.location.load()?.for_agent(session.agent.as_deref())?;
     match command {
         ToolsCommand::List => {
-            let agent = start_agent(&config, &session.home, Wanted::All, Some(on_interaction())).await?;
+            let agent = start_agent(&config, &session.home, Wanted::All, session.person()).await?;
             render::tools(&agent.tools(), &agent.skipped(), &agent.skipped_tools(), session.json)?;
             agent.close().await;
             Ok(ExitCode::SUCCESS)
@@ -25,7 +25,7 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
         ToolsCommand::Call { tool, args } => {
             let arguments = read_arguments(&args)?;
             let skill = tool.split_once("__").map_or(tool.as_str(), |(skill, _)| skill);
-            let agent = start_agent(&config, &session.home, Wanted::Only(skill), Some(on_interaction())).await?;
+            let agent = start_agent(&config, &session.home, Wanted::Only(skill), session.person()).await?;
             let outcome = agent.call_tool(&tool, arguments).await;
             agent.close().await;
             let output = outcome?;
