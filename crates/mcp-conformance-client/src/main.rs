@@ -13,6 +13,7 @@
 //! input schema, as it holds it, to the tool `json_schema_echo`.
 //! The exit code is 0 unless the server could not be used at all.
 
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -44,7 +45,7 @@ async fn main() -> ExitCode {
     match run().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("mcp-conformance-client: {error:#}");
+            say(&format!("{error:#}"));
             ExitCode::FAILURE
         }
     }
@@ -60,7 +61,7 @@ async fn run() -> anyhow::Result<()> {
         Ok(text) => serde_json::from_str(&text)?,
         Err(_) => Context::default(),
     };
-    eprintln!("mcp-conformance-client: scenario `{scenario}` against {url}");
+    say(&format!("scenario `{scenario}` against {url}"));
     let mut settings = json!({"url": url, "prefix": false});
     if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
         settings["protocol_version"] = json!(version);
@@ -87,12 +88,18 @@ async fn run() -> anyhow::Result<()> {
     for call in calls {
         // A failed call is the scenario's to judge, from what reached its server.
         match agent.call_tool(&call.name, Value::Object(call.arguments)).await {
-            Ok(output) => eprintln!("mcp-conformance-client: {} answered (is_error: {})", call.name, output.is_error),
-            Err(error) => eprintln!("mcp-conformance-client: {} failed: {error}", call.name),
+            Ok(output) => say(&format!("{} answered (is_error: {})", call.name, output.is_error)),
+            Err(error) => say(&format!("{} failed: {error}", call.name)),
         }
     }
     agent.close().await;
     Ok(())
+}
+
+/// Tells the suite's log (stderr) what happened.
+fn say(what: &str) {
+    // A closed stderr loses only the log.
+    let _ = writeln!(std::io::stderr(), "mcp-conformance-client: {what}");
 }
 
 /// A call of `json_schema_echo` with the input schema of each other tool.

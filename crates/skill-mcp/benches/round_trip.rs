@@ -5,7 +5,7 @@
 //!   once and kept alive. `agent` calls `Agent::call_tool("sample__echo", {"text": "x"})`
 //!   (name lookup, schema check, span, `McpSkill`'s liveness check, the call timeout and
 //!   the result conversion); `bare_rmcp` calls `Peer::call_tool` on a client from
-//!   `().serve(TokioChildProcess::new(..))`.
+//!   `().serve_with_lifecycle(TokioChildProcess::new(..), Auto)`: both speak 2026-07-28.
 //! - `call_concurrent_16`: the same, with 16 callers at once on one connection. Each
 //!   iteration is one call of each caller; the time reported is the wall time divided by
 //!   16, so it is the time per call (its inverse is the throughput).
@@ -28,10 +28,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
 use skill_core::{Agent, ToolOutput};
 use skill_mcp::{McpSkill, ServerConfig};
@@ -58,10 +58,13 @@ async fn start_agent(server: &Path) -> Agent {
     agent
 }
 
-/// rmcp's client on the sample server, initialized.
+/// rmcp's client on the sample server, started as `McpSkill` starts it (2026-07-28 when
+/// the server speaks it, which it does).
 async fn start_bare(server: &Path) -> RunningService<RoleClient, ()> {
     let transport = TokioChildProcess::new(tokio::process::Command::new(server)).expect("the sample server starts");
-    ().serve(transport).await.expect("the sample server initializes")
+    let lifecycle =
+        ClientLifecycleMode::Auto { preferred_versions: vec![ProtocolVersion::V_2026_07_28], legacy_version: None };
+    ().serve_with_lifecycle(transport, lifecycle).await.expect("the sample server starts")
 }
 
 fn echo_arguments() -> Value {
