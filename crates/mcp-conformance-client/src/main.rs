@@ -53,7 +53,7 @@ async fn main() -> ExitCode {
 
 async fn run() -> anyhow::Result<()> {
     let url = std::env::args()
-        .last()
+        .next_back()
         .filter(|arg| arg.starts_with("http"))
         .ok_or_else(|| anyhow::anyhow!("usage: mcp-conformance-client URL (the suite appends the server's URL)"))?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
