@@ -55,7 +55,7 @@ fn every_crate_opens_with_a_crate_doc() {
 
 /// Test-support crates and the crate each one supports, which it may depend on (a test
 /// harness drives that crate's API).
-const TEST_SUPPORT: [(&str, &str); 1] = [("aauth-harness", "aauth-client")];
+const TEST_SUPPORT: [(&str, &str); 2] = [("aauth-harness", "aauth-client"), ("mcp-conformance-client", "skill-mcp")];
 
 #[test]
 fn sibling_crates_depend_on_skill_core_only() {
