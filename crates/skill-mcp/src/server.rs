@@ -51,7 +51,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::announce::{Lists, Subscribed, announce_changes, announce_updates, notify_client, session_of};
 pub use self::caller::tell_caller;
-pub(crate) use self::caller::{Caller, forwarded_capabilities};
+pub(crate) use self::caller::{Caller, PassedUp, forwarded_capabilities};
 pub use self::http::{HttpClient, HttpOptions, serve_http};
 
 /// Makes the agent of a client, by the client's name (`""` over stdio and for the open
@@ -350,7 +350,8 @@ impl ServerHandler for Gateway {
         // A client that cancels (or, over HTTP, goes away) drops the call, and with it
         // the upstream request.
         let (progress, forwarder) = progress_to(&context);
-        let call = caller::Caller::of(&context).serving(agent.call_tool(&request.name, arguments));
+        let caller = caller::Caller::of(&context).answering(request.input_responses, request.request_state);
+        let call = caller.clone().serving(agent.call_tool(&request.name, arguments));
         let call = async move {
             match progress {
                 Some(sink) => skill_core::progress::with_progress(sink, call).await,
@@ -364,6 +365,13 @@ impl ServerHandler for Gateway {
         if let Some(forwarder) = forwarder {
             // Every progress notification goes out before the result.
             let _ = tokio::time::timeout(PROGRESS_FLUSH_BOUND, forwarder).await;
+        }
+        // An upstream's `input_required` for a 2026-07-28 client, and its JSON-RPC errors,
+        // go to the client as they are.
+        match caller.passed_up() {
+            Some(caller::PassedUp::InputRequired(asked)) => return Ok(CallToolResponse::InputRequired(asked)),
+            Some(caller::PassedUp::Error(error)) => return Err(error),
+            None => {}
         }
         match outcome {
             Ok(output) => convert::call_result(output).map(Into::into),

@@ -196,7 +196,8 @@ impl Skill for McpSkill {
             handle: self.handle.clone(),
             calls: CallRoutes::default(),
             person: Person { server: self.name.clone(), elicitor: self.elicitor.clone() },
-            connection: tokio::sync::Mutex::new(None),
+            connection: std::sync::RwLock::new(None),
+            starting: tokio::sync::Mutex::new(()),
             closing: std::sync::Mutex::new(Vec::new()),
         });
         let connection = shared.connection().await?;
@@ -254,7 +255,7 @@ async fn refresh_on_change(shared: std::sync::Weak<Shared>, handle: Option<Skill
     loop {
         lists_changed.notified().await;
         let Some(shared) = shared.upgrade() else { return };
-        let Some(connection) = shared.current().await else { continue };
+        let Some(connection) = shared.current() else { continue };
         match shared.list_items(&connection).await {
             Ok(items) => {
                 let taken = handle
@@ -284,7 +285,10 @@ struct Shared {
     handle: Option<SkillHandle>,
     calls: CallRoutes,
     person: Person,
-    connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    /// The current connection. Read by every call, so never held across an await.
+    connection: std::sync::RwLock<Option<Arc<Connection>>>,
+    /// Held while a connection starts, so that one caller starts it and the rest wait.
+    starting: tokio::sync::Mutex<()>,
     /// Discarded connections still shutting down; `close` waits for them.
     closing: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
@@ -292,11 +296,16 @@ struct Shared {
 impl Shared {
     /// The live connection, started (again) when there is none or it died.
     async fn connection(&self) -> Result<Arc<Connection>, Error> {
-        let mut slot = self.connection.lock().await;
-        if let Some(connection) = slot.as_ref().filter(|connection| connection.is_alive()) {
-            return Ok(Arc::clone(connection));
+        if let Some(connection) = self.live() {
+            return Ok(connection);
         }
-        if let Some(dead) = slot.take() {
+        let _starting = self.starting.lock().await;
+        // Another caller may have started it while this one waited.
+        if let Some(connection) = self.live() {
+            return Ok(connection);
+        }
+        let dead = self.slot().take();
+        if let Some(dead) = dead {
             dead.close().await;
         }
         let handler = Handler {
@@ -309,12 +318,22 @@ impl Shared {
         let connection =
             Arc::new(Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await?);
         tracing::debug!(server = %self.server, "server started");
-        *slot = Some(Arc::clone(&connection));
+        *self.slot() = Some(Arc::clone(&connection));
         Ok(connection)
     }
 
-    async fn current(&self) -> Option<Arc<Connection>> {
-        self.connection.lock().await.clone()
+    /// The current connection, if it still carries messages.
+    fn live(&self) -> Option<Arc<Connection>> {
+        let slot = self.connection.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        slot.as_ref().filter(|connection| connection.is_alive()).cloned()
+    }
+
+    fn slot(&self) -> std::sync::RwLockWriteGuard<'_, Option<Arc<Connection>>> {
+        self.connection.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn current(&self) -> Option<Arc<Connection>> {
+        self.connection.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// Drops `connection` if it is still the current one: the next call starts afresh.
@@ -323,11 +342,12 @@ impl Shared {
     /// stop (stdin EOF, then SIGTERM, then SIGKILL), which must not stretch the call
     /// timeout of the call that gave up on it. `close` waits for it.
     async fn discard(&self, connection: &Arc<Connection>) {
-        let mut slot = self.connection.lock().await;
-        if slot.as_ref().is_some_and(|current| Arc::ptr_eq(current, connection)) {
-            slot.take();
+        {
+            let mut slot = self.slot();
+            if slot.as_ref().is_some_and(|current| Arc::ptr_eq(current, connection)) {
+                slot.take();
+            }
         }
-        drop(slot);
         let connection = Arc::clone(connection);
         let shutdown = tokio::spawn(async move { connection.close().await });
         let mut closing = self.closing.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -336,7 +356,8 @@ impl Shared {
     }
 
     async fn close(&self) {
-        if let Some(connection) = self.connection.lock().await.take() {
+        let current = self.slot().take();
+        if let Some(connection) = current {
             connection.close().await;
         }
         let closing = std::mem::take(&mut *self.closing.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
@@ -433,15 +454,13 @@ const NOTIFICATION_YIELDS: usize = 4;
 /// answer) may not have run within the turns above. Only such calls wait.
 const PROGRESS_GRACE: Duration = Duration::from_millis(20);
 
-/// The options of one `tools/call`: its bound and, with the gateway, the log level its
-/// caller takes, without which a 2026-07-28 server sends no log messages.
+/// The options of one `tools/call`: its bound and, with the gateway, what a 2026-07-28
+/// server is told of the calling client (its capabilities and log level).
 fn call_options(bound: Duration) -> PeerRequestOptions {
     let options = PeerRequestOptions::with_timeout(bound);
     #[cfg(feature = "server")]
-    if let Some(level) = crate::server::Caller::current().and_then(|caller| caller.log_level()) {
-        let mut meta = rmcp::model::RequestMetaObject::default();
-        meta.set_log_level(level);
-        return options.with_meta(meta);
+    if let Some(caller) = crate::server::Caller::current() {
+        return options.with_meta(caller.upstream_meta());
     }
     options
 }
@@ -528,7 +547,7 @@ impl Tool for McpTool {
     /// `notifications/cancelled`. After a timeout or a crash the server is restarted by
     /// the next call; the failed call is never replayed. A server that answers
     /// `input_required` is answered (see [`input`]) and called again, a few rounds at most.
-    async fn call(&self, _context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {
         let server = &self.shared.server;
         let connection = self
             .shared
@@ -540,8 +559,25 @@ impl Tool for McpTool {
             _ => serde_json::Map::new(),
         };
         let mut params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
+        #[cfg(feature = "server")]
+        let caller = crate::server::Caller::current();
+        #[cfg(feature = "server")]
+        if let Some((responses, state)) = caller.as_ref().and_then(crate::server::Caller::answers) {
+            params.input_responses = responses;
+            params.request_state = state;
+        }
         for _round in 0..input::MAX_ROUNDS {
             let response = match self.send(&connection, params.clone()).await {
+                #[cfg(feature = "server")]
+                Ok(ServerResult::InputRequiredResult(asked))
+                    if caller.as_ref().is_some_and(crate::server::Caller::takes_input_required) =>
+                {
+                    // The gateway's client answers it and calls again.
+                    if let Some(caller) = &caller {
+                        caller.pass_up(crate::server::PassedUp::InputRequired(asked));
+                    }
+                    return Err(ToolError::failed(format!("MCP server `{server}` asks the calling client for input")));
+                }
                 Ok(ServerResult::InputRequiredResult(asked)) => {
                     let (responses, state) = input::answer(asked, &self.shared.person)
                         .await
@@ -552,7 +588,7 @@ impl Tool for McpTool {
                 }
                 response => response,
             };
-            return self.outcome(response, &connection).await;
+            return self.outcome(response, &connection, context).await;
         }
         Err(ToolError::failed(format!(
             "MCP server `{server}` still asked for input after {} rounds",
@@ -595,8 +631,14 @@ impl McpTool {
         &self,
         response: Result<ServerResult, ServiceError>,
         connection: &Arc<Connection>,
+        context: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let server = &self.shared.server;
+        // A gateway client gets the server's refusal as the server sent it.
+        #[cfg(feature = "server")]
+        if let (Err(ServiceError::McpError(error)), Some(caller)) = (&response, crate::server::Caller::current()) {
+            caller.pass_up(crate::server::PassedUp::Error(error.clone()));
+        }
         match response {
             Ok(ServerResult::CallToolResult(result)) => wire_into::<ToolOutput>(&result).map_err(|error| {
                 ToolError::failed(format!("MCP server `{server}` sent an unreadable result: {error}"))
@@ -605,6 +647,12 @@ impl McpTool {
             Err(ServiceError::Timeout { timeout }) => {
                 self.shared.discard(connection).await;
                 Err(ToolError::Timeout { after: timeout })
+            }
+            // The server found the arguments (or the answers of a retry) invalid: the
+            // caller's mistake, as a schema check's would be.
+            Err(ServiceError::McpError(error)) if error.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
+                let problems = vec![format!("MCP server `{server}`: {}", error.message)];
+                Err(ToolError::InvalidArguments { tool: context.name.clone(), problems })
             }
             Err(ServiceError::McpError(error)) => {
                 Err(ToolError::failed(format!("MCP server `{server}`: {}", error.message)))

@@ -4,6 +4,7 @@
 //! messages during the call go to it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::ErrorData;
@@ -28,23 +29,77 @@ pub(crate) struct Caller {
     takes_requests: bool,
     /// The client declared URL-mode elicitation.
     url_elicitation: bool,
+    /// What the client declared it can do, which an upstream is told in its stead.
+    capabilities: Option<rmcp::model::ClientCapabilities>,
     /// The least severe log message it takes: every one on a session, on 2026-07-28
     /// only those at or above the `logLevel` its request names, and none when it names
     /// none.
     #[allow(deprecated)]
     log_level: Option<rmcp::model::LoggingLevel>,
+    /// What a 2026-07-28 client answered an earlier `input_required` of this call with
+    /// (`inputResponses`, `requestState`), for the upstream that asked.
+    answers: Option<(Option<rmcp::model::InputResponses>, Option<String>)>,
+    /// What an upstream answered the call with that goes to the client as it is.
+    passed_up: Arc<Mutex<Option<PassedUp>>>,
+}
+
+/// An upstream's answer to a gateway client's call that goes to the client unchanged, in
+/// place of the agent's result.
+pub(crate) enum PassedUp {
+    /// The upstream asks the (2026-07-28) client for input.
+    InputRequired(rmcp::model::InputRequiredResult),
+    /// The upstream refused the call with this JSON-RPC error.
+    Error(ErrorData),
 }
 
 impl Caller {
     pub(super) fn of(context: &RequestContext<RoleServer>) -> Self {
         let takes_requests = context.protocol_version().is_some_and(|version| version < ProtocolVersion::V_2026_07_28);
-        let url_elicitation = context
-            .client_capabilities()
-            .and_then(|capabilities| capabilities.elicitation)
+        let capabilities = context.client_capabilities();
+        let url_elicitation = capabilities
+            .as_ref()
+            .and_then(|capabilities| capabilities.elicitation.as_ref())
             .is_some_and(|elicitation| elicitation.url.is_some());
         #[allow(deprecated)]
         let log_level = if takes_requests { Some(rmcp::model::LoggingLevel::Debug) } else { context.meta.log_level() };
-        Self { peer: context.peer.clone(), takes_requests, url_elicitation, log_level }
+        Self {
+            peer: context.peer.clone(),
+            takes_requests,
+            url_elicitation,
+            capabilities,
+            log_level,
+            answers: None,
+            passed_up: Arc::default(),
+        }
+    }
+
+    /// This caller, retrying a call with the answers to its `input_required`.
+    pub(super) fn answering(mut self, responses: Option<rmcp::model::InputResponses>, state: Option<String>) -> Self {
+        if responses.is_some() || state.is_some() {
+            self.answers = Some((responses, state));
+        }
+        self
+    }
+
+    /// The client's answers to an upstream's `input_required`, if this call carries them.
+    pub(crate) fn answers(&self) -> Option<(Option<rmcp::model::InputResponses>, Option<String>)> {
+        self.answers.clone()
+    }
+
+    /// Whether an upstream's `input_required` goes to this client as it is: a 2026-07-28
+    /// client answers it itself and calls again, and cannot be sent requests.
+    pub(crate) fn takes_input_required(&self) -> bool {
+        !self.takes_requests
+    }
+
+    /// Passes `answer` up to the client in place of the call's result.
+    pub(crate) fn pass_up(&self, answer: PassedUp) {
+        *self.passed_up.lock().unwrap_or_else(PoisonError::into_inner) = Some(answer);
+    }
+
+    /// What an upstream answered the call with for the client, if anything.
+    pub(super) fn passed_up(&self) -> Option<PassedUp> {
+        self.passed_up.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 
     /// Runs `call` with this caller as the one [`tell_caller`] reaches.
@@ -92,11 +147,19 @@ impl Caller {
         self.peer.list_roots().await.map_err(forwarding_error)
     }
 
-    /// The least severe log message the caller takes, which a 2026-07-28 upstream
-    /// server is asked for (`logLevel`): it sends none unasked.
-    #[allow(deprecated)]
-    pub(crate) fn log_level(&self) -> Option<rmcp::model::LoggingLevel> {
-        self.log_level
+    /// The `_meta` a 2026-07-28 upstream gets with this caller's call: the caller's
+    /// capabilities (what it may be asked for) and the least severe log message it
+    /// takes (`logLevel`; the upstream sends none unasked).
+    pub(crate) fn upstream_meta(&self) -> rmcp::model::RequestMetaObject {
+        let mut meta = rmcp::model::RequestMetaObject::default();
+        if let Some(capabilities) = &self.capabilities {
+            meta.set_client_capabilities(capabilities.clone());
+        }
+        #[allow(deprecated)]
+        if let Some(level) = self.log_level {
+            meta.set_log_level(level);
+        }
+        meta
     }
 
     /// Passes an upstream server's log message on to the caller, if it takes it.

@@ -19,9 +19,8 @@ use crate::wire::wire_into;
 
 impl Shared {
     /// Whether the server takes resource subscriptions.
-    async fn subscribes(&self) -> bool {
+    fn subscribes(&self) -> bool {
         self.current()
-            .await
             .and_then(|connection| connection.peer.peer_info())
             .and_then(|info| info.capabilities.resources.clone())
             .is_some_and(|resources| resources.subscribe == Some(true))
@@ -32,7 +31,6 @@ impl Shared {
     async fn complete(&self, reference: Reference, request: &CompletionRequest) -> Result<Completion, ToolError> {
         let completes = self
             .current()
-            .await
             .and_then(|connection| connection.peer.peer_info())
             .is_none_or(|info| info.capabilities.completions.is_some());
         if !completes {
@@ -96,14 +94,14 @@ impl ResourceReader for McpResources {
     /// Subscribes on the server when it declares subscriptions; its
     /// `notifications/resources/updated` then reach the agent.
     async fn subscribe(&self, uri: &str) -> Result<(), ToolError> {
-        if !self.shared.subscribes().await {
+        if !self.shared.subscribes() {
             return Ok(());
         }
         self.shared.request(async |connection| connection.subscribe(uri).await).await
     }
 
     async fn unsubscribe(&self, uri: &str) -> Result<(), ToolError> {
-        if !self.shared.subscribes().await {
+        if !self.shared.subscribes() {
             return Ok(());
         }
         self.shared.request(async |connection| connection.unsubscribe(uri).await).await
