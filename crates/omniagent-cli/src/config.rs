@@ -56,6 +56,12 @@ impl Home {
         self.root.join("aauth")
     }
 
+    /// Where `agent`'s OAuth client and tokens for the MCP server `server` are kept.
+    #[cfg(feature = "mcp")]
+    pub fn oauth_tokens(&self, agent: &str, server: &str) -> skill_mcp::TokenFile {
+        skill_mcp::TokenFile::new(self.root.join("oauth").join(agent).join(format!("{server}.json")))
+    }
+
     /// The embedded store's database file.
     #[cfg(feature = "sqlite")]
     pub(crate) fn state_db(&self) -> PathBuf {
@@ -267,8 +273,14 @@ impl Serialize for AgentConfig {
 }
 
 impl AgentConfig {
-    /// The agent's name, under which its store is namespaced.
-    pub(crate) fn agent_name(&self) -> &str {
+    /// The MCP server `name` of this agent's config, if there is one.
+    #[cfg(feature = "mcp")]
+    pub fn mcp_server(&self, name: &str) -> Option<&skill_mcp::ServerConfig> {
+        self.sections.mcp_servers().find(|(server, _)| *server == name).map(|(_, config)| config)
+    }
+
+    /// The agent's name, under which its store and tokens are kept.
+    pub fn agent_name(&self) -> &str {
         &self.name
     }
 

@@ -83,8 +83,9 @@ pub async fn start_agent(
     for (name, server) in sections.mcp_servers() {
         hide_mcp_values(server);
         let elicitor = person.elicitor.clone();
+        let tokens = home.oauth_tokens(config.agent_name(), name);
         let make = move || {
-            let skill = skill_mcp::McpSkill::new(name.clone(), server.clone());
+            let skill = skill_mcp::McpSkill::new(name.clone(), server.clone()).with_token_file(tokens);
             Box::new(match elicitor {
                 Some(elicitor) => skill.with_elicitor(elicitor),
                 None => skill,
@@ -386,17 +387,26 @@ pub fn check_aauth_key(config: &AgentConfig, home: &Home) -> Option<AAuthKeyChec
     Some(AAuthKeyCheck { path, thumbprint })
 }
 
+/// What one OpenAPI skill's tools came to when checked ([`load_openapi_tools`]).
+#[cfg(feature = "openapi")]
+#[derive(Debug, Default)]
+pub struct OpenApiToolsCheck {
+    /// How many tools were registered.
+    pub tools: usize,
+    /// The tools left out, with the reason.
+    pub skipped_tools: Vec<skill_core::ToolFailure>,
+    /// The parts of registered tools' input schemas left out, with the reason.
+    pub left_out_keywords: Vec<skill_core::LeftOutKeyword>,
+}
+
 /// Loads each OpenAPI skill of `config` alone, as `omniagent config check` does, into an
 /// agent of its own (so its tools are checked as `tools list` checks them): by skill
-/// name, the number of tools registered and the tools left out with the reason, or why
-/// the skill cannot load. Nothing is called, so no request waits for a person, and
+/// name, the number of tools registered, the tools and the parts of input schemas left
+/// out with the reason, or why the skill cannot load. Nothing is called, so no request waits for a person, and
 /// nothing is written: not even the AAuth key of skills that sign (`check_aauth_key`
 /// reports on it).
 #[cfg(feature = "openapi")]
-pub async fn load_openapi_tools(
-    config: &AgentConfig,
-    home: &Home,
-) -> Vec<(String, Result<(usize, Vec<skill_core::ToolFailure>), String>)> {
+pub async fn load_openapi_tools(config: &AgentConfig, home: &Home) -> Vec<(String, Result<OpenApiToolsCheck, String>)> {
     let signer = Signer::for_check(config, home);
     let mut loaded = Vec::new();
     for (name, settings) in &config.sections.openapi {
@@ -405,7 +415,11 @@ pub async fn load_openapi_tools(
         let report = agent.init_compiled_skills().await;
         let tools = match report.skipped.into_iter().next() {
             Some(failure) => Err(failure.reason),
-            None => Ok((agent.tools().len(), agent.skipped_tools())),
+            None => Ok(OpenApiToolsCheck {
+                tools: agent.tools().len(),
+                skipped_tools: agent.skipped_tools(),
+                left_out_keywords: agent.left_out_keywords(),
+            }),
         };
         agent.close().await;
         loaded.push((name.clone(), tools));

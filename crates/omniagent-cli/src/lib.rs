@@ -53,10 +53,10 @@ pub use crate::config::{AgentConfig, Config, ConfigLocation, Home, Origin};
 #[cfg(feature = "mcp")]
 pub use crate::config::{ServeClient, ServeConfig};
 pub use crate::error::HostError;
-#[cfg(feature = "openapi")]
-pub use crate::host::load_openapi_tools;
 #[cfg(feature = "aauth")]
 pub use crate::host::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key};
 pub use crate::host::{OnInteraction, Person, Wanted, start_agent};
+#[cfg(feature = "openapi")]
+pub use crate::host::{OpenApiToolsCheck, load_openapi_tools};
 #[cfg(feature = "markdown")]
 pub use crate::host::{SkillPaths, load_markdown_skills, markdown_sources};

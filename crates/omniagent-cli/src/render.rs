@@ -10,7 +10,8 @@ use clap::CommandFactory;
 use serde::Serialize;
 use serde_json::{Value, json};
 use skill_core::{
-    Content, RegisteredTool, ResourceContents, SkillFailure, ToolError, ToolFailure, ToolOutput, ToolSource,
+    Content, LeftOutKeyword, RegisteredTool, ResourceContents, SkillFailure, ToolError, ToolFailure, ToolOutput,
+    ToolSource,
 };
 
 #[cfg(feature = "markdown")]
@@ -53,6 +54,7 @@ pub(crate) fn tools(
     tools: &[RegisteredTool],
     skipped: &[SkillFailure],
     skipped_tools: &[ToolFailure],
+    left_out_keywords: &[LeftOutKeyword],
     json: bool,
 ) -> anyhow::Result<()> {
     if json {
@@ -61,6 +63,7 @@ pub(crate) fn tools(
             tools: Vec<ToolEntry<'a>>,
             skipped: &'a [SkillFailure],
             skipped_tools: &'a [ToolFailure],
+            left_out_keywords: &'a [LeftOutKeyword],
         }
         #[derive(Serialize)]
         struct ToolEntry<'a> {
@@ -78,7 +81,7 @@ pub(crate) fn tools(
                 source: tool.source(),
             })
             .collect();
-        return print_json(&Listing { tools, skipped, skipped_tools });
+        return print_json(&Listing { tools, skipped, skipped_tools, left_out_keywords });
     }
     let mut out = anstream::stdout().lock();
     let mut by_skill: BTreeMap<(&str, &str), Vec<&RegisteredTool>> = BTreeMap::new();
@@ -106,7 +109,19 @@ pub(crate) fn tools(
         let line = format!("left out {} tool {}: {}", failure.skill, failure.tool, failure.reason);
         writeln!(out, "{YELLOW}{}{YELLOW:#}", truncate(&line, WIDTH))?;
     }
+    for part in left_out_keywords {
+        writeln!(out, "{YELLOW}{}{YELLOW:#}", truncate(&left_out_line(part), WIDTH))?;
+    }
     Ok(())
+}
+
+/// A part of a tool's input schema left out, for people: where, and why.
+fn left_out_line(part: &LeftOutKeyword) -> String {
+    let location = if part.location.is_empty() { "the top" } else { part.location.as_str() };
+    format!(
+        "{} tool {}: `{}` at {location} left out of its input schema: {}",
+        part.skill, part.tool, part.keyword, part.reason
+    )
 }
 
 fn count(n: usize, noun: &str) -> String {
@@ -228,6 +243,14 @@ pub(crate) fn config_check(report: &CheckReport, json: bool) -> anyhow::Result<(
         }
         for left_out in &document.skipped_tools {
             writeln!(out, "{YELLOW}warn{YELLOW:#}   {place}: tool {} left out: {}", left_out.tool, left_out.reason)?;
+        }
+        for part in &document.left_out_keywords {
+            let location = if part.location.is_empty() { "the top" } else { part.location.as_str() };
+            writeln!(
+                out,
+                "{YELLOW}warn{YELLOW:#}   {place}: tool {}: `{}` at {location} left out of its input schema: {}",
+                part.tool, part.keyword, part.reason
+            )?;
         }
     }
     Ok(())

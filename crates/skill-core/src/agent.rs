@@ -8,10 +8,12 @@ use serde::Serialize;
 
 mod handle;
 mod items;
+mod left_out;
 mod tools;
 
 pub use self::handle::SkillHandle;
 pub use self::items::{Changes, RegisteredPrompt};
+pub use self::left_out::LeftOutKeyword;
 pub use self::tools::{RegisteredTool, ToolFailure};
 
 use crate::naming::{agent_tool_name, sanitize_tool_name, shorten_tool_name};
@@ -102,7 +104,7 @@ impl AgentBuilder {
                 changes: tokio::sync::watch::Sender::new(Changes::default()),
                 updates: tokio::sync::broadcast::Sender::new(UPDATES_CAPACITY),
                 skipped: Mutex::new(Vec::new()),
-                skipped_tools: RwLock::new(BTreeMap::new()),
+                tool_problems: RwLock::new(BTreeMap::new()),
             }),
         }
     }
@@ -163,8 +165,9 @@ struct AgentInner {
     /// The agent-level URIs of resources whose content changed.
     updates: tokio::sync::broadcast::Sender<String>,
     skipped: Mutex<Vec<SkillFailure>>,
-    /// The tools each loaded skill gave that could not be registered, by skill name.
-    skipped_tools: RwLock<BTreeMap<String, Vec<ToolFailure>>>,
+    /// What could not be taken whole of each loaded skill's tools (tools and parts of
+    /// input schemas left out), by skill name.
+    tool_problems: RwLock<BTreeMap<String, tools::ToolProblems>>,
 }
 
 /// The skills of an agent that may change their items, by the ticket of their
@@ -376,7 +379,7 @@ impl Agent {
             members.closed = true;
             members.admitted.clear();
             write(&self.inner.tools).clear();
-            write(&self.inner.skipped_tools).clear();
+            write(&self.inner.tool_problems).clear();
             write(&self.inner.prompts).clear();
             write(&self.inner.resources).clear();
             std::mem::take(&mut *loaded)

@@ -80,7 +80,8 @@ mod store;
 mod tool;
 
 pub use crate::agent::{
-    Agent, AgentBuilder, Changes, InitReport, RegisteredPrompt, RegisteredTool, SkillFailure, SkillHandle, ToolFailure,
+    Agent, AgentBuilder, Changes, InitReport, LeftOutKeyword, RegisteredPrompt, RegisteredTool, SkillFailure,
+    SkillHandle, ToolFailure,
 };
 pub use crate::blocking::off_runtime;
 pub use crate::error::{BoxError, Error, ToolError};

@@ -438,7 +438,7 @@ async fn a_tool_name_collision_skips_the_whole_later_skill() {
 async fn an_invalid_input_schema_costs_only_its_tool() {
     let skill = TestSkill::new("schemas")
         .tool("good", Action::Echo)
-        .tool_with_schema("bad", json!({"type": 12}), Action::Echo)
+        .tool_with_schema("bad", json!(12), Action::Echo)
         .tool_with_schema("local", json!({"$ref": "#/$defs/missing"}), Action::Echo);
     let (agent, report) = load(Agent::builder(), vec![skill]).await;
     assert_eq!(report.loaded, ["schemas"]);
@@ -457,6 +457,61 @@ async fn an_invalid_input_schema_costs_only_its_tool() {
     // Closed, the agent lists no skipped tool either.
     agent.close().await;
     assert_eq!(agent.skipped_tools(), []);
+}
+
+#[tokio::test]
+async fn a_keyword_the_validator_cannot_use_costs_only_itself() {
+    // A Java character class, a media type written as `type`, an enum of strings for an
+    // integer and a default of the wrong type: each goes; the rest is checked.
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "colour": {"type": "string", "pattern": "^\\p{XDigit}{6}$", "maxLength": 6},
+            "file": {"type": "application/json"},
+            "size": {"type": "integer", "enum": ["1", "2"], "default": "1"}
+        },
+        "required": ["colour"]
+    });
+    let skill = TestSkill::new("paint").tool_with_schema("mix", schema, Action::Echo);
+    let (agent, report) = load(Agent::builder(), vec![skill]).await;
+    assert_eq!(report.loaded, ["paint"]);
+    assert_eq!(agent.skipped_tools(), []);
+    let left_out: Vec<(String, String, String)> = agent
+        .left_out_keywords()
+        .into_iter()
+        .map(|part| (format!("{}/{}", part.skill, part.tool), part.location, part.keyword))
+        .collect();
+    let expect = |location: &str, keyword: &str| ("paint/mix".to_owned(), location.to_owned(), keyword.to_owned());
+    assert_eq!(
+        left_out,
+        [
+            expect("/properties/colour", "pattern"),
+            expect("/properties/file", "type"),
+            expect("/properties/size", "enum"),
+            expect("/properties/size", "default"),
+        ]
+    );
+    let tool = &agent.tools()[0];
+    assert_eq!(
+        tool.description(),
+        "a tool of the agent tests\n\nNot checked (left out of the input schema): pattern at /properties/colour; \
+         type at /properties/file; enum at /properties/size."
+    );
+    assert_eq!(
+        tool.input_schema(),
+        &json!({
+            "type": "object",
+            "properties": {"colour": {"type": "string", "maxLength": 6}, "file": {}, "size": {"type": "integer"}},
+            "required": ["colour"]
+        })
+    );
+    // What is left is checked; what went is not.
+    let output = agent.call_tool("paint__mix", json!({"colour": "C0FFEE", "size": 3})).await.unwrap();
+    assert!(!output.is_error, "{output:?}");
+    let error = agent.call_tool("paint__mix", json!({"colour": "too long colour"})).await.unwrap_err();
+    assert!(error.to_string().contains("/colour: \"too long colour\" is longer than 6 characters"), "{error}");
+    agent.close().await;
+    assert_eq!(agent.left_out_keywords(), []);
 }
 
 #[tokio::test]
@@ -597,7 +652,7 @@ async fn a_skill_handle_changes_only_its_own_skills_tools() {
     assert_eq!(sources(&agent), expected);
 
     // A tool whose schema does not compile is left out, and only it.
-    let bad = Arc::new(TestTool { name: "bad".to_owned(), schema: json!({"type": 12}), action: Action::Echo });
+    let bad = Arc::new(TestTool { name: "bad".to_owned(), schema: json!(12), action: Action::Echo });
     handle.replace_tools(vec![echo_tool("ping"), bad]).unwrap();
     assert_eq!(sources(&agent), expected);
     assert_eq!(agent.skipped_tools().iter().map(|failure| failure.tool.as_str()).collect::<Vec<_>>(), ["bad"]);

@@ -38,6 +38,30 @@ pub struct ServerConfig {
     pub prefix: bool,
     /// The protocol version the connection speaks.
     pub protocol: Protocol,
+    /// How a `url` server's OAuth login identifies this client, when not by dynamic
+    /// registration.
+    pub oauth: OAuthClient,
+}
+
+/// How an OAuth login identifies this client (`oauth:`), in the order the MCP
+/// authorization spec prefers: a pre-registered `client_id` (with its secret, for a
+/// confidential client), else a client ID metadata document, else dynamic registration
+/// (when nothing is set).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthClient {
+    /// A client registered with the authorization server beforehand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// Its secret, as a secret reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<SecretRef>,
+    /// The HTTPS URL of this client's metadata document (CIMD), used as its client ID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
+    /// The scopes to ask for; by default those the server names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
 }
 
 /// Which MCP protocol version a connection speaks (`protocol_version`).
@@ -184,6 +208,8 @@ struct ServerSettings {
     /// `auto` (the default) or a version such as `2025-11-25`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     protocol_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    oauth: Option<OAuthClient>,
 }
 
 fn timeouts_of(value: &serde_json::Value) -> Result<Timeouts, String> {
@@ -216,6 +242,9 @@ impl TryFrom<ServerSettings> for ServerConfig {
                 }
                 Transport::Http { url, headers: settings.headers }
             }
+            (_, Some(_), None) if settings.oauth.is_some() => {
+                return Err("`oauth` applies to a `url`, not to a `command`".to_owned());
+            }
             (Some("stdio") | None, Some(command), None) => {
                 if !settings.headers.is_empty() {
                     return Err("`headers` apply to a `url`, not to a `command`".to_owned());
@@ -238,6 +267,7 @@ impl TryFrom<ServerSettings> for ServerConfig {
             timeouts,
             prefix: settings.prefix.unwrap_or(true),
             protocol: settings.protocol_version.as_deref().map_or(Ok(Protocol::Auto), Protocol::parse)?,
+            oauth: settings.oauth.unwrap_or_default(),
         })
     }
 }
@@ -261,6 +291,7 @@ impl From<ServerConfig> for ServerSettings {
                 Protocol::Auto => None,
                 Protocol::Pinned(version) => Some(version),
             },
+            oauth: (config.oauth != OAuthClient::default()).then_some(config.oauth),
             ..ServerSettings::default()
         };
         match config.transport {
@@ -414,7 +445,7 @@ mod tests {
         );
         check(
             serde_json::json!({"command": "a", "comand": "b"}),
-            "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`, `prefix`, `protocol_version`",
+            "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`, `prefix`, `protocol_version`, `oauth`",
         );
         check(
             serde_json::json!({"command": "a", "protocol_version": "2025-11-26"}),

@@ -23,6 +23,7 @@ use self::process_group::ProcessGroupGuard;
 use crate::Error;
 use crate::config::Protocol;
 use crate::elicit::{self, ElicitationAnswer, Elicitor};
+use crate::oauth::TokenFile;
 use crate::route::CallRoutes;
 use crate::stderr::{self, StderrTail};
 
@@ -201,7 +202,7 @@ pub(crate) enum Endpoint {
     /// A subprocess.
     Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
     /// A streamable-HTTP URL.
-    Http { url: String, headers: reqwest::header::HeaderMap },
+    Http { url: String, headers: reqwest::header::HeaderMap, tokens: Option<TokenFile> },
 }
 
 /// A live connection.
@@ -297,29 +298,30 @@ impl Connection {
                     }
                 }
             }
-            Endpoint::Http { url, headers } => {
-                install_crypto_provider();
-                // No redirect is followed: reqwest's policy would carry custom headers
-                // (`X-Api-Key: ${KEY}`) to whatever host a redirect names.
-                let client = reqwest::Client::builder()
-                    .default_headers(headers.clone())
-                    .redirect(reqwest::redirect::Policy::none())
-                    .build()
-                    .map_err(|error| Error::HttpClient(error.to_string()))?;
-                let transport = StreamableHttpClientTransport::with_client(
-                    client,
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str()),
-                );
-                let service = tokio::time::timeout(
-                    startup,
-                    handler.clone().serve_with_lifecycle(transport, lifecycle(&handler.protocol)),
-                )
-                .await
-                .map_err(|_elapsed| Error::StartupTimeout { after: startup, stderr: String::new() })?
-                .map_err(|error| Error::Startup {
-                    reason: startup_reason(&handler.protocol, endpoint.shown(&error)),
-                    stderr: String::new(),
-                })?;
+            Endpoint::Http { url, headers, tokens } => {
+                let client = http_client(headers)?;
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                let lifecycle = lifecycle(&handler.protocol);
+                let started = match authorized(url, &client, tokens.as_ref()).await? {
+                    Some(manager) => {
+                        let client = rmcp::transport::AuthClient::new(client, manager);
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        tokio::time::timeout(startup, handler.clone().serve_with_lifecycle(transport, lifecycle)).await
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        tokio::time::timeout(startup, handler.clone().serve_with_lifecycle(transport, lifecycle)).await
+                    }
+                };
+                let service = started
+                    .map_err(|_elapsed| Error::StartupTimeout { after: startup, stderr: String::new() })?
+                    .map_err(|error| {
+                        let reason = endpoint.shown(&error);
+                        if needs_login(&reason) {
+                            return Error::LoginRequired { server: server.to_owned() };
+                        }
+                        Error::Startup { reason: startup_reason(&handler.protocol, reason), stderr: String::new() }
+                    })?;
                 Ok(Self::new(service, handler, None, None))
             }
         }
@@ -388,6 +390,38 @@ fn without_url(text: &str, url: &str) -> String {
         text = text.replace(parsed.as_str(), &shown);
     }
     text
+}
+
+/// The HTTP client of a `url` server: its `headers` on every request, and no redirect
+/// followed (reqwest's policy would carry custom headers such as `X-Api-Key: ${KEY}` to
+/// whatever host a redirect names).
+pub(crate) fn http_client(headers: &reqwest::header::HeaderMap) -> Result<reqwest::Client, Error> {
+    install_crypto_provider();
+    reqwest::Client::builder()
+        .default_headers(headers.clone())
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|error| Error::HttpClient(error.to_string()))
+}
+
+/// Whether rmcp's error `reason` says the server wants an OAuth access token (its 401).
+pub(crate) fn needs_login(reason: &str) -> bool {
+    reason.contains("Auth required")
+}
+
+/// The OAuth authorization of the server at `url` when its token file holds tokens
+/// from a login; `None` without one.
+async fn authorized(
+    url: &str,
+    client: &reqwest::Client,
+    tokens: Option<&TokenFile>,
+) -> Result<Option<rmcp::transport::AuthorizationManager>, Error> {
+    let Some(tokens) = tokens.filter(|tokens| tokens.has_tokens()) else { return Ok(None) };
+    let failed = |error: rmcp::transport::auth::AuthError| Error::Login(error.to_string());
+    let mut manager = rmcp::transport::AuthorizationManager::new(url).await.map_err(failed)?;
+    manager.with_client(client.clone()).map_err(failed)?;
+    manager.set_credential_store(tokens.clone());
+    Ok(manager.initialize_from_store().await.map_err(failed)?.then_some(manager))
 }
 
 /// How a connection speaking `protocol` starts: `server/discover` from 2026-07-28 on,

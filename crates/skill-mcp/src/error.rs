@@ -41,6 +41,15 @@ pub enum Error {
         /// The server's last stderr lines.
         stderr: String,
     },
+    /// The server requires an OAuth login, and this agent has no tokens for it.
+    #[error("the server requires an OAuth login: run `omniagent mcp login {server}`")]
+    LoginRequired {
+        /// The server's name.
+        server: String,
+    },
+    /// An OAuth login failed.
+    #[error("OAuth login failed: {0}")]
+    Login(String),
     /// Start-up failed (the server exited, or answered with an error).
     #[error("start-up failed: {reason}{}", stderr_suffix(.stderr))]
     Startup {

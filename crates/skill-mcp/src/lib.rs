@@ -55,6 +55,7 @@ mod connection;
 mod elicit;
 mod environment;
 mod error;
+mod oauth;
 mod route;
 #[cfg(feature = "server")]
 pub mod server;
@@ -63,8 +64,8 @@ mod stderr;
 mod wire;
 
 pub use crate::config::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, PASTED_KEYS, PastedServer, Protocol, ServerConfig, Timeouts,
-    Transport,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, OAuthClient, PASTED_KEYS, PastedServer, Protocol, ServerConfig,
+    Timeouts, Transport,
 };
 pub use crate::elicit::{AcceptDefaults, Elicitation, ElicitationAnswer, ElicitationMode, Elicitor};
 pub use crate::environment::INHERITED_VARS;
@@ -75,4 +76,5 @@ pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Str
     environment::expand(text, lookup)
 }
 pub use crate::error::Error;
+pub use crate::oauth::{Login, TokenFile};
 pub use crate::skill::{McpSkill, McpTool};

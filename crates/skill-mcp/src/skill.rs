@@ -21,6 +21,7 @@ use crate::connection::{Connection, Endpoint, Handler, Person};
 use crate::elicit::Elicitor;
 use crate::environment::{expand, server_env};
 use crate::error::stderr_suffix;
+use crate::oauth::TokenFile;
 use crate::route::{CallRoute, CallRoutes};
 
 mod input;
@@ -47,6 +48,7 @@ pub struct McpSkill {
     items: Items,
     refresher: Option<tokio::task::JoinHandle<()>>,
     elicitor: Option<Arc<dyn Elicitor>>,
+    tokens: Option<TokenFile>,
 }
 
 impl McpSkill {
@@ -68,7 +70,16 @@ impl McpSkill {
             items: Items::default(),
             refresher: None,
             elicitor: None,
+            tokens: None,
         }
+    }
+
+    /// Keeps the OAuth tokens of a `url` server in `tokens`: a [`Login`](crate::Login)
+    /// puts them there, and the connection sends them.
+    #[must_use]
+    pub fn with_token_file(mut self, tokens: TokenFile) -> Self {
+        self.tokens = Some(tokens);
+        self
     }
 
     /// Has `elicitor` answer the server's elicitations outside gateway calls (where the
@@ -139,7 +150,8 @@ impl McpSkill {
                     header_value.set_sensitive(true);
                     header_map.insert(header_name, header_value);
                 }
-                Ok(Endpoint::Http { url: expand_at(url, &|| "url".to_owned())?, headers: header_map })
+                let url = expand_at(url, &|| "url".to_owned())?;
+                Ok(Endpoint::Http { url, headers: header_map, tokens: self.tokens.clone() })
             }
         }
     }
@@ -376,9 +388,12 @@ impl Shared {
         let listed = tokio::time::timeout(startup, self.list_items_unbounded(connection))
             .await
             .map_err(|_| Error::StartupTimeout { after: startup, stderr: connection.stderr() })?;
-        listed.map_err(|(what, error)| Error::Startup {
-            reason: format!("{what}: {}", self.endpoint.shown(&error)),
-            stderr: connection.stderr(),
+        listed.map_err(|(what, error)| {
+            let reason = self.endpoint.shown(&error);
+            if crate::connection::needs_login(&reason) {
+                return Error::LoginRequired { server: self.server.clone() };
+            }
+            Error::Startup { reason: format!("{what}: {reason}"), stderr: connection.stderr() }
         })
     }
 

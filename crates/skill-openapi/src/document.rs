@@ -11,6 +11,7 @@ use url::Url;
 use crate::Error;
 use crate::fetch::{self, Budget, LoadOptions};
 use crate::reference::FetchedDocument;
+use crate::swagger2;
 use skill_core::off_runtime;
 use skill_core::redact::{url as redacted, url_text as redacted_text};
 
@@ -188,7 +189,8 @@ impl Document {
     }
 
     /// Reads the document at `path`: JSON for `.json`, YAML for `.yaml` and `.yml`, else
-    /// JSON then YAML. Refuses Swagger 2.0 and versions other than 3.0.x and 3.1.x.
+    /// JSON then YAML. Converts Swagger 2.0 to OpenAPI 3.0; refuses other versions than
+    /// 3.0.x and 3.1.x.
     ///
     /// Its refs follow the file rules of [`Document::load`], with no private paths: load
     /// it with [`Document::load`] to name some.
@@ -205,6 +207,16 @@ impl Document {
     }
 
     fn with_origin(origin: DocumentOrigin, root: Value) -> Result<Self, Error> {
+        let root = match root {
+            Value::Object(object) if object.contains_key("swagger") => {
+                let found = version_text(&object["swagger"]);
+                if found != "2.0" {
+                    return Err(Error::UnsupportedSwagger { document: origin, found });
+                }
+                swagger2::convert(&origin, object)?
+            }
+            other => other,
+        };
         let version = detect_version(&origin, &root)?;
         Ok(Document { origin, version, root: Arc::new(root), referenced: Arc::from([]), private_paths: Arc::from([]) })
     }
@@ -243,8 +255,17 @@ pub(crate) fn is_http_url(source: &str) -> bool {
         .any(|prefix| source.get(..prefix.len()).is_some_and(|start| start.eq_ignore_ascii_case(prefix)))
 }
 
-/// What `openapi` (or `swagger`) says, checked: 3.0.x and 3.1.x pass. A YAML document may
-/// carry the version as a number (`openapi: 3.0`), which is accepted too.
+/// A version field's text; YAML may write it as a number (`openapi: 3.0`).
+fn version_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.trim().to_owned(),
+        Value::Number(number) => number.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// What `openapi` says, checked: 3.0.x and 3.1.x pass. A YAML document may carry the
+/// version as a number (`openapi: 3.0`), which is accepted too.
 fn detect_version(origin: &DocumentOrigin, root: &Value) -> Result<SpecVersion, Error> {
     let Some(object) = root.as_object() else {
         return Err(Error::InvalidDocument {
@@ -252,13 +273,8 @@ fn detect_version(origin: &DocumentOrigin, root: &Value) -> Result<SpecVersion, 
             reason: "the document is not an object".into(),
         });
     };
-    if object.contains_key("swagger") {
-        return Err(Error::Swagger2 { document: origin.clone() });
-    }
     let found = match object.get("openapi") {
-        Some(Value::String(text)) => text.trim().to_owned(),
-        Some(Value::Number(number)) => number.to_string(),
-        Some(other) => other.to_string(),
+        Some(value) => version_text(value),
         None => return Err(Error::UnsupportedVersion { document: origin.clone(), found: None }),
     };
     let mut parts = found.split('.');
@@ -401,13 +417,16 @@ mod tests {
     }
 
     #[test]
-    fn swagger_2_and_other_versions_are_refused_naming_the_file() {
-        let error = load("petstore.json", r#"{"swagger": "2.0", "paths": {}}"#).unwrap_err();
+    fn swagger_2_is_converted_and_other_versions_are_refused_naming_the_file() {
+        let document = load("petstore.yaml", "swagger: 2.0\nhost: pets.example\npaths: {}\n").unwrap();
+        assert_eq!(document.version(), SpecVersion::V3_0);
+        assert_eq!(document.root()["servers"], serde_json::json!([{"url": "https://pets.example"}]));
+        let error = load("petstore.json", r#"{"swagger": "1.2", "paths": {}}"#).unwrap_err();
         assert!(
-            matches!(&error, Error::Swagger2 { document } if document.path().is_some_and(|path| path.ends_with("petstore.json"))),
+            matches!(&error, Error::UnsupportedSwagger { document, found } if found == "1.2" && document.path().is_some_and(|path| path.ends_with("petstore.json"))),
             "{error:?}"
         );
-        assert!(error.to_string().contains("petstore.json is Swagger 2.0"), "{error}");
+        assert!(error.to_string().contains("petstore.json is Swagger 1.2, which is not supported"), "{error}");
 
         let error = load("next.yaml", "openapi: 3.2.0\n").unwrap_err();
         assert!(

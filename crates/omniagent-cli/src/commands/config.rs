@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use omniagent_host::{AgentConfig, Config};
 use serde::Serialize;
-use skill_core::{SecretResolver, ToolFailure};
+use skill_core::{LeftOutKeyword, SecretResolver, ToolFailure};
 
 use super::Session;
 use crate::args::ConfigCommand;
@@ -53,6 +53,9 @@ pub(crate) struct DocumentCheck {
     pub(crate) tools: usize,
     /// The operations that are no tool, each with why.
     pub(crate) skipped_tools: Vec<ToolFailure>,
+    /// The parts of tools' input schemas left out (the tools load without them), each
+    /// with why.
+    pub(crate) left_out_keywords: Vec<LeftOutKeyword>,
     pub(crate) error: Option<String>,
 }
 
@@ -124,11 +127,18 @@ async fn openapi_documents(config: &AgentConfig, agent: &Option<String>, session
     loaded
         .into_iter()
         .map(|(skill, tools)| {
-            let (tools, skipped_tools, error) = match tools {
-                Ok((tools, skipped_tools)) => (tools, skipped_tools, None),
-                Err(error) => (0, Vec::new(), Some(error)),
+            let (check, error) = match tools {
+                Ok(check) => (check, None),
+                Err(error) => (omniagent_host::OpenApiToolsCheck::default(), Some(error)),
             };
-            DocumentCheck { agent: agent.clone(), skill, tools, skipped_tools, error }
+            DocumentCheck {
+                agent: agent.clone(),
+                skill,
+                tools: check.tools,
+                skipped_tools: check.skipped_tools,
+                left_out_keywords: check.left_out_keywords,
+                error,
+            }
         })
         .collect()
 }

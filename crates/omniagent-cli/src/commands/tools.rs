@@ -18,7 +18,8 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
     match command {
         ToolsCommand::List => {
             let agent = start_agent(&config, &session.home, Wanted::All, session.person()).await?;
-            render::tools(&agent.tools(), &agent.skipped(), &agent.skipped_tools(), session.json)?;
+            let left_out = agent.left_out_keywords();
+            render::tools(&agent.tools(), &agent.skipped(), &agent.skipped_tools(), &left_out, session.json)?;
             agent.close().await;
             Ok(ExitCode::SUCCESS)
         }

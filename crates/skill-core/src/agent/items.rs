@@ -282,7 +282,7 @@ impl Agent {
     /// Unregisters every tool, prompt and resource of `skill` (which failed to load).
     pub(super) fn forget_items(&self, skill: &str) {
         write(&self.inner.tools).retain(|_, registered| registered.source().skill != skill);
-        write(&self.inner.skipped_tools).remove(skill);
+        write(&self.inner.tool_problems).remove(skill);
         write(&self.inner.prompts).retain(|_, registered| registered.skill != skill);
         write(&self.inner.resources).remove(skill);
         write(&self.inner.plain).remove(skill);

@@ -1,6 +1,7 @@
 //! The tools of an agent's skills: their registry, with each tool's compiled input
-//! schema, the tools left out (a schema that does not compile costs only its tool), and
-//! calls, checked against the schema.
+//! schema, the parts of schemas left out (a keyword the validator cannot use costs only
+//! itself: [`left_out`](super::left_out)), the tools left out (a schema that still does not
+//! compile costs only its tool), and calls, checked against the schema.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -11,6 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tracing::Instrument;
 
+use super::left_out::{LeftOut, LeftOutKeyword, compile_leaving_out, description_note};
 use super::{Agent, read, write};
 use crate::naming::close_names;
 use crate::{SourceKind, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError, ToolOutput, ToolSource};
@@ -27,6 +29,15 @@ pub struct ToolFailure {
     pub reason: String,
 }
 
+/// What the agent could not take whole of one skill's tools.
+#[derive(Debug, Default)]
+pub(super) struct ToolProblems {
+    /// The tools left out.
+    skipped: Vec<ToolFailure>,
+    /// The parts of input schemas left out, the tools registered without them.
+    left_out: Vec<LeftOutKeyword>,
+}
+
 /// A tool as the agent registered it: the tool, its agent-level name and its source.
 #[derive(Clone)]
 pub struct RegisteredTool {
@@ -37,6 +48,10 @@ struct Entry {
     context: ToolContext,
     tool: Arc<dyn Tool>,
     validator: jsonschema::Validator,
+    /// The input schema as compiled, when parts of the tool's own were left out.
+    input_schema: Option<Value>,
+    /// The tool's description with a note of what goes unchecked, when that matters.
+    description: Option<String>,
 }
 
 impl RegisteredTool {
@@ -50,14 +65,16 @@ impl RegisteredTool {
         &self.entry.context.source
     }
 
-    /// What the tool does.
+    /// What the tool does; with a note of what its arguments are not checked for, when
+    /// parts of its input schema were left out.
     pub fn description(&self) -> &str {
-        self.entry.tool.description()
+        self.entry.description.as_deref().unwrap_or_else(|| self.entry.tool.description())
     }
 
-    /// The JSON Schema of the tool's arguments.
+    /// The JSON Schema of the tool's arguments, as the agent checks them: the tool's own,
+    /// less the parts left out ([`Agent::left_out_keywords`]).
     pub fn input_schema(&self) -> &Value {
-        self.entry.tool.input_schema()
+        self.entry.input_schema.as_ref().unwrap_or_else(|| self.entry.tool.input_schema())
     }
 
     /// A human-readable title, if the tool has one.
@@ -115,14 +132,16 @@ impl fmt::Debug for RegisteredTool {
 
 impl Agent {
     /// Replaces the registered tools of the skill `skill` (of kind `kind`) with `tools`,
-    /// all or none; on a name collision the old tools stay. A tool whose input schema
+    /// all or none; on a name collision the old tools stay. A part of an input schema the
+    /// validator cannot use costs only itself: it is left out, and kept among the
+    /// [left-out keywords](Agent::left_out_keywords). A tool whose input schema still
     /// cannot be compiled costs only itself: it is left out, and kept among the skill's
     /// [skipped tools](Agent::skipped_tools) with the reason. Only [`Agent::admit`] and a
     /// [`SkillHandle`](super::SkillHandle) call it, with the members locked.
     pub(super) fn replace_tools(&self, skill: &str, kind: SourceKind, tools: Vec<Arc<dyn Tool>>) -> Result<(), String> {
         let mut registry = write(&self.inner.tools);
         let mut new_tools: BTreeMap<String, RegisteredTool> = BTreeMap::new();
-        let mut skipped = Vec::new();
+        let mut problems = ToolProblems::default();
         for tool in tools {
             let source = ToolSource { kind, skill: skill.to_owned(), tool: tool.name().to_owned() };
             let name = self.item_name(skill, &source.tool);
@@ -130,22 +149,33 @@ impl Agent {
             if let Some(existing) = existing.or_else(|| new_tools.get(&name)) {
                 return Err(format!("tool name `{name}` of {source} collides with {}", existing.source()));
             }
-            let validator = match compile(tool.input_schema()) {
-                Ok(validator) => validator,
+            let compiled = match compile_leaving_out(tool.input_schema(), compile) {
+                Ok(compiled) => compiled,
                 Err(error) => {
                     let reason = format!("its input schema is not usable: {error}");
                     tracing::warn!(skill, tool = %source.tool, "tool left out: {reason}");
-                    skipped.push(ToolFailure { skill: skill.to_owned(), tool: source.tool, reason });
+                    problems.skipped.push(ToolFailure { skill: skill.to_owned(), tool: source.tool, reason });
                     continue;
                 }
             };
+            let description = description_note(&compiled.left_out).map(|note| match tool.description() {
+                "" => note,
+                description => format!("{description}\n\n{note}"),
+            });
+            for LeftOut { location, keyword, reason } in compiled.left_out {
+                tracing::warn!(skill, tool = %source.tool, "`{keyword}` at `{location}` left out of the input schema: {reason}");
+                let (skill, tool) = (skill.to_owned(), source.tool.clone());
+                problems.left_out.push(LeftOutKeyword { skill, tool, location, keyword, reason });
+            }
             let context = ToolContext::new(name.clone(), source);
-            new_tools.insert(name, RegisteredTool { entry: Arc::new(Entry { context, tool, validator }) });
+            let entry =
+                Entry { context, tool, validator: compiled.validator, input_schema: compiled.schema, description };
+            new_tools.insert(name, RegisteredTool { entry: Arc::new(entry) });
         }
         registry.retain(|_, registered| registered.source().skill != skill);
         registry.extend(new_tools);
         drop(registry);
-        write(&self.inner.skipped_tools).insert(skill.to_owned(), skipped);
+        write(&self.inner.tool_problems).insert(skill.to_owned(), problems);
         self.inner.changes.send_modify(|changes| changes.tools += 1);
         Ok(())
     }
@@ -158,7 +188,14 @@ impl Agent {
     /// The tools the loaded skills gave that could not be registered, with the reason, in
     /// skill order.
     pub fn skipped_tools(&self) -> Vec<ToolFailure> {
-        read(&self.inner.skipped_tools).values().flatten().cloned().collect()
+        read(&self.inner.tool_problems).values().flat_map(|problems| problems.skipped.iter().cloned()).collect()
+    }
+
+    /// The parts of the registered tools' input schemas that were left out, with the
+    /// reason (a keyword the validator cannot use, a value that contradicts its `type`),
+    /// in skill order, then tool order.
+    pub fn left_out_keywords(&self) -> Vec<LeftOutKeyword> {
+        read(&self.inner.tool_problems).values().flat_map(|problems| problems.left_out.iter().cloned()).collect()
     }
 
     /// The tool called `name`: its agent-level name, or a bare tool name that exactly

@@ -358,7 +358,7 @@ async fn yaml_is_read_by_content_type_or_by_extension() {
 #[tokio::test]
 async fn errors_about_a_fetched_document_name_its_url() {
     let server = Server::start(vec![
-        ("/swagger.json", json_page(&json!({"swagger": "2.0"}))),
+        ("/swagger.json", json_page(&json!({"swagger": "1.2"}))),
         ("/broken.json", Page::Text { content_type: "application/json", body: Bytes::from("openapi: 3.1.0") }),
         ("/dangling.json", json_page(&json!({"openapi": "3.1.0", "paths": {"/a": {"$ref": "gone.json"}}}))),
     ])
@@ -371,8 +371,10 @@ async fn errors_about_a_fetched_document_name_its_url() {
 
     let url = server.url("/swagger.json");
     let error = load(&url).await.unwrap_err();
-    assert!(matches!(&error, Error::Swagger2 { document } if document.url().map(Url::as_str) == Some(&url)));
-    assert!(error.to_string().starts_with(&format!("{url} is Swagger 2.0")), "{error}");
+    assert!(
+        matches!(&error, Error::UnsupportedSwagger { document, .. } if document.url().map(Url::as_str) == Some(&url))
+    );
+    assert!(error.to_string().starts_with(&format!("{url} is Swagger 1.2")), "{error}");
 
     let url = server.url("/broken.json");
     let error = load(&url).await.unwrap_err();
@@ -552,7 +554,7 @@ async fn credentials_in_a_spec_url_never_show_in_errors_or_descriptions() {
             assert!(!text.contains(secret), "{secret} shows in {text}");
         }
     };
-    let swagger = json!({"swagger": "2.0"});
+    let swagger = json!({"swagger": "1.2"});
     let local_ref = json!({"openapi": "3.1.0", "components": {"schemas": {"A": {"$ref": "file:///etc/passwd"}}}});
     // Relative server URLs, which take the spec URL's user info.
     let usable = json!({

@@ -6,4 +6,5 @@ mod file_refs;
 mod origins;
 mod real_documents;
 mod runtime;
+mod swagger2;
 mod wire;
