@@ -316,11 +316,11 @@ impl Connection {
                 let service = started
                     .map_err(|_elapsed| Error::StartupTimeout { after: startup, stderr: String::new() })?
                     .map_err(|error| {
-                        let reason = endpoint.shown(&error);
-                        if needs_login(&reason) {
+                        if error.is_authorization_required() {
                             return Error::LoginRequired { server: server.to_owned() };
                         }
-                        Error::Startup { reason: startup_reason(&handler.protocol, reason), stderr: String::new() }
+                        let reason = startup_reason(&handler.protocol, endpoint.shown(&error));
+                        Error::Startup { reason, stderr: String::new() }
                     })?;
                 Ok(Self::new(service, handler, None, None))
             }
@@ -402,11 +402,6 @@ pub(crate) fn http_client(headers: &reqwest::header::HeaderMap) -> Result<reqwes
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|error| Error::HttpClient(error.to_string()))
-}
-
-/// Whether rmcp's error `reason` says the server wants an OAuth access token (its 401).
-pub(crate) fn needs_login(reason: &str) -> bool {
-    reason.contains("Auth required")
 }
 
 /// The OAuth authorization of the server at `url` when its token file holds tokens

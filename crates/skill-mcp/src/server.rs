@@ -262,6 +262,15 @@ fn progress_to(
     (Some(sink), Some(forwarder))
 }
 
+/// What an upstream answered the caller's request with that goes to the caller as it
+/// is, if anything: an `input_required` for a 2026-07-28 client, or a JSON-RPC error.
+fn passed_up<R: From<rmcp::model::InputRequiredResult>>(caller: &caller::Caller) -> Option<Result<R, ErrorData>> {
+    caller.passed_up().map(|answer| match answer {
+        caller::PassedUp::InputRequired(asked) => Ok(asked.into()),
+        caller::PassedUp::Error(error) => Err(error),
+    })
+}
+
 /// A failed call's error as MCP expects it: an unknown name or bad arguments are the
 /// caller's mistake (invalid params); anything else is the tool's failure, an `isError`
 /// result carrying the message.
@@ -366,12 +375,8 @@ impl ServerHandler for Gateway {
             // Every progress notification goes out before the result.
             let _ = tokio::time::timeout(PROGRESS_FLUSH_BOUND, forwarder).await;
         }
-        // An upstream's `input_required` for a 2026-07-28 client, and its JSON-RPC errors,
-        // go to the client as they are.
-        match caller.passed_up() {
-            Some(caller::PassedUp::InputRequired(asked)) => return Ok(CallToolResponse::InputRequired(asked)),
-            Some(caller::PassedUp::Error(error)) => return Err(error),
-            None => {}
+        if let Some(answer) = passed_up(&caller) {
+            return answer;
         }
         match outcome {
             Ok(output) => convert::call_result(output).map(Into::into),
@@ -421,8 +426,12 @@ impl ServerHandler for Gateway {
     ) -> Result<GetPromptResponse, ErrorData> {
         let agent = self.request_agent(&context).await?;
         let arguments = convert::prompt_arguments(request.arguments);
-        let output = agent.get_prompt(&request.name, arguments).await.map_err(item_error)?;
-        convert::prompt_result(&output).map(Into::into)
+        let caller = caller::Caller::of(&context).answering(request.input_responses, request.request_state);
+        let outcome = caller.clone().serving(agent.get_prompt(&request.name, arguments)).await;
+        if let Some(answer) = passed_up(&caller) {
+            return answer;
+        }
+        convert::prompt_result(&outcome.map_err(item_error)?).map(Into::into)
     }
 
     async fn list_resources(
@@ -459,7 +468,12 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let agent = self.request_agent(&context).await?;
-        let output = agent.read_resource(&request.uri).await.map_err(|error| match error {
+        let caller = caller::Caller::of(&context).answering(request.input_responses, request.request_state);
+        let outcome = caller.clone().serving(agent.read_resource(&request.uri)).await;
+        if let Some(answer) = passed_up(&caller) {
+            return answer;
+        }
+        let output = outcome.map_err(|error| match error {
             // 2026-07-28 (SEP-2164) makes an unknown resource invalid params; before, it
             // has its own code. Both carry the URI.
             ToolError::NotFound { .. } => {

@@ -389,11 +389,10 @@ impl Shared {
             .await
             .map_err(|_| Error::StartupTimeout { after: startup, stderr: connection.stderr() })?;
         listed.map_err(|(what, error)| {
-            let reason = self.endpoint.shown(&error);
-            if crate::connection::needs_login(&reason) {
+            if error.is_authorization_required() {
                 return Error::LoginRequired { server: self.server.clone() };
             }
-            Error::Startup { reason: format!("{what}: {reason}"), stderr: connection.stderr() }
+            Error::Startup { reason: format!("{what}: {}", self.endpoint.shown(&error)), stderr: connection.stderr() }
         })
     }
 

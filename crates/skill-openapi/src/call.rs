@@ -57,7 +57,7 @@ use url::Url;
 pub use self::auth::{ApiKeyLocation, Credential};
 pub use self::binary::{BINARY_ARGUMENT_HELP, DEFAULT_MAX_UPLOAD_BYTES, FILE_ARGUMENT_HELP};
 
-pub(crate) use self::auth::{Requirements, read_requirements};
+pub(crate) use self::auth::{DeclaredSchemes, Requirements, read_requirements};
 
 use self::auth::PlacedCredential;
 use self::binary::Uploads;

@@ -1,5 +1,6 @@
 //! Loading an OpenAPI document, JSON or YAML, from a file or an http(s) URL, read
-//! leniently into a `serde_json::Value`, with its version checked.
+//! leniently into a `serde_json::Value`, with its version checked (3.0.x, 3.1.x, 3.2.x;
+//! Swagger 2.0 converted to 3.0).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,12 @@ pub enum SpecVersion {
     V3_0,
     /// OpenAPI 3.1.x: schemas are JSON Schema 2020-12.
     V3_1,
+    /// OpenAPI 3.2.x: as 3.1, and besides the `query` method and `additionalOperations`
+    /// (any method), `in: querystring` parameters, `itemSchema` for sequential media types,
+    /// security requirements naming a scheme by URI and deprecated schemes. What else 3.2
+    /// adds and tools do not use (`$self`, tag `kind` and `parent`, `oauth2MetadataUrl`,
+    /// the device authorization flow) is left alone, as any unknown field is.
+    V3_2,
 }
 
 impl fmt::Display for SpecVersion {
@@ -31,6 +38,7 @@ impl fmt::Display for SpecVersion {
         formatter.write_str(match self {
             SpecVersion::V3_0 => "3.0",
             SpecVersion::V3_1 => "3.1",
+            SpecVersion::V3_2 => "3.2",
         })
     }
 }
@@ -98,7 +106,7 @@ impl fmt::Debug for DocumentOrigin {
     }
 }
 
-/// An OpenAPI 3.0 or 3.1 document, as read from its file or fetched from its URL.
+/// An OpenAPI 3.0, 3.1 or 3.2 document, as read from its file or fetched from its URL.
 ///
 /// Nothing beyond the version is checked when loading: the parts a tool needs are read
 /// when tools are built ([`Document::tools`](crate::Document::tools)), so a document that
@@ -190,7 +198,7 @@ impl Document {
 
     /// Reads the document at `path`: JSON for `.json`, YAML for `.yaml` and `.yml`, else
     /// JSON then YAML. Converts Swagger 2.0 to OpenAPI 3.0; refuses other versions than
-    /// 3.0.x and 3.1.x.
+    /// 3.0.x, 3.1.x and 3.2.x.
     ///
     /// Its refs follow the file rules of [`Document::load`], with no private paths: load
     /// it with [`Document::load`] to name some.
@@ -264,7 +272,7 @@ fn version_text(value: &Value) -> String {
     }
 }
 
-/// What `openapi` says, checked: 3.0.x and 3.1.x pass. A YAML document may carry the
+/// What `openapi` says, checked: 3.0.x, 3.1.x and 3.2.x pass. A YAML document may carry the
 /// version as a number (`openapi: 3.0`), which is accepted too.
 fn detect_version(origin: &DocumentOrigin, root: &Value) -> Result<SpecVersion, Error> {
     let Some(object) = root.as_object() else {
@@ -281,6 +289,7 @@ fn detect_version(origin: &DocumentOrigin, root: &Value) -> Result<SpecVersion, 
     match (parts.next(), parts.next()) {
         (Some("3"), Some("0")) => Ok(SpecVersion::V3_0),
         (Some("3"), Some("1")) => Ok(SpecVersion::V3_1),
+        (Some("3"), Some("2")) => Ok(SpecVersion::V3_2),
         _ => Err(Error::UnsupportedVersion { document: origin.clone(), found: Some(found) }),
     }
 }
@@ -401,6 +410,12 @@ mod tests {
             SpecVersion::V3_1,
         );
         check("spec.txt", r#"{"openapi": "3.0.0"}"#, SpecVersion::V3_0);
+        check("a.yaml", "openapi: 3.2.0\npaths: {}\n", SpecVersion::V3_2);
+        check(
+            "b.json",
+            r#"{"openapi": "3.2.1", "$self": "https://example.com/api/openapi", "paths": {}}"#,
+            SpecVersion::V3_2,
+        );
     }
 
     #[test]
@@ -417,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn swagger_2_is_converted_and_other_versions_are_refused_naming_the_file() {
+    fn swagger_2_is_converted_and_versions_after_3_2_are_refused_naming_the_file() {
         let document = load("petstore.yaml", "swagger: 2.0\nhost: pets.example\npaths: {}\n").unwrap();
         assert_eq!(document.version(), SpecVersion::V3_0);
         assert_eq!(document.root()["servers"], serde_json::json!([{"url": "https://pets.example"}]));
@@ -428,14 +443,19 @@ mod tests {
         );
         assert!(error.to_string().contains("petstore.json is Swagger 1.2, which is not supported"), "{error}");
 
-        let error = load("next.yaml", "openapi: 3.2.0\n").unwrap_err();
+        let error = load("next.yaml", "openapi: 3.3.0\n").unwrap_err();
         assert!(
-            matches!(&error, Error::UnsupportedVersion { found: Some(found), .. } if found == "3.2.0"),
+            matches!(&error, Error::UnsupportedVersion { found: Some(found), .. } if found == "3.3.0"),
             "{error:?}"
         );
         assert!(
-            error.to_string().ends_with("next.yaml is not an OpenAPI 3.0 or 3.1 document (`openapi: 3.2.0`)"),
+            error.to_string().ends_with("next.yaml is not an OpenAPI 3.0, 3.1 or 3.2 document (`openapi: 3.3.0`)"),
             "{error}"
+        );
+        let error = load("four.json", r#"{"openapi": "4.0.0"}"#).unwrap_err();
+        assert!(
+            matches!(&error, Error::UnsupportedVersion { found: Some(found), .. } if found == "4.0.0"),
+            "{error:?}"
         );
 
         let error = load("empty.json", "{}").unwrap_err();

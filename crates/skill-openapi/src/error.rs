@@ -72,6 +72,18 @@ pub enum Error {
         /// What the body was.
         kind: ValueKind,
     },
+    /// An `in: querystring` parameter (OpenAPI 3.2) sent as
+    /// `application/x-www-form-urlencoded` whose value is not a JSON object, one property
+    /// per field.
+    #[error(
+        "parameter `{parameter}`: a form-urlencoded query string must be a JSON object, one property per field, not {kind} value"
+    )]
+    QueryStringNotObject {
+        /// The parameter's name.
+        parameter: String,
+        /// What the value was.
+        kind: ValueKind,
+    },
     /// A cookie parameter given by `content`, whose value is sent as its media type writes
     /// it, with a character that a cookie value cannot hold (RFC 6265 §4.1.1: whitespace,
     /// `"`, `,`, `;`, `\`, control and non-ASCII characters), which could end the cookie
@@ -114,8 +126,8 @@ pub enum Error {
         /// What its `swagger` field says.
         found: String,
     },
-    /// A document whose `openapi` field is missing or not 3.0.x or 3.1.x.
-    #[error("{document} is not an OpenAPI 3.0 or 3.1 document ({})", found.as_deref().map_or_else(|| "no `openapi` field".to_owned(), |found| format!("`openapi: {found}`")))]
+    /// A document whose `openapi` field is missing or not 3.0.x, 3.1.x or 3.2.x.
+    #[error("{document} is not an OpenAPI 3.0, 3.1 or 3.2 document ({})", found.as_deref().map_or_else(|| "no `openapi` field".to_owned(), |found| format!("`openapi: {found}`")))]
     UnsupportedVersion {
         /// The file or URL.
         document: DocumentOrigin,
@@ -130,6 +142,19 @@ pub enum Error {
         document: DocumentOrigin,
         /// What is wrong, and where.
         reason: String,
+    },
+    /// An operation whose parameters OpenAPI 3.2 does not allow together: more than one
+    /// `in: querystring` parameter, or one beside `in: query` parameters (a querystring
+    /// parameter is the whole query string). Only that operation is left out.
+    #[error("{document}: {operation}: {problem}")]
+    QueryStringParameters {
+        /// The file or URL the operation's path item is in.
+        document: DocumentOrigin,
+        /// The operation: its method and path template, and its `operationId` if any
+        /// (``GET /items (`listItems`)``).
+        operation: String,
+        /// What is wrong, naming the parameters.
+        problem: String,
     },
     /// A `$ref` out of the spec's folder. In a file: an absolute path, a `file:` URL, or a
     /// relative path that climbs out with `..` (or through a symbolic link). In a fetched

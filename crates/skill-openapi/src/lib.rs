@@ -1,5 +1,5 @@
-//! OpenAPI skills: any OpenAPI 3.0 or 3.1 document (or Swagger 2.0, converted) becomes
-//! tools, one per operation.
+//! OpenAPI skills: any OpenAPI 3.0, 3.1 or 3.2 document (or Swagger 2.0, converted)
+//! becomes tools, one per operation.
 //!
 //! The skill ([`OpenApiSkill`], set up by an [`OpenApiConfig`], the `openapi.<name>`
 //! section of the config file): `init` loads the document, makes one tool per operation
@@ -15,7 +15,7 @@
 //!
 //! Loading ([`Document::load`]): a file ([`Document::from_file`]) or an http(s) URL
 //! ([`Document::from_url`]), JSON or YAML, read leniently into a `serde_json::Value` with
-//! its version checked (3.0.x and 3.1.x; Swagger 2.0 converted to 3.0 first, by the 2.0
+//! its version checked (3.0.x, 3.1.x and 3.2.x; Swagger 2.0 converted to 3.0 first, by the 2.0
 //! specification's meaning of each part; others refused with a typed
 //! [`Error`] naming the file or URL, a [`DocumentOrigin`]). Nothing else is checked up
 //! front: the parts a tool needs are read when tools are built, so a document that is
@@ -34,8 +34,9 @@
 //! descriptions and `Debug` output: no user info, each query value as `REDACTED`.
 //!
 //! Operations to tools ([`Document::tools`]): one [`OperationTool`] per operation that an
-//! [`OperationFilter`] keeps, named from its `operationId` (else method and path) within
-//! `[A-Za-z0-9_-]` and 64 characters ([`operation_tool_name`]), duplicates numbered;
+//! [`OperationFilter`] keeps (the fixed method fields, OpenAPI 3.2's `query` among them,
+//! and 3.2's `additionalOperations`, any [`Method`]), named from its `operationId` (else
+//! method and path) within `[A-Za-z0-9_-]` and 64 characters ([`operation_tool_name`]), duplicates numbered;
 //! path-item and operation parameters merged by (name, in), a name used in two locations
 //! disambiguated as `name__query`; the request body's media type chosen (JSON, then form,
 //! multipart, text, binary); and an input schema with one property per parameter plus
@@ -65,8 +66,9 @@
 //! the document's URL) and the [`Credential`]s (API key in a header, query or cookie,
 //! bearer, basic), matched to `securitySchemes` and sent as each operation's `security`
 //! asks. Parameters are serialized per the style tables, or by their media type when
-//! given by `content`; bodies go as JSON, form-urlencoded and multipart with the Encoding
-//! Object, text, or bytes (binary fields as base64, [`BINARY_ARGUMENT_HELP`], or with an
+//! given by `content` (an OpenAPI 3.2 `in: querystring` parameter is the whole query
+//! string, [`serialize_query_string`]); bodies go as JSON, JSON sequences, form-urlencoded
+//! and multipart with the Encoding Object, text, or bytes (binary fields as base64, [`BINARY_ARGUMENT_HELP`], or with an
 //! upload folder `file:` and a path in it, at most 100 MiB: [`FILE_ARGUMENT_HELP`]). A cookie
 //! given by `content` is sent as written, so one with a `;` or another character a cookie
 //! value cannot hold is refused. The response is a `ToolOutput`: status line,
@@ -176,5 +178,6 @@ pub use naming::{MAX_TOOL_NAME_LEN, operation_tool_name};
 pub use operation::{BodyKind, Method, OperationParameter, OperationTool, RequestBody, SkippedOperation, ToolSet};
 pub use serialize::{
     Location, ParameterSpec, PropertyEncoding, SerializedParameter, Style, ValueKind, encode_form_urlencoded,
+    serialize_query_string,
 };
 pub use skill::OpenApiSkill;

@@ -13,12 +13,29 @@ pub(crate) fn is_json(media_type: &str) -> bool {
     essence == "application/json" || essence.ends_with("+json")
 }
 
-/// Text a person or a model can read: `text/*`, JSON, XML, YAML, JavaScript and
-/// form-urlencoded. Everything else is treated as binary.
+/// A sequential JSON media type (OpenAPI 3.2, Sequential Media Types): JSON Lines and its
+/// aliases, one JSON text per line, or RFC 7464 JSON text sequences (`application/json-seq`,
+/// and `+json-seq` types such as `application/geo+json-seq`).
+pub(crate) fn is_json_sequence(media_type: &str) -> bool {
+    let essence = essence(media_type);
+    matches!(essence.as_str(), "application/jsonl" | "application/x-ndjson" | "application/x-jsonlines")
+        || is_record_separated(&essence)
+}
+
+/// An RFC 7464 JSON text sequence: each item after a record separator (`0x1E`).
+pub(crate) fn is_record_separated(media_type: &str) -> bool {
+    let essence = essence(media_type);
+    essence == "application/json-seq" || essence.ends_with("+json-seq")
+}
+
+/// Text a person or a model can read: `text/*` (server-sent events included), JSON and JSON
+/// sequences, XML, YAML, JavaScript and form-urlencoded. Everything else is treated as
+/// binary.
 pub(crate) fn is_textual(media_type: &str) -> bool {
     let essence = essence(media_type);
     essence.starts_with("text/")
         || is_json(&essence)
+        || is_json_sequence(&essence)
         || essence.ends_with("+xml")
         || essence.ends_with("+yaml")
         || matches!(
@@ -63,8 +80,19 @@ mod tests {
         assert_eq!(essence(" Application/JSON ; charset=UTF-8"), "application/json");
         assert!(is_json("application/problem+json"));
         assert!(!is_json("application/jsonl"));
-        for textual in ["text/csv", "application/xml", "image/svg+xml", "application/yaml", "application/vnd.api+json"]
-        {
+        assert!(is_json_sequence("Application/JSON-seq") && is_json_sequence("application/x-jsonlines"));
+        assert!(is_record_separated("application/geo+json-seq") && !is_record_separated("application/jsonl"));
+        assert!(!is_json_sequence("application/json"));
+        for textual in [
+            "text/csv",
+            "application/xml",
+            "image/svg+xml",
+            "application/yaml",
+            "application/vnd.api+json",
+            "application/jsonl",
+            "application/x-ndjson; charset=utf-8",
+            "text/event-stream",
+        ] {
             assert!(is_textual(textual), "{textual}");
         }
         for binary in ["application/octet-stream", "image/png", "application/pdf", "audio/wav"] {

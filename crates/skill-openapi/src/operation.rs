@@ -1,92 +1,30 @@
-//! Operations to tools: one [`OperationTool`] per operation of a [`Document`], with its
-//! parameters merged and named, its request body's media type chosen, and its input schema.
+//! Operations to tools: one [`OperationTool`] per operation of a [`Document`] (module
+//! `method`: which operations a path item has), with its parameters merged and named
+//! (module `parameters`), its request body's media type chosen, and its input schema.
 
-use std::collections::{BTreeMap, HashMap};
-use std::fmt;
+mod method;
+mod parameters;
+
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 use url::Url;
 
 use crate::Error;
 use crate::call::operations::{OperationDetails, PartHeaders, operation_server, read_part_headers};
-use crate::call::{BINARY_ARGUMENT_HELP, FILE_ARGUMENT_HELP, Requirements, read_requirements};
+use crate::call::{BINARY_ARGUMENT_HELP, DeclaredSchemes, FILE_ARGUMENT_HELP, Requirements, read_requirements};
 use crate::document::{Document, DocumentOrigin};
 use crate::filter::{OperationFilter, OperationInfo};
 use crate::input_schema::SchemaCatalog;
-use crate::media_type::{essence, is_textual};
+use crate::media_type::{essence, is_json_sequence, is_textual};
 use crate::naming::{MAX_TOOL_NAME_LEN, make_unique, operation_tool_name};
 use crate::reference::{DocId, Resolver};
-use crate::serialize::{Location, ParameterSpec, PropertyEncoding, Style};
-use skill_core::shorten_tool_name;
+use crate::serialize::{ParameterSpec, PropertyEncoding};
 
-/// An HTTP method an operation can have (the Path Item Object's fixed fields).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Method {
-    /// `GET`.
-    Get,
-    /// `PUT`.
-    Put,
-    /// `POST`.
-    Post,
-    /// `DELETE`.
-    Delete,
-    /// `OPTIONS`.
-    Options,
-    /// `HEAD`.
-    Head,
-    /// `PATCH`.
-    Patch,
-    /// `TRACE`.
-    Trace,
-}
+pub use self::method::Method;
 
-impl Method {
-    const ALL: [Method; 8] = [
-        Method::Get,
-        Method::Put,
-        Method::Post,
-        Method::Delete,
-        Method::Options,
-        Method::Head,
-        Method::Patch,
-        Method::Trace,
-    ];
-
-    /// The method as sent, uppercase (`"GET"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Put => "PUT",
-            Method::Post => "POST",
-            Method::Delete => "DELETE",
-            Method::Options => "OPTIONS",
-            Method::Head => "HEAD",
-            Method::Patch => "PATCH",
-            Method::Trace => "TRACE",
-        }
-    }
-
-    /// The key of the operation in a Path Item Object (`"get"`).
-    pub fn path_item_key(self) -> &'static str {
-        match self {
-            Method::Get => "get",
-            Method::Put => "put",
-            Method::Post => "post",
-            Method::Delete => "delete",
-            Method::Options => "options",
-            Method::Head => "head",
-            Method::Patch => "patch",
-            Method::Trace => "trace",
-        }
-    }
-}
-
-impl fmt::Display for Method {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.as_str())
-    }
-}
+use self::method::path_item_operations;
+use self::parameters::argument_names;
 
 /// One parameter of an operation, and the input-schema property that carries its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,8 +38,13 @@ pub struct OperationParameter {
     /// Whether the value must be given (always for path parameters).
     pub required: bool,
     /// For a parameter given by `content` instead of `schema`: its one media type, which
-    /// says how the value becomes text (no `style` applies).
+    /// says how the value becomes text (no `style` applies). Always set for an
+    /// `in: querystring` parameter (`application/x-www-form-urlencoded` when the document
+    /// gives a `schema` alone).
     pub content_type: Option<String>,
+    /// For a parameter given by `content` as `application/x-www-form-urlencoded` (an
+    /// `in: querystring` parameter), the media type's Encoding Object per property.
+    pub encodings: BTreeMap<String, PropertyEncoding>,
 }
 
 /// How a request body is sent, from its media type.
@@ -110,6 +53,10 @@ pub struct OperationParameter {
 pub enum BodyKind {
     /// `application/json` and other `+json` types.
     Json,
+    /// A sequence of JSON texts, one per item of an array (OpenAPI 3.2's sequential media
+    /// types): `application/jsonl`, `application/x-ndjson` and `application/x-jsonlines`,
+    /// one per line; `application/json-seq` (RFC 7464), each after a record separator.
+    JsonSequence,
     /// `application/x-www-form-urlencoded`, with the Encoding Object.
     FormUrlEncoded,
     /// `multipart/form-data` (and other `multipart/*`), with the Encoding Object.
@@ -124,7 +71,7 @@ pub enum BodyKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestBody {
     /// The media type chosen, as the document writes it: `application/json` first, then
-    /// other JSON types, `application/x-www-form-urlencoded`, `multipart/form-data`,
+    /// other JSON types and JSON sequences, `application/x-www-form-urlencoded`, `multipart/form-data`,
     /// `text/plain`, `application/octet-stream`, then the first one listed.
     pub media_type: String,
     /// How it is sent.
@@ -155,7 +102,8 @@ pub struct OperationTool {
     /// Whether the operation is deprecated.
     pub deprecated: bool,
     /// Path-item and operation parameters, merged, unique by (name, in); header parameters
-    /// named `Accept`, `Content-Type` and `Authorization` left out, as the spec says.
+    /// named `Accept`, `Content-Type` and `Authorization` left out, as the spec says. At
+    /// most one is `in: querystring`, and then none is `in: query`.
     pub parameters: Vec<OperationParameter>,
     /// The request body, if the operation has one.
     pub request_body: Option<RequestBody>,
@@ -241,14 +189,19 @@ impl Document {
                     continue;
                 }
             };
-            for method in Method::ALL {
-                let Some(operation) = path_item.get(method.path_item_key()) else { continue };
+            let Some(item_object) = path_item.as_object() else { continue };
+            let (operations, refused) = path_item_operations(item_object);
+            for refused in refused {
+                let error = builder.invalid(item_doc, format!("{}: {}", path, refused.reason));
+                set.skipped.push(SkippedOperation { method: refused.method, path: path.clone(), error });
+            }
+            for (method, operation) in operations {
                 let operation_id = operation.get("operationId").and_then(Value::as_str);
                 let tags = string_list(operation.get("tags"));
                 if !filter.matches(&OperationInfo { operation_id, tags: &tags, path }) {
                     continue;
                 }
-                match builder.build(item_doc, &path_item, method, path, operation, tags) {
+                match builder.build(item_doc, &path_item, &method, path, operation, tags) {
                     Ok(tool) => set.tools.push(tool),
                     Err(error) => {
                         set.skipped.push(SkippedOperation { method: Some(method), path: path.clone(), error })
@@ -277,30 +230,25 @@ struct ToolBuilder {
     /// The document, and its URL, against which operations' relative server URLs resolve.
     origin: DocumentOrigin,
     url: Option<Url>,
+    /// The document's security schemes, as requirements name them.
+    declared_schemes: DeclaredSchemes,
     /// The document's `security`, for operations without their own.
     root_security: Option<Requirements>,
 }
 
-/// A parameter read from the document, before its argument name is chosen.
-struct ReadParameter {
-    spec: ParameterSpec,
-    required: bool,
-    content_type: Option<String>,
-    schema: Value,
-    description: Option<String>,
-    deprecated: bool,
-}
-
 impl ToolBuilder {
     fn new(document: &Document) -> Self {
-        let resolver = Resolver::new(document);
+        let mut resolver = Resolver::new(document);
         let catalog = SchemaCatalog::new(document.version, &resolver);
+        let declared_schemes = DeclaredSchemes::read(document, &mut resolver);
+        let root_security = read_requirements(document.root.get("security"), &declared_schemes);
         ToolBuilder {
             resolver,
             catalog,
             origin: document.origin.clone(),
             url: document.url().cloned(),
-            root_security: read_requirements(document.root.get("security")),
+            declared_schemes,
+            root_security,
         }
     }
 
@@ -312,80 +260,30 @@ impl ToolBuilder {
         &mut self,
         item_doc: DocId,
         path_item: &Value,
-        method: Method,
+        method: &Method,
         path: &str,
         operation: &Value,
         tags: Vec<String>,
     ) -> Result<OperationTool, Error> {
         let operation_id = operation.get("operationId").and_then(Value::as_str).map(str::to_owned);
         let deprecated = operation.get("deprecated") == Some(&Value::Bool(true));
-        let mut warnings = Vec::new();
         let mut referenced = Vec::new();
 
-        // Path-item parameters first, then the operation's, which replace those with the
-        // same (name, in) in place.
-        let mut parameters: Vec<ReadParameter> = Vec::new();
-        let mut index_by_key: HashMap<(String, Location), usize> = HashMap::new();
-        let declared = [path_item.get("parameters"), operation.get("parameters")];
-        for list in declared.into_iter().flatten() {
-            let Some(list) = list.as_array() else {
-                return Err(self.invalid(item_doc, format!("{method} {path}: `parameters` is not an array")));
-            };
-            for raw in list {
-                let Some(parameter) =
-                    self.read_parameter(item_doc, method, path, raw, &mut referenced, &mut warnings)?
-                else {
-                    continue;
-                };
-                let key_name = match parameter.spec.location {
-                    Location::Header => parameter.spec.name.to_ascii_lowercase(),
-                    _ => parameter.spec.name.clone(),
-                };
-                match index_by_key.get(&(key_name.clone(), parameter.spec.location)) {
-                    Some(&index) => parameters[index] = parameter,
-                    None => {
-                        index_by_key.insert((key_name, parameter.spec.location), parameters.len());
-                        parameters.push(parameter);
-                    }
-                }
-            }
-        }
+        let (mut parameters, warnings) =
+            self.read_parameters(item_doc, path_item, method, path, operation, &mut referenced)?;
 
         let request_body = match operation.get("requestBody") {
             Some(raw) => Some(self.read_request_body(item_doc, raw, &mut referenced)?),
             None => None,
         };
         let mut details = OperationDetails {
-            security: read_requirements(operation.get("security")).or_else(|| self.root_security.clone()),
+            security: read_requirements(operation.get("security"), &self.declared_schemes)
+                .or_else(|| self.root_security.clone()),
             server: operation_server(&self.origin, self.url.as_ref(), path_item, operation),
             part_headers: BTreeMap::new(),
         };
 
-        // Argument names: sanitized; a name used twice gets its location added; at most
-        // 64 characters, as model APIs require of property names.
-        let bases: Vec<String> = parameters.iter().map(|parameter| argument_base(&parameter.spec.name)).collect();
-        let mut counts: HashMap<&str, usize> = HashMap::new();
-        for base in &bases {
-            *counts.entry(base).or_default() += 1;
-        }
-        if request_body.is_some() {
-            *counts.entry("body").or_default() += 1;
-        }
-        let mut arguments: Vec<String> = bases
-            .iter()
-            .zip(&parameters)
-            .map(|(base, parameter)| {
-                let argument = match counts[base.as_str()] {
-                    1 => base.clone(),
-                    _ => format!("{base}__{}", parameter.spec.location),
-                };
-                shorten_tool_name(&format!("{}/{}", parameter.spec.location, parameter.spec.name), argument)
-            })
-            .collect();
-        if request_body.is_some() {
-            arguments.push("body".to_owned());
-        }
-        make_unique(&mut arguments, MAX_TOOL_NAME_LEN);
+        let arguments = argument_names(&parameters, request_body.is_some());
 
         let mut properties = Map::new();
         let mut required = Vec::new();
@@ -430,13 +328,14 @@ impl ToolBuilder {
                 argument,
                 required: parameter.required,
                 content_type: parameter.content_type,
+                encodings: parameter.encodings,
             })
             .collect();
         Ok(OperationTool {
             name: operation_tool_name(operation_id.as_deref(), method.path_item_key(), path),
             description: description(operation, method, path, deprecated),
             operation_id,
-            method,
+            method: method.clone(),
             path: path.to_owned(),
             tags,
             deprecated,
@@ -446,77 +345,6 @@ impl ToolBuilder {
             warnings,
             details,
         })
-    }
-
-    /// Reads one Parameter Object; `None` for the headers the spec says to ignore.
-    fn read_parameter(
-        &mut self,
-        item_doc: DocId,
-        method: Method,
-        path: &str,
-        raw: &Value,
-        referenced: &mut Vec<String>,
-        warnings: &mut Vec<Error>,
-    ) -> Result<Option<ReadParameter>, Error> {
-        let (doc, parameter) = self.resolver.resolve_object(item_doc, raw)?;
-        let name = parameter.get("name").and_then(Value::as_str);
-        let location = parameter.get("in").and_then(Value::as_str);
-        let (Some(name), Some(location_name)) = (name, location) else {
-            return Err(self.invalid(doc, format!("{method} {path}: a parameter has no `name` or no `in`")));
-        };
-        let Some(location) = Location::from_name(location_name) else {
-            return Err(
-                self.invalid(doc, format!("{method} {path}: parameter `{name}` has unknown `in: {location_name}`"))
-            );
-        };
-        if location == Location::Header
-            && ["accept", "content-type", "authorization"].contains(&name.to_ascii_lowercase().as_str())
-        {
-            return Ok(None);
-        }
-        let style = match parameter.get("style").and_then(Value::as_str) {
-            None => None,
-            Some(style_name) => match Style::from_name(style_name) {
-                Some(style) => Some(style),
-                None => {
-                    warnings.push(Error::UnknownStyle { parameter: name.to_owned(), style: style_name.to_owned() });
-                    None
-                }
-            },
-        };
-        let spec = ParameterSpec {
-            style,
-            explode: parameter.get("explode").and_then(Value::as_bool),
-            allow_reserved: parameter.get("allowReserved") == Some(&Value::Bool(true)),
-            ..ParameterSpec::new(name, location)
-        };
-        let mut content_type = None;
-        let any = json!({});
-        let raw_schema = match (parameter.get("schema"), parameter.get("content").and_then(Value::as_object)) {
-            (Some(schema), _) => {
-                if let Err(error) = spec.validate() {
-                    warnings.push(error);
-                }
-                schema
-            }
-            (None, Some(content)) => match content.iter().next() {
-                Some((media_type, media)) => {
-                    content_type = Some(media_type.clone());
-                    media.get("schema").unwrap_or(&any)
-                }
-                None => &any,
-            },
-            (None, None) => &any,
-        };
-        let schema = self.catalog.rewrite(&mut self.resolver, doc, raw_schema, referenced)?;
-        Ok(Some(ReadParameter {
-            spec,
-            required: location == Location::Path || parameter.get("required") == Some(&Value::Bool(true)),
-            content_type,
-            schema,
-            description: parameter.get("description").and_then(Value::as_str).map(str::to_owned),
-            deprecated: parameter.get("deprecated") == Some(&Value::Bool(true)),
-        }))
     }
 
     /// Reads a Request Body Object: the media type chosen, the `body` property's schema, and
@@ -535,31 +363,25 @@ impl ToolBuilder {
             .min_by_key(|(media_type, _)| media_type_rank(media_type))
             .map(|(media_type, media)| (media_type.clone(), media));
         let no_media = json!({});
-        let (media_type, media) = match chosen {
+        let (media_type, raw_media) = match chosen {
             Some((media_type, media)) => (media_type, media),
             None => ("application/octet-stream".to_owned(), &no_media),
         };
+        // OpenAPI 3.2: a Media Type Object may be a `$ref` (to `components.mediaTypes`).
+        let (doc, media) = self.resolver.resolve_object(doc, raw_media)?;
         let kind = body_kind(&media_type);
-        let mut encodings = BTreeMap::new();
-        if let Some(encoding) = media.get("encoding").and_then(Value::as_object) {
-            for (property, raw_encoding) in encoding {
-                let (_, encoding) = self.resolver.resolve_object(doc, raw_encoding)?;
-                encodings.insert(
-                    property.clone(),
-                    PropertyEncoding {
-                        content_type: encoding.get("contentType").and_then(Value::as_str).map(str::to_owned),
-                        style: encoding.get("style").and_then(Value::as_str).and_then(Style::from_name),
-                        explode: encoding.get("explode").and_then(Value::as_bool),
-                        allow_reserved: encoding.get("allowReserved").and_then(Value::as_bool),
-                    },
-                );
-            }
-        }
+        let encodings = self.read_encodings(doc, &media)?;
         let default_schema = match kind {
             BodyKind::Text | BodyKind::Binary => json!({"type": "string"}),
             _ => json!({}),
         };
-        let raw_schema = media.get("schema").unwrap_or(&default_schema);
+        // OpenAPI 3.2: a sequential media type (JSON Lines) may describe its items alone,
+        // by `itemSchema`; the body is then the array of those items.
+        let item_schema = match (kind, media.get("schema"), media.get("itemSchema")) {
+            (BodyKind::JsonSequence, None, Some(item_schema)) => Some(json!({"type": "array", "items": item_schema})),
+            _ => None,
+        };
+        let raw_schema = item_schema.as_ref().or(media.get("schema")).unwrap_or(&default_schema);
         let mut schema = self.catalog.rewrite(&mut self.resolver, doc, raw_schema, referenced)?;
         if let (Some(description), Value::Object(object)) =
             (body.get("description").and_then(Value::as_str), &mut schema)
@@ -583,7 +405,7 @@ impl ToolBuilder {
         }
         let required = body.get("required") == Some(&Value::Bool(true));
         let part_headers = match kind {
-            BodyKind::Multipart => read_part_headers(&mut self.resolver, doc, media),
+            BodyKind::Multipart => read_part_headers(&mut self.resolver, doc, &media),
             _ => BTreeMap::new(),
         };
         Ok((RequestBody { media_type, kind, required, encodings }, schema, part_headers))
@@ -595,7 +417,7 @@ fn media_type_rank(media_type: &str) -> u8 {
     let essence = essence(media_type);
     match essence.as_str() {
         "application/json" => 0,
-        _ if essence.ends_with("+json") => 1,
+        _ if essence.ends_with("+json") || is_json_sequence(&essence) => 1,
         "application/x-www-form-urlencoded" => 2,
         "multipart/form-data" => 3,
         "text/plain" => 4,
@@ -608,6 +430,8 @@ fn body_kind(media_type: &str) -> BodyKind {
     let essence = essence(media_type);
     if essence == "application/json" || essence.ends_with("+json") {
         BodyKind::Json
+    } else if is_json_sequence(&essence) {
+        BodyKind::JsonSequence
     } else if essence == "application/x-www-form-urlencoded" {
         BodyKind::FormUrlEncoded
     } else if essence.starts_with("multipart/") {
@@ -619,14 +443,7 @@ fn body_kind(media_type: &str) -> BodyKind {
     }
 }
 
-/// A parameter's name as an input property: `[A-Za-z0-9_.-]`, as model APIs require.
-fn argument_base(name: &str) -> String {
-    let sanitized: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' }).collect();
-    if sanitized.is_empty() { "_".to_owned() } else { sanitized }
-}
-
-fn description(operation: &Value, method: Method, path: &str, deprecated: bool) -> String {
+fn description(operation: &Value, method: &Method, path: &str, deprecated: bool) -> String {
     let text = |key: &str| operation.get(key).and_then(Value::as_str).map(str::trim).filter(|text| !text.is_empty());
     let mut description = match (text("summary"), text("description")) {
         (Some(summary), Some(description)) if summary != description => format!("{summary}\n\n{description}"),
@@ -641,7 +458,10 @@ fn description(operation: &Value, method: Method, path: &str, deprecated: bool) 
 
 #[cfg(test)]
 mod tests {
+    use skill_core::shorten_tool_name;
+
     use super::*;
+    use crate::serialize::{Location, Style};
 
     fn tools_of(root: Value) -> ToolSet {
         let folder = tempfile::tempdir().unwrap();
@@ -847,7 +667,7 @@ mod tests {
         assert_eq!(names, ["list", &operation_tool_name(Some(&long_id), "put", "/a"), "list_2", "delete_b_id"]);
         assert_eq!(names[1].len(), 64);
         let skipped: Vec<(Option<Method>, &str)> =
-            set.skipped.iter().map(|skipped| (skipped.method, skipped.path.as_str())).collect();
+            set.skipped.iter().map(|skipped| (skipped.method.clone(), skipped.path.as_str())).collect();
         assert_eq!(skipped, [(Some(Method::Get), "/b/{id}"), (None, "/c")]);
         assert!(
             matches!(&set.skipped[0].error, Error::RefNotFound { reference, .. } if reference == "#/components/parameters/missing")
@@ -907,5 +727,120 @@ mod tests {
         assert!(
             matches!(&set.skipped[0].error, Error::RefOutsideSpecFolder { reference, .. } if reference == "../secret.yaml")
         );
+    }
+
+    #[test]
+    fn openapi_3_2_methods_querystring_and_media_type_refs() {
+        let set = tools_of(json!({
+            "openapi": "3.2.0",
+            "$self": "https://example.com/openapi.json",
+            "tags": [{"name": "items", "kind": "nav", "parent": "all"}],
+            "components": {
+                "mediaTypes": {"SearchForm": {
+                    "schema": {"type": "object", "properties": {"term": {"type": "string"}, "filter": {"type": "object"}}},
+                    "encoding": {"filter": {"style": "deepObject"}}
+                }},
+                "parameters": {"search": {"name": "search", "in": "querystring", "required": true,
+                    "content": {"application/x-www-form-urlencoded": {"$ref": "#/components/mediaTypes/SearchForm"}}}}
+            },
+            "paths": {"/items": {
+                "parameters": [{"$ref": "#/components/parameters/search"}],
+                "query": {"operationId": "searchItems", "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}},
+                "additionalOperations": {
+                    "COPY": {"operationId": "copyItems", "parameters": [{"name": "to", "in": "header", "schema": {"type": "string"}}]},
+                    "PURGE": {}
+                },
+                "get": {"operationId": "listItems", "parameters": [{"name": "page", "in": "query", "schema": {"type": "integer"}}]}
+            }}
+        }));
+        let names: Vec<(&str, &str)> =
+            set.tools.iter().map(|tool| (tool.name.as_str(), tool.method.as_str())).collect();
+        assert_eq!(names, [("searchItems", "QUERY"), ("copyItems", "COPY"), ("purge_items", "PURGE")]);
+        let search = &set.tools[0];
+        let parameter = &search.parameters[0];
+        assert_eq!(
+            (parameter.spec.location, parameter.argument.as_str(), parameter.content_type.as_deref()),
+            (Location::QueryString, "search", Some("application/x-www-form-urlencoded"))
+        );
+        assert_eq!(parameter.encodings["filter"].style, Some(Style::DeepObject));
+        assert_eq!(search.input_schema["properties"]["search"]["properties"]["term"], json!({"type": "string"}));
+        assert_eq!(search.input_schema["required"], json!(["search"]));
+        assert!(search.warnings.is_empty(), "{:?}", search.warnings);
+
+        // `GET` adds an `in: query` parameter to the path item's querystring one: only it is
+        // left out, naming its document, method, path and operationId.
+        assert_eq!(set.skipped.len(), 1, "{:?}", set.skipped);
+        assert_eq!(set.skipped[0].method, Some(Method::Get));
+        let error = &set.skipped[0].error;
+        assert!(
+            matches!(error, Error::QueryStringParameters { operation, .. } if operation == "GET /items (`listItems`)"),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().ends_with(
+                "spec.json: GET /items (`listItems`): its `in: querystring` parameter `search` is the whole query \
+                 string, so it cannot go with `in: query` parameters (`page`)"
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn querystring_parameters_one_per_operation_any_media_type() {
+        let set = tools_of(json!({
+            "openapi": "3.2.0",
+            "paths": {
+                "/json": {"get": {"parameters": [
+                    {"name": "q", "in": "querystring", "content": {"application/json": {"schema": {"type": "object"}}}}
+                ]}},
+                "/schema-only": {"get": {"parameters": [
+                    {"name": "q", "in": "querystring", "style": "deepObject", "schema": {"type": "object"}}
+                ]}},
+                "/two": {"delete": {"parameters": [
+                    {"name": "a", "in": "querystring", "content": {"text/plain": {}}},
+                    {"name": "b", "in": "querystring", "content": {"text/plain": {}}}
+                ]}}
+            }
+        }));
+        let content: Vec<(&str, Option<&str>)> =
+            set.tools.iter().map(|tool| (tool.name.as_str(), tool.parameters[0].content_type.as_deref())).collect();
+        assert_eq!(
+            content,
+            [("get_json", Some("application/json")), ("get_schema-only", Some("application/x-www-form-urlencoded"))]
+        );
+        // The style fields do not apply to a querystring parameter: not read, no warning.
+        assert_eq!(set.tools[1].parameters[0].spec.style, None);
+        assert!(set.tools[1].warnings.is_empty(), "{:?}", set.tools[1].warnings);
+        let error = &set.skipped[0].error;
+        assert!(
+            error.to_string().ends_with(
+                "DELETE /two: it has 2 `in: querystring` parameters (`a`, `b`), and an operation may have one only, \
+                 the whole query string"
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn sequential_bodies_take_their_item_schema() {
+        let body = |media: Value| {
+            let set = tools_of(json!({
+                "openapi": "3.2.0",
+                "paths": {"/events": {"post": {"requestBody": {"content": media}}}}
+            }));
+            let tool = &set.tools[0];
+            (tool.request_body.as_ref().unwrap().kind, tool.input_schema["properties"]["body"].clone())
+        };
+        let item = json!({"type": "object", "properties": {"id": {"type": "integer"}}});
+        assert_eq!(
+            body(json!({"application/jsonl": {"itemSchema": item}})),
+            (BodyKind::JsonSequence, json!({"type": "array", "items": item}))
+        );
+        // `schema` describes the whole sequence, as an array, and wins.
+        assert_eq!(
+            body(json!({"application/json-seq": {"schema": {"type": "array", "maxItems": 3}, "itemSchema": item}})),
+            (BodyKind::JsonSequence, json!({"type": "array", "maxItems": 3}))
+        );
+        assert_eq!(body(json!({"application/x-ndjson": {}, "application/octet-stream": {}})).0, BodyKind::JsonSequence);
     }
 }

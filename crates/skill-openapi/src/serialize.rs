@@ -35,11 +35,14 @@
 //!   that needs raw header text describes it with `content` instead). OAS 3.2.0 changes
 //!   this to pass header values through; 3.1.1 is followed here.
 //! - Cookies: see [`SerializedParameter::Cookie`].
+//! - OpenAPI 3.2's `in: querystring` parameters, the whole query string, are serialized by
+//!   their media type: [`serialize_query_string`].
 
 mod expansion;
 mod form_body;
 mod parameter;
 mod percent;
+mod query_string;
 #[cfg(test)]
 mod tests;
 
@@ -48,6 +51,7 @@ use serde_json::Value;
 pub use self::expansion::ValueKind;
 pub use self::form_body::{PropertyEncoding, encode_form_urlencoded};
 pub use self::parameter::{Location, ParameterSpec, Style};
+pub use self::query_string::serialize_query_string;
 
 use self::expansion::{Expansion, expand};
 use self::percent::Escape;
@@ -93,7 +97,8 @@ impl ParameterSpec {
         let expansion = self.expand(value)?;
         Ok(match self.location {
             Location::Path => SerializedParameter::Path(expansion.into_text()),
-            Location::Query => SerializedParameter::Query(expansion.members),
+            // A querystring parameter never gets here: no style is allowed for it (`validate`).
+            Location::Query | Location::QueryString => SerializedParameter::Query(expansion.members),
             Location::Header => SerializedParameter::Header(expansion.into_text()),
             Location::Cookie => SerializedParameter::Cookie(expansion.members),
         })

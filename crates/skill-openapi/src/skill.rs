@@ -126,7 +126,7 @@ impl Skill for OpenApiSkill {
         }
         endpoint = endpoint.with_private_paths(self.load_options.private_paths());
         for skipped in &tool_set.skipped {
-            let method = skipped.method.map_or_else(String::new, |method| format!("{method} "));
+            let method = skipped.method.as_ref().map_or_else(String::new, |method| format!("{method} "));
             tracing::warn!("openapi skill {}: {method}{} left out: {}", self.name, skipped.path, skipped.error);
         }
         let endpoint = Arc::new(endpoint);
@@ -181,7 +181,7 @@ impl Tool for OperationCall {
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        method_annotations(self.operation.method)
+        method_annotations(&self.operation.method)
     }
 
     async fn call(&self, _context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {
@@ -190,14 +190,17 @@ impl Tool for OperationCall {
 }
 
 /// What the HTTP method says of an operation (RFC 9110, sections 9.2.1 and 9.2.2): the
-/// safe methods only read, PUT and DELETE may be repeated, DELETE destroys. Every
-/// operation reaches a server outside the agent.
-fn method_annotations(method: Method) -> ToolAnnotations {
-    let read_only = matches!(method, Method::Get | Method::Head | Method::Options | Method::Trace);
+/// safe methods (and QUERY) only read, PUT and DELETE may be repeated, DELETE destroys. Of
+/// a method it does not know (an `additionalOperations` key), the tool says only that it
+/// may write: whether it destroys or may be repeated is left unsaid. Every operation
+/// reaches a server outside the agent.
+fn method_annotations(method: &Method) -> ToolAnnotations {
+    let read_only = method.is_safe();
+    let known = !matches!(method, Method::Other(_));
     ToolAnnotations {
         read_only_hint: Some(read_only),
-        destructive_hint: (!read_only).then_some(method == Method::Delete),
-        idempotent_hint: Some(read_only || matches!(method, Method::Put | Method::Delete)),
+        destructive_hint: (!read_only && known).then_some(*method == Method::Delete),
+        idempotent_hint: (read_only || known).then_some(method.is_idempotent()),
         open_world_hint: Some(true),
     }
 }
@@ -211,20 +214,22 @@ mod tests {
 
     #[test]
     fn methods_give_their_hints() {
-        let check = |method: Method, (read_only, destructive, idempotent): (bool, Option<bool>, bool)| {
-            let hints = method_annotations(method);
+        let check = |method: Method, (read_only, destructive, idempotent): (bool, Option<bool>, Option<bool>)| {
+            let hints = method_annotations(&method);
             assert_eq!(
                 (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint),
-                (Some(read_only), destructive, Some(idempotent), Some(true)),
+                (Some(read_only), destructive, idempotent, Some(true)),
                 "{method}"
             );
         };
-        check(Method::Get, (true, None, true));
-        check(Method::Head, (true, None, true));
-        check(Method::Post, (false, Some(false), false));
-        check(Method::Put, (false, Some(false), true));
-        check(Method::Patch, (false, Some(false), false));
-        check(Method::Delete, (false, Some(true), true));
+        check(Method::Get, (true, None, Some(true)));
+        check(Method::Head, (true, None, Some(true)));
+        check(Method::Query, (true, None, Some(true)));
+        check(Method::Post, (false, Some(false), Some(false)));
+        check(Method::Put, (false, Some(false), Some(true)));
+        check(Method::Patch, (false, Some(false), Some(false)));
+        check(Method::Delete, (false, Some(true), Some(true)));
+        check(Method::Other("PURGE".into()), (false, None, None));
     }
 
     /// The `body` description of the skill's one tool, with and without an upload folder.

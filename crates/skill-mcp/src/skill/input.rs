@@ -14,6 +14,51 @@ use crate::connection::Person;
 /// The most rounds of input one call may take before it fails.
 pub(super) const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
+/// What a request that may ask for input was answered with.
+pub(super) enum Answer<T> {
+    /// Its result.
+    Complete(T),
+    /// A request for input, to answer before it is made again.
+    InputRequired(InputRequiredResult),
+}
+
+/// Makes a request other than a tool call (`prompts/get`, `resources/read`) with `send`,
+/// given the answers so far, until it completes: each `input_required` is answered
+/// here, or for a gateway client on 2026-07-28 passed up to it as it is (the request
+/// then fails here, and the gateway answers with what was passed up).
+pub(super) async fn until_complete<T, Sent>(
+    server: &str,
+    person: &Person,
+    mut send: impl FnMut(Option<InputResponses>, Option<String>) -> Sent,
+) -> Result<T, skill_core::ToolError>
+where
+    Sent: Future<Output = Result<Answer<T>, skill_core::ToolError>>,
+{
+    let failed = |why: String| skill_core::ToolError::failed(format!("MCP server `{server}` asked for {why}"));
+    #[cfg(feature = "server")]
+    let caller = crate::server::Caller::current();
+    #[cfg(feature = "server")]
+    let (mut responses, mut state) = caller.as_ref().and_then(crate::server::Caller::answers).unwrap_or_default();
+    #[cfg(not(feature = "server"))]
+    let (mut responses, mut state) = (None, None);
+    for _round in 0..MAX_ROUNDS {
+        match send(responses.take(), state.take()).await? {
+            Answer::Complete(result) => return Ok(result),
+            #[cfg(feature = "server")]
+            Answer::InputRequired(asked)
+                if caller.as_ref().is_some_and(crate::server::Caller::takes_input_required) =>
+            {
+                if let Some(caller) = &caller {
+                    caller.pass_up(crate::server::PassedUp::InputRequired(asked));
+                }
+                return Err(failed("input from the calling client".to_owned()));
+            }
+            Answer::InputRequired(asked) => (responses, state) = answer(asked, person).await.map_err(failed)?,
+        }
+    }
+    Err(skill_core::ToolError::failed(format!("MCP server `{server}` still asked for input after {MAX_ROUNDS} rounds")))
+}
+
 /// The answers to what `asked` asks, and the state to send back with them.
 pub(super) async fn answer(
     asked: InputRequiredResult,

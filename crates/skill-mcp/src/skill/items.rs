@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use rmcp::model::{
-    ArgumentInfo, CompleteRequestParams, CompletionContext, GetPromptRequestParams, ReadResourceRequestParams,
-    Reference,
+    ArgumentInfo, CompleteRequestParams, CompletionContext, GetPromptRequestParams, GetPromptResponse,
+    ReadResourceRequestParams, ReadResourceResponse, Reference,
 };
 use serde_json::Value;
 use skill_core::{
@@ -15,6 +15,7 @@ use skill_core::{
 };
 
 use super::Shared;
+use super::input::{Answer, until_complete};
 use crate::wire::wire_into;
 
 impl Shared {
@@ -59,9 +60,27 @@ impl Prompt for McpPrompt {
     }
 
     async fn get(&self, arguments: BTreeMap<String, String>) -> Result<PromptOutput, ToolError> {
-        let arguments = arguments.into_iter().map(|(name, value)| (name, Value::String(value))).collect();
-        let params = GetPromptRequestParams::new(self.info.name.clone()).with_arguments(arguments);
-        let result = self.shared.request(async |connection| connection.peer.get_prompt(params).await).await?;
+        let arguments: serde_json::Map<String, Value> =
+            arguments.into_iter().map(|(name, value)| (name, Value::String(value))).collect();
+        let shared = &self.shared;
+        let result = until_complete(&shared.server, &shared.person, |responses, state| {
+            let mut params = GetPromptRequestParams::new(self.info.name.clone()).with_arguments(arguments.clone());
+            (params.input_responses, params.request_state) = (responses, state);
+            async move {
+                let response = shared.request(async |connection| connection.peer.get_prompt_once(params).await).await?;
+                Ok(match response {
+                    GetPromptResponse::InputRequired(asked) => Answer::InputRequired(asked),
+                    GetPromptResponse::Complete(result) => Answer::Complete(result),
+                    _ => {
+                        return Err(ToolError::failed(format!(
+                            "MCP server `{}` answered prompts/get with something else",
+                            shared.server
+                        )));
+                    }
+                })
+            }
+        })
+        .await?;
         wire_into(&result).map_err(|error| {
             ToolError::failed(format!("MCP server `{}` sent an unreadable prompt: {error}", self.shared.server))
         })
@@ -80,8 +99,26 @@ pub(super) struct McpResources {
 #[async_trait]
 impl ResourceReader for McpResources {
     async fn read(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
-        let params = ReadResourceRequestParams::new(uri);
-        let result = self.shared.request(async |connection| connection.peer.read_resource(params).await).await?;
+        let shared = &self.shared;
+        let result = until_complete(&shared.server, &shared.person, |responses, state| {
+            let mut params = ReadResourceRequestParams::new(uri);
+            (params.input_responses, params.request_state) = (responses, state);
+            async move {
+                let response =
+                    shared.request(async |connection| connection.peer.read_resource_once(params).await).await?;
+                Ok(match response {
+                    ReadResourceResponse::InputRequired(asked) => Answer::InputRequired(asked),
+                    ReadResourceResponse::Complete(result) => Answer::Complete(result),
+                    _ => {
+                        return Err(ToolError::failed(format!(
+                            "MCP server `{}` answered resources/read with something else",
+                            shared.server
+                        )));
+                    }
+                })
+            }
+        })
+        .await?;
         wire_into(&result).map_err(|error| {
             ToolError::failed(format!("MCP server `{}` sent an unreadable resource: {error}", self.shared.server))
         })

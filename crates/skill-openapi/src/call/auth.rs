@@ -4,6 +4,7 @@
 //! Secret values stay in [`SecretString`]s and in header values marked sensitive; no
 //! `Debug` output or error here holds one.
 
+use std::collections::HashSet;
 use std::fmt;
 
 use base64::Engine;
@@ -336,17 +337,71 @@ pub(super) fn is_cookie_octet(byte: u8) -> bool {
 /// Security requirements: alternatives, each the names of the schemes it needs together.
 pub(crate) type Requirements = Vec<Vec<String>>;
 
-/// A `security` field read, `None` when absent or not an array.
-pub(crate) fn read_requirements(value: Option<&Value>) -> Option<Requirements> {
+/// What a document's `components.securitySchemes` say to the reading of requirements: the
+/// names declared, and those of the schemes marked `deprecated` (OpenAPI 3.2).
+#[derive(Debug, Default)]
+pub(crate) struct DeclaredSchemes {
+    names: HashSet<String>,
+    deprecated: HashSet<String>,
+}
+
+impl DeclaredSchemes {
+    /// The schemes of `document`; a scheme whose `$ref` cannot be followed counts as not
+    /// deprecated (it fails where credentials are placed, [`place_credentials`]).
+    pub(crate) fn read(document: &Document, resolver: &mut Resolver) -> Self {
+        let mut declared = DeclaredSchemes::default();
+        let Some(schemes) = document.root().pointer("/components/securitySchemes").and_then(Value::as_object) else {
+            return declared;
+        };
+        for (name, raw) in schemes {
+            declared.names.insert(name.clone());
+            let deprecated = resolver
+                .resolve_object(DocId::ROOT, raw)
+                .is_ok_and(|(_, scheme)| scheme.get("deprecated") == Some(&Value::Bool(true)));
+            if deprecated {
+                declared.deprecated.insert(name.clone());
+            }
+        }
+        declared
+    }
+
+    /// The component name a requirement's key stands for. OpenAPI 3.2 lets a key be a URI
+    /// of a Security Scheme Object as well as a component name; a key that is a component
+    /// name is that component, and a same-document URI of one
+    /// (`#/components/securitySchemes/api_key`) is too. Any other URI (a scheme in another
+    /// document) is kept as written: no credential is placed for it, so an alternative
+    /// that needs it is never fully satisfied.
+    fn component_name(&self, key: &str) -> String {
+        if self.names.contains(key) {
+            return key.to_owned();
+        }
+        let pointed =
+            key.strip_prefix("#/components/securitySchemes/").filter(|token| !token.contains('/')).map(|token| {
+                percent_encoding::percent_decode_str(token).decode_utf8_lossy().replace("~1", "/").replace("~0", "~")
+            });
+        match pointed {
+            Some(name) if self.names.contains(&name) => name,
+            _ => key.to_owned(),
+        }
+    }
+}
+
+/// A `security` field read, `None` when absent or not an array: each key as the component
+/// name it stands for ([`DeclaredSchemes`]), and the alternatives that need a deprecated
+/// scheme moved after the others (OpenAPI 3.2: consumers "SHOULD refrain from usage" of a
+/// deprecated scheme), so that a request carries a current credential when it has one.
+pub(crate) fn read_requirements(value: Option<&Value>, declared: &DeclaredSchemes) -> Option<Requirements> {
     let alternatives = value?.as_array()?;
-    Some(
-        alternatives
-            .iter()
-            .map(|alternative| {
-                alternative.as_object().map_or_else(Vec::new, |schemes| schemes.keys().cloned().collect())
-            })
-            .collect(),
-    )
+    let mut requirements: Requirements = alternatives
+        .iter()
+        .map(|alternative| {
+            alternative
+                .as_object()
+                .map_or_else(Vec::new, |schemes| schemes.keys().map(|key| declared.component_name(key)).collect())
+        })
+        .collect();
+    requirements.sort_by_key(|alternative| alternative.iter().any(|scheme| declared.deprecated.contains(scheme)));
+    Some(requirements)
 }
 
 /// The credentials a request carries, given the operation's effective security.
@@ -473,6 +528,7 @@ mod tests {
             "bearer": {"type": "http", "scheme": "bearer"}
         }});
         let (document, mut resolver) = schemes_of(json!({"openapi": "3.1.0", "components": components}));
+        let declared = DeclaredSchemes::read(&document, &mut resolver);
         let (credentials, defined) = place_credentials(
             &document,
             &mut resolver,
@@ -481,7 +537,7 @@ mod tests {
         .unwrap();
         assert!(defined);
         let chosen = |security: Value| -> Vec<String> {
-            select(&credentials, defined, read_requirements(Some(&security)).as_ref())
+            select(&credentials, defined, read_requirements(Some(&security), &declared).as_ref())
                 .iter()
                 .map(|c| placed_at(c))
                 .collect()
@@ -494,6 +550,42 @@ mod tests {
         assert_eq!(select(&credentials, defined, None).len(), 2, "no `security` anywhere: every credential");
         assert_eq!(select(&credentials, false, None).len(), 2);
         assert!(select(&credentials, false, Some(&Vec::new())).is_empty());
+    }
+
+    #[test]
+    fn schemes_named_by_uri_and_deprecated_schemes_openapi_3_2() {
+        let components = json!({"securitySchemes": {
+            "old key": {"type": "apiKey", "name": "X-Old-Key", "in": "header", "deprecated": true},
+            "a/b": {"type": "mutualTLS"},
+            "bearer": {"type": "http", "scheme": "bearer", "deprecated": false}
+        }});
+        let (document, mut resolver) = schemes_of(json!({"openapi": "3.2.0", "components": components}));
+        let declared = DeclaredSchemes::read(&document, &mut resolver);
+        let (credentials, defined) = place_credentials(
+            &document,
+            &mut resolver,
+            vec![key(None, None), Credential::Bearer { token: "t".into() }],
+        )
+        .unwrap();
+        let chosen = |security: Value| -> Vec<String> {
+            select(&credentials, defined, read_requirements(Some(&security), &declared).as_ref())
+                .iter()
+                .map(|c| placed_at(c))
+                .collect()
+        };
+        // Both credentials are at hand: the deprecated scheme's alternative comes last.
+        assert_eq!(chosen(json!([{"old key": []}, {"bearer": []}])), ["header authorization"]);
+        // Only the deprecated one fits: it is still sent.
+        assert_eq!(chosen(json!([{"old key": []}, {"other": []}])), ["header x-old-key"]);
+        // A same-document URI is the component it points to (escaped as a JSON Pointer
+        // and as a URI fragment); a URI into another document is no scheme of this one.
+        assert_eq!(chosen(json!([{"#/components/securitySchemes/old%20key": []}])), ["header x-old-key"]);
+        assert_eq!(
+            read_requirements(Some(&json!([{"#/components/securitySchemes/a~1b": ["read"]}])), &declared),
+            Some(vec![vec!["a/b".to_owned()]])
+        );
+        assert_eq!(chosen(json!([{"other.yaml#/components/securitySchemes/bearer": []}])), Vec::<String>::new());
+        assert_eq!(chosen(json!([{"#/components/securitySchemes/bearer": []}])), ["header authorization"]);
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Request bodies: the tool's `body` argument sent as the operation's media type says.
 //!
 //! - JSON: the value's JSON text.
+//! - JSON sequences (OpenAPI 3.2's sequential media types): an array's items, each as its
+//!   JSON text and a line feed, after a record separator for `application/json-seq`
+//!   (RFC 7464); any other value is sent as the one item.
 //! - `application/x-www-form-urlencoded`: [`encode_form_urlencoded`] with the Encoding
 //!   Object.
 //! - `multipart/*`: one part per property, an array giving one part per item (RFC 7578
@@ -30,7 +33,7 @@ use skill_core::ToolError;
 
 use super::binary::{Uploads, read_binary};
 use super::schema::{body_schema, content_encoding, default_part_type, items_schema, property_schema};
-use crate::media_type::{content_text, essence, is_textual, to_send};
+use crate::media_type::{content_text, essence, is_record_separated, is_textual, to_send};
 use crate::operation::{BodyKind, OperationTool, RequestBody};
 use crate::serialize::{
     Location, ParameterSpec, PropertyEncoding, SerializedParameter, ValueKind, encode_form_urlencoded,
@@ -61,6 +64,7 @@ pub(super) async fn build_body(
     let media_type = request_body.media_type.as_str();
     let (content_type, bytes) = match request_body.kind {
         BodyKind::Json => (media_type.to_owned(), value.to_string().into_bytes()),
+        BodyKind::JsonSequence => (media_type.to_owned(), json_sequence(value, is_record_separated(media_type))),
         BodyKind::FormUrlEncoded => {
             let text = encode_form_urlencoded(value, &request_body.encodings)
                 .map_err(|error| invalid(tool, vec![format!("/body: {error}")]))?;
@@ -84,6 +88,21 @@ pub(super) async fn build_body(
         }
     };
     Ok(Some(Body { content_type: header_value(tool, &content_type)?, bytes }))
+}
+
+/// A JSON sequence of an array's items (a value that is not an array is the one item):
+/// each item's JSON text and a line feed, as JSON Lines writes them, and for RFC 7464
+/// after a record separator (`0x1E`).
+fn json_sequence(value: &Value, record_separated: bool) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for item in value.as_array().map_or_else(|| std::slice::from_ref(value), Vec::as_slice) {
+        if record_separated {
+            bytes.push(0x1E);
+        }
+        bytes.extend(item.to_string().into_bytes());
+        bytes.push(b'\n');
+    }
+    bytes
 }
 
 async fn multipart(

@@ -1,6 +1,8 @@
 //! The request's URL and headers: each parameter's value from its argument, serialized by
 //! its style ([`ParameterSpec::serialize`]) or, for a parameter given by `content`, by its
-//! media type; the path template filled, the query pairs joined with `&` after one `?`,
+//! media type; an `in: querystring` parameter (OpenAPI 3.2) as the query string its media
+//! type gives ([`serialize_query_string`]); the path template filled, the query pairs
+//! joined with `&` after one `?`,
 //! the cookies joined with `; ` into one `Cookie` header; then the credentials added.
 
 use std::collections::HashMap;
@@ -14,7 +16,7 @@ use super::auth::{PlacedCredential, Placement, is_cookie_octet};
 use crate::Error;
 use crate::media_type::content_text;
 use crate::operation::OperationTool;
-use crate::serialize::{Location, ParameterSpec, SerializedParameter};
+use crate::serialize::{Location, ParameterSpec, SerializedParameter, serialize_query_string};
 use skill_core::redact::url_text as redacted_text;
 
 /// Where a request goes, and its headers (the body's aside). Messages and logs show the
@@ -56,6 +58,15 @@ pub(super) fn build_target(
             }
             continue;
         };
+        if spec.location == Location::QueryString {
+            let media_type = parameter.content_type.as_deref().unwrap_or("application/x-www-form-urlencoded");
+            match serialize_query_string(&spec.name, value, media_type, &parameter.encodings) {
+                Ok(text) if text.is_empty() => {}
+                Ok(text) => query.push(text),
+                Err(error) => problems.push(format!("/{}: {error}", parameter.argument)),
+            }
+            continue;
+        }
         let serialized = match &parameter.content_type {
             Some(media_type) => content_based(spec, value, media_type),
             None => spec.serialize(value),

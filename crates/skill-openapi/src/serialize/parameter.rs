@@ -17,6 +17,11 @@ pub enum Location {
     Header,
     /// A cookie in the `Cookie` header.
     Cookie,
+    /// OpenAPI 3.2's `querystring`: the whole query string is this one parameter's value,
+    /// serialized by its `content` media type ([`serialize_query_string`]); no style applies.
+    ///
+    /// [`serialize_query_string`]: crate::serialize::serialize_query_string
+    QueryString,
 }
 
 impl Location {
@@ -27,22 +32,24 @@ impl Location {
             Location::Query => "query",
             Location::Header => "header",
             Location::Cookie => "cookie",
+            Location::QueryString => "querystring",
         }
     }
 
-    /// The location the spec calls `name`, if it is one of the four.
+    /// The location the spec calls `name`, if it is one of the five.
     pub fn from_name(name: &str) -> Option<Self> {
-        [Location::Path, Location::Query, Location::Header, Location::Cookie]
+        [Location::Path, Location::Query, Location::Header, Location::Cookie, Location::QueryString]
             .into_iter()
             .find(|location| location.as_str() == name)
     }
 
     /// The style a parameter here has when its `style` is absent: `form` for query and
-    /// cookie, `simple` for path and header (OAS 3.1.1 §4.8.12.2.2, `style`).
+    /// cookie, `simple` for path and header (OAS 3.1.1 §4.8.12.2.2, `style`). A querystring
+    /// parameter has no style: `form` is given for it, and no style is allowed there.
     pub fn default_style(self) -> Style {
         match self {
             Location::Path | Location::Header => Style::Simple,
-            Location::Query | Location::Cookie => Style::Form,
+            Location::Query | Location::Cookie | Location::QueryString => Style::Form,
         }
     }
 }
@@ -112,6 +119,8 @@ impl Style {
             }
             Location::Header => self == Style::Simple,
             Location::Cookie => self == Style::Form,
+            // Serialized by its media type only (OpenAPI 3.2).
+            Location::QueryString => false,
         }
     }
 }

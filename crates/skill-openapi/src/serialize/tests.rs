@@ -467,11 +467,21 @@ fn names_round_trip() {
     for style in Style::ALL {
         assert_eq!(Style::from_name(style.as_str()), Some(style));
     }
-    for location in [Location::Path, Location::Query, Location::Header, Location::Cookie] {
+    for location in [Location::Path, Location::Query, Location::Header, Location::Cookie, Location::QueryString] {
         assert_eq!(Location::from_name(location.as_str()), Some(location));
     }
     // Names are case-sensitive, as in the spec; OAS 3.2.0's `cookie` style is not a 3.1 style.
     assert_eq!(Style::from_name("deepobject"), None);
     assert_eq!(Style::from_name("cookie"), None);
-    assert_eq!(Location::from_name("querystring"), None);
+    assert_eq!(Location::from_name("queryString"), None);
+}
+
+#[test]
+fn a_querystring_parameter_takes_no_style() {
+    // It is serialized by its media type (`serialize_query_string`), never by a style.
+    for style in Style::ALL {
+        assert!(!style.is_allowed_in(Location::QueryString), "{style}");
+    }
+    let error = ParameterSpec::new("q", Location::QueryString).serialize(&json!({"a": 1})).unwrap_err();
+    assert_eq!(error.to_string(), "parameter `q`: style `form` is not allowed in querystring");
 }

@@ -3,6 +3,7 @@
 mod calls;
 mod fetch;
 mod file_refs;
+mod openapi_3_2;
 mod origins;
 mod real_documents;
 mod runtime;
