@@ -125,19 +125,25 @@ struct Converter<'a> {
 }
 
 impl Converter<'_> {
+    /// The `parameters` that stay parameters in 3.0 (body and form ones become the
+    /// request body), converted; `None` when none do.
+    fn kept_parameters(&self, parameters: &[Value]) -> Option<Value> {
+        let kept: Vec<Value> = parameters
+            .iter()
+            .filter(|parameter| !is_body_or_form(self.resolve(parameter)))
+            .map(|parameter| self.convert_parameter_or_ref(parameter))
+            .collect();
+        (!kept.is_empty()).then_some(Value::Array(kept))
+    }
+
     fn convert_path_item(&self, item: &Map<String, Value>) -> Map<String, Value> {
         let path_parameters = item.get("parameters").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         let mut out = Map::new();
         for (key, value) in item {
             match (key.as_str(), value) {
                 ("parameters", _) => {
-                    let kept: Vec<Value> = path_parameters
-                        .iter()
-                        .filter(|parameter| !is_body_or_form(self.resolve(parameter)))
-                        .map(|parameter| self.convert_parameter_or_ref(parameter))
-                        .collect();
-                    if !kept.is_empty() {
-                        out.insert(key.clone(), Value::Array(kept));
+                    if let Some(kept) = self.kept_parameters(path_parameters) {
+                        out.insert(key.clone(), kept);
                     }
                 }
                 (method, Value::Object(operation)) if METHODS.contains(&method) => {
@@ -188,13 +194,8 @@ impl Converter<'_> {
             match key.as_str() {
                 "consumes" | "produces" | "schemes" => {}
                 "parameters" => {
-                    let kept: Vec<Value> = own_parameters
-                        .iter()
-                        .filter(|parameter| !is_body_or_form(self.resolve(parameter)))
-                        .map(|parameter| self.convert_parameter_or_ref(parameter))
-                        .collect();
-                    if !kept.is_empty() {
-                        out.insert(key.clone(), Value::Array(kept));
+                    if let Some(kept) = self.kept_parameters(own_parameters) {
+                        out.insert(key.clone(), kept);
                     }
                 }
                 "responses" => {
