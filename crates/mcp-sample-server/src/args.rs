@@ -21,6 +21,8 @@ pub(crate) struct Config {
     /// Also list `bad_schema` (an input schema that does not compile) and `remote_ref`
     /// (one with a `$ref` to a URL).
     pub(crate) odd_schemas: bool,
+    /// With `http`: require OAuth access tokens of this issuer (see the `oauth` module).
+    pub(crate) oauth_issuer: Option<String>,
 }
 
 /// A command line that [`parse`] refuses.
@@ -36,7 +38,7 @@ impl fmt::Display for ArgsError {
 impl std::error::Error for ArgsError {}
 
 pub(crate) const USAGE: &str = "usage: mcp-sample-server [--page-size N] [--stderr-at-start MB] [--exit-at-start] \
-                                  [--silent] [--conformance] [--odd-schemas] [--http ADDR]";
+                                  [--silent] [--conformance] [--odd-schemas] [--http ADDR [--oauth-issuer URL]]";
 
 /// Parses the arguments that follow the program name.
 pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, ArgsError> {
@@ -69,8 +71,16 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, Ar
                     ArgsError(format!("--http needs an address such as 127.0.0.1:8123, not `{value}`"))
                 })?);
             }
+            "--oauth-issuer" => {
+                let value = args.next().filter(|value| value.starts_with("http://") || value.starts_with("https://"));
+                let value = value.ok_or_else(|| ArgsError("--oauth-issuer needs an http(s) URL".to_owned()))?;
+                config.oauth_issuer = Some(value);
+            }
             _ => return Err(ArgsError(format!("unknown argument `{flag}`\n{USAGE}"))),
         }
+    }
+    if config.oauth_issuer.is_some() && config.http.is_none() {
+        return Err(ArgsError("--oauth-issuer needs --http".to_owned()));
     }
     Ok(config)
 }
@@ -104,6 +114,14 @@ mod tests {
             Ok(Config { conformance: true, http: Some(([127, 0, 0, 1], 0).into()), ..Config::default() }),
         );
         check("--http [::1]:8123", Ok(Config { http: Some("[::1]:8123".parse().unwrap()), ..Config::default() }));
+        check(
+            "--http 127.0.0.1:0 --oauth-issuer http://127.0.0.1:9/",
+            Ok(Config {
+                http: Some(([127, 0, 0, 1], 0).into()),
+                oauth_issuer: Some("http://127.0.0.1:9/".to_owned()),
+                ..Config::default()
+            }),
+        );
     }
 
     #[test]
@@ -113,6 +131,8 @@ mod tests {
         check("--stderr-at-start -1", Err("--stderr-at-start needs a number, not `-1`"));
         check("--http", Err("--http needs an address such as 127.0.0.1:8123"));
         check("--http localhost:80", Err("--http needs an address such as 127.0.0.1:8123, not `localhost:80`"));
+        check("--oauth-issuer http://127.0.0.1:9", Err("--oauth-issuer needs --http"));
+        check("--http 127.0.0.1:0 --oauth-issuer 127.0.0.1:9", Err("--oauth-issuer needs an http(s) URL"));
         check("--verbose", Err(&format!("unknown argument `--verbose`\n{USAGE}")));
     }
 }

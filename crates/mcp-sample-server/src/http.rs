@@ -1,6 +1,7 @@
 //! `--http ADDR`: the same server over rmcp's streamable HTTP at `/mcp`, with rmcp's
 //! default settings (sessions for clients that send `initialize`, stateless answers for
-//! 2026-07-28 requests, loopback `Host` headers only), as the conformance suite needs it.
+//! 2026-07-28 requests, loopback `Host` headers only), as the conformance suite needs it;
+//! with `--oauth-issuer`, behind the `oauth` module's token check.
 
 use std::{
     io::{self, Write as _},
@@ -25,21 +26,28 @@ const STOP_GRACE: Duration = Duration::from_secs(1);
 /// Serves a handler from `new_handler` (called per session and per stateless request)
 /// on `address` until SIGINT or SIGTERM. The bound address goes to stderr as
 /// `listening on http://ADDR/mcp`, so `--http 127.0.0.1:0` picks a free port; `stopping`
-/// becomes `true` at the signal, which ends open subscriptions.
+/// becomes `true` at the signal, which ends open subscriptions. With `oauth_issuer`,
+/// `/mcp` needs that issuer's access tokens (see [`crate::oauth`]).
 pub(crate) async fn serve<S: ServerHandler>(
     address: SocketAddr,
+    oauth_issuer: Option<&str>,
     new_handler: impl Fn() -> S + Send + Sync + 'static,
     stopping: watch::Sender<bool>,
 ) -> anyhow::Result<()> {
     let listener =
         tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
     let bound = listener.local_addr().context("cannot read the bound address")?;
-    writeln!(io::stderr(), "listening on http://{bound}/mcp").context("cannot write stderr")?;
     let stop = CancellationToken::new();
     let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
     let service =
         StreamableHttpService::new(move || Ok(new_handler()), Arc::new(LocalSessionManager::default()), config);
-    let app = axum::Router::new().nest_service("/mcp", service);
+    let mcp = axum::Router::new().nest_service("/mcp", service);
+    let url = format!("http://{bound}/mcp");
+    let app = match oauth_issuer {
+        Some(issuer) => crate::oauth::protect(mcp, issuer, &url).await?,
+        None => mcp,
+    };
+    writeln!(io::stderr(), "listening on {url}").context("cannot write stderr")?;
     let stopped = stop.clone();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         stop_signal().await;

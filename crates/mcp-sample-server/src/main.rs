@@ -83,6 +83,8 @@
 //! | `--odd-schemas` | also lists `bad_schema`, whose input schema does not compile (`"type": 12`), and `remote_ref`, whose schema has a `$ref` to a URL; both echo their arguments |
 //! | `--http ADDR` | serves streamable HTTP at `http://ADDR/mcp` instead of stdio, with rmcp's defaults (sessions for `initialize`, stateless 2026-07-28 requests, loopback `Host` only); writes `listening on http://ADDR/mcp` to stderr, so port 0 works |
 //!
+//! | `--oauth-issuer URL` | with `--http`: `/mcp` is an OAuth protected resource of that issuer (its JWT access tokens, Ed25519-signed, for `http://ADDR/mcp` as audience, with scope `mcp:tools`; the `env` tool also needs `mcp:admin`, else 403 `insufficient_scope`), with RFC 9728 metadata at `/.well-known/oauth-protected-resource/mcp`; the issuer's keys are fetched at start |
+//!
 //! `--stderr-at-start` runs before `--exit-at-start`, which runs before `--silent`.
 //!
 //! Run the conformance suite against the fixtures directly:
@@ -108,6 +110,7 @@ mod args;
 mod conformance;
 mod eof_reader;
 mod http;
+mod oauth;
 mod server;
 
 use std::{
@@ -173,12 +176,13 @@ async fn serve(config: &Config) -> anyhow::Result<()> {
     } else {
         None
     };
+    let issuer = config.oauth_issuer.as_deref();
     match (config.http, fixtures) {
         (None, None) => serve_stdio(sample, input_closed_tx, input_closed).await,
         (None, Some(fixtures)) => serve_stdio(fixtures, input_closed_tx, input_closed).await,
-        (Some(address), None) => http::serve(address, move || sample.clone(), input_closed_tx).await,
+        (Some(address), None) => http::serve(address, issuer, move || sample.clone(), input_closed_tx).await,
         (Some(address), Some(fixtures)) => {
-            http::serve(address, move || fixtures.for_new_session(), input_closed_tx).await
+            http::serve(address, issuer, move || fixtures.for_new_session(), input_closed_tx).await
         }
     }
 }

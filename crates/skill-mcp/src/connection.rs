@@ -404,6 +404,15 @@ pub(crate) fn http_client(headers: &reqwest::header::HeaderMap) -> Result<reqwes
         .map_err(|error| Error::HttpClient(error.to_string()))
 }
 
+/// The scope a server's 403 `insufficient_scope` asks for, when that is why `error` came.
+pub(crate) fn missing_scope(error: &ServiceError) -> Option<String> {
+    use rmcp::transport::streamable_http_client::InsufficientScopeError;
+    let source: &(dyn std::error::Error + 'static) = error;
+    let refused = std::iter::successors(Some(source), |error| error.source())
+        .find_map(|error| error.downcast_ref::<InsufficientScopeError>())?;
+    refused.required_scope.clone().or_else(|| Some("(not named)".to_owned()))
+}
+
 /// The OAuth authorization of the server at `url` when its token file holds tokens
 /// from a login; `None` without one.
 async fn authorized(

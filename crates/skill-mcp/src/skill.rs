@@ -671,6 +671,12 @@ impl McpTool {
             Err(ServiceError::McpError(error)) => {
                 Err(ToolError::failed(format!("MCP server `{server}`: {}", error.message)))
             }
+            Err(error) if let Some(scope) = crate::connection::missing_scope(&error) => {
+                Err(ToolError::failed(format!(
+                    "MCP server `{server}` needs the OAuth scopes `{scope}` for this call: add them to \
+                 `mcp.servers.{server}.oauth.scopes` and run `omniagent mcp login {server}`"
+                )))
+            }
             Err(error) if !connection.is_alive() || matches!(error, ServiceError::TransportClosed) => {
                 let stderr = connection.stderr();
                 self.shared.discard(connection).await;

@@ -127,6 +127,13 @@ pub const MCP_INSPECTOR_PACKAGE: &str = "@modelcontextprotocol/inspector-cli";
 pub const MCP_INSPECTOR_VERSION: &str = "1.0.3";
 /// The variable naming the `mcp-inspector-cli` program.
 pub const MCP_INSPECTOR_VAR: &str = "OMNIAGENT_MCP_INSPECTOR";
+/// The npm package of `oidc-provider`, an OpenID certified authorization server, which
+/// the OAuth tests of `omniagent mcp login` run (`tests/fixtures/oauth/provider.mjs`).
+pub const OIDC_PROVIDER_PACKAGE: &str = "oidc-provider";
+/// The release of `oidc-provider` the OAuth tests run.
+pub const OIDC_PROVIDER_VERSION: &str = "9.13.3";
+/// The variable naming its install folder (see [`oidc_provider_install_in`]).
+pub const OIDC_PROVIDER_VAR: &str = "OMNIAGENT_OIDC_PROVIDER_DIR";
 
 fn non_empty_var(name: &str) -> Option<PathBuf> {
     std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from)
@@ -220,6 +227,27 @@ pub fn mcp_inspector_install_in(peers: &Path) -> PathBuf {
 pub fn mcp_inspector_program(install: &Path) -> PathBuf {
     let name = if cfg!(windows) { "mcp-inspector-cli.cmd" } else { "mcp-inspector-cli" };
     install.join("node_modules").join(".bin").join(name)
+}
+
+/// The folder in the cache folder `peers` that `oidc-provider` is installed into, with
+/// the Node.js it runs on where the platform has an npm package of it (it supports Node
+/// 22 and newer; CI has Node 20).
+pub fn oidc_provider_install_in(peers: &Path) -> PathBuf {
+    peers.join(format!("oidc-provider-{OIDC_PROVIDER_VERSION}"))
+}
+
+/// The `oidc-provider` package folder of an install folder.
+pub fn oidc_provider_package(install: &Path) -> PathBuf {
+    install.join("node_modules").join(OIDC_PROVIDER_PACKAGE)
+}
+
+/// The Node.js that runs `oidc-provider` from an install folder: the one installed beside
+/// it (see [`node_runtime_package`]), else the first `node` of the PATH.
+pub fn oidc_provider_node(install: &Path) -> PathBuf {
+    if node_runtime_package().is_some() {
+        return install.join("node_modules").join(".bin").join("node");
+    }
+    PathBuf::from(if cfg!(windows) { "node.exe" } else { "node" })
 }
 
 /// The Python interpreter of a virtual environment.
@@ -333,6 +361,15 @@ pub fn mcp_inspector_or_panic() -> PathBuf {
     let path = non_empty_var(MCP_INSPECTOR_VAR)
         .or_else(|| peers_dir().map(|peers| mcp_inspector_program(&mcp_inspector_install_in(&peers))));
     existing(path, "mcp-inspector-cli", MCP_INSPECTOR_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_OIDC_PROVIDER_DIR`, else `oidc-provider`'s install folder in the peers
+/// cache; panics when absent.
+pub fn oidc_provider_or_panic() -> PathBuf {
+    let path = non_empty_var(OIDC_PROVIDER_VAR).or_else(|| peers_dir().map(|peers| oidc_provider_install_in(&peers)));
+    let install = existing(path, "oidc-provider", OIDC_PROVIDER_VAR, "cargo xtask peers");
+    existing(Some(oidc_provider_package(&install)), "oidc-provider", OIDC_PROVIDER_VAR, "cargo xtask peers");
+    install
 }
 
 /// `$OMNIAGENT_MCP_SAMPLE_SERVER`, else `mcp-sample-server` in the target folder of the
