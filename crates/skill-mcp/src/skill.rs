@@ -27,6 +27,8 @@ use crate::route::{CallRoute, CallRoutes};
 mod input;
 mod items;
 
+use self::input::Answer;
+
 use self::items::{McpPrompt, McpResources};
 use crate::wire::wire_into;
 
@@ -560,7 +562,7 @@ impl Tool for McpTool {
     /// Calls the tool on the server with the call timeout; a timeout sends
     /// `notifications/cancelled`. After a timeout or a crash the server is restarted by
     /// the next call; the failed call is never replayed. A server that answers
-    /// `input_required` is answered (see [`input`]) and called again, a few rounds at most.
+    /// `input_required` is answered and called again (see [`input::until_complete`]).
     async fn call(&self, context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {
         let server = &self.shared.server;
         let connection = self
@@ -572,42 +574,20 @@ impl Tool for McpTool {
             Value::Object(arguments) => arguments,
             _ => serde_json::Map::new(),
         };
-        let mut params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
-        #[cfg(feature = "server")]
-        let caller = crate::server::Caller::current();
-        #[cfg(feature = "server")]
-        if let Some((responses, state)) = caller.as_ref().and_then(crate::server::Caller::answers) {
-            params.input_responses = responses;
-            params.request_state = state;
-        }
-        for _round in 0..input::MAX_ROUNDS {
-            let response = match self.send(&connection, params.clone()).await {
-                #[cfg(feature = "server")]
-                Ok(ServerResult::InputRequiredResult(asked))
-                    if caller.as_ref().is_some_and(crate::server::Caller::takes_input_required) =>
-                {
-                    // The gateway's client answers it and calls again.
-                    if let Some(caller) = &caller {
-                        caller.pass_up(crate::server::PassedUp::InputRequired(asked));
-                    }
-                    return Err(ToolError::failed(format!("MCP server `{server}` asks the calling client for input")));
-                }
-                Ok(ServerResult::InputRequiredResult(asked)) => {
-                    let (responses, state) = input::answer(asked, &self.shared.person)
-                        .await
-                        .map_err(|why| ToolError::failed(format!("MCP server `{server}` asked for {why}")))?;
-                    params.input_responses = responses;
-                    params.request_state = state;
-                    continue;
-                }
-                response => response,
-            };
-            return self.outcome(response, &connection, context).await;
-        }
-        Err(ToolError::failed(format!(
-            "MCP server `{server}` still asked for input after {} rounds",
-            input::MAX_ROUNDS
-        )))
+        let params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
+        let response = input::until_complete(server, &self.shared.person, |responses, state| {
+            let mut params = params.clone();
+            (params.input_responses, params.request_state) = (responses, state);
+            let sent = self.send(&connection, params);
+            async move {
+                Ok(match sent.await {
+                    Ok(ServerResult::InputRequiredResult(asked)) => Answer::InputRequired(asked),
+                    response => Answer::Complete(response),
+                })
+            }
+        })
+        .await?;
+        self.outcome(response, &connection, context).await
     }
 }
 

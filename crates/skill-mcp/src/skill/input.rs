@@ -2,9 +2,10 @@
 //! (SEP-2322) rather than by sending requests: each request is answered here, and the
 //! call is made again with the answers and the server's `requestState`.
 //!
-//! With the gateway, the calling client answers them (asked as a 2025-11-25 client is
-//! asked). Otherwise the person's elicitor answers an elicitation (or it is declined),
-//! the roots are none, and a sampling fails the call.
+//! With the gateway, a 2026-07-28 client gets the `input_required` itself and calls
+//! again with its answers; a 2025-11-25 client is asked through requests. Otherwise the
+//! person's elicitor answers an elicitation (or it is declined), the roots are none, and
+//! a sampling fails the call.
 
 use rmcp::model::{InputRequest, InputRequiredResult, InputResponses};
 use serde_json::{Value, json};
@@ -22,8 +23,8 @@ pub(super) enum Answer<T> {
     InputRequired(InputRequiredResult),
 }
 
-/// Makes a request other than a tool call (`prompts/get`, `resources/read`) with `send`,
-/// given the answers so far, until it completes: each `input_required` is answered
+/// Makes a request (`tools/call`, `prompts/get`, `resources/read`) with `send`, given
+/// the answers so far, until it completes: each `input_required` is answered
 /// here, or for a gateway client on 2026-07-28 passed up to it as it is (the request
 /// then fails here, and the gateway answers with what was passed up).
 pub(super) async fn until_complete<T, Sent>(
