@@ -1,17 +1,13 @@
-//! [`McpSkill`]: an MCP server as a skill, and [`McpTool`]: one of its tools.
+//! [`McpSkill`]: an MCP server as a skill; `tool` holds [`McpTool`], one of its tools.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use rmcp::ServiceError;
-use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
-use rmcp::service::PeerRequestOptions;
-use serde_json::Value;
 use skill_core::{
     BoxError, ExposeSecret, Prompt, PromptInfo, ResourceCatalog, Secrets, Skill, SkillHandle, SourceKind, Tool,
-    ToolAnnotations, ToolContext, ToolError, ToolOutput, expand_home,
+    ToolError, expand_home,
 };
 use tokio::sync::Notify;
 
@@ -20,16 +16,15 @@ use crate::config::{ServerConfig, Transport};
 use crate::connection::{Connection, Endpoint, Handler, Person};
 use crate::elicit::Elicitor;
 use crate::environment::{expand, server_env};
-use crate::error::stderr_suffix;
 use crate::oauth::TokenFile;
-use crate::route::{CallRoute, CallRoutes};
+use crate::route::CallRoutes;
 
 mod input;
 mod items;
-
-use self::input::Answer;
+mod tool;
 
 use self::items::{McpPrompt, McpResources};
+pub use self::tool::McpTool;
 use crate::wire::wire_into;
 
 /// An MCP server as a skill: its tools, offered under `{server}__{tool}` with source
@@ -456,218 +451,6 @@ impl Shared {
                 Err(ToolError::failed(format!("MCP server `{server}`: {}", self.endpoint.shown(&error))))
             }
             Err(_elapsed) => Err(ToolError::Timeout { after: bound }),
-        }
-    }
-}
-
-/// How many turns a call's route outlives its answer, for the notifications the server
-/// sent before it, which rmcp handles in tasks of their own, spawned before the answer
-/// was delivered (a turn each lets them run; a timer would cost every call).
-const NOTIFICATION_YIELDS: usize = 4;
-
-/// How much longer the route of a call whose server reports progress outlives the answer:
-/// on a busy multi-threaded runtime the task with the last report (sent just before the
-/// answer) may not have run within the turns above. Only such calls wait.
-const PROGRESS_GRACE: Duration = Duration::from_millis(20);
-
-/// The options of one `tools/call`: its bound and, with the gateway, what a 2026-07-28
-/// server is told of the calling client (its capabilities and log level).
-fn call_options(bound: Duration) -> PeerRequestOptions {
-    let options = PeerRequestOptions::with_timeout(bound);
-    #[cfg(feature = "server")]
-    if let Some(caller) = crate::server::Caller::current() {
-        return options.with_meta(caller.upstream_meta());
-    }
-    options
-}
-
-/// Sends `notifications/cancelled` for the request `id` when dropped before it is
-/// answered (`id` is then still set): the caller stopped waiting.
-struct CancelOnDrop {
-    peer: rmcp::Peer<rmcp::RoleClient>,
-    id: Option<rmcp::model::RequestId>,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let Some(id) = self.id.take() else { return };
-        let peer = self.peer.clone();
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let reason = Some("the caller stopped waiting".to_owned());
-                // A server that is gone needs no cancellation.
-                let _ = peer.notify_cancelled(rmcp::model::CancelledNotificationParam::new(Some(id), reason)).await;
-            });
-        }
-    }
-}
-
-/// One tool of an MCP server.
-pub struct McpTool {
-    name: String,
-    title: Option<String>,
-    description: String,
-    input_schema: Value,
-    output_schema: Option<Value>,
-    annotations: ToolAnnotations,
-    shared: Arc<Shared>,
-}
-
-impl McpTool {
-    fn new(tool: rmcp::model::Tool, shared: Arc<Shared>) -> Self {
-        Self {
-            name: tool.name.to_string(),
-            title: tool.title.clone(),
-            description: tool.description.as_deref().unwrap_or_default().to_owned(),
-            input_schema: Value::Object((*tool.input_schema).clone()),
-            output_schema: tool.output_schema.as_ref().map(|schema| Value::Object((**schema).clone())),
-            annotations: tool.annotations.as_ref().and_then(|hints| wire_into(hints).ok()).unwrap_or_default(),
-            shared,
-        }
-    }
-}
-
-impl std::fmt::Debug for McpTool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpTool").field("server", &self.shared.server).field("name", &self.name).finish()
-    }
-}
-
-#[async_trait]
-impl Tool for McpTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn input_schema(&self) -> &Value {
-        &self.input_schema
-    }
-
-    fn title(&self) -> Option<&str> {
-        self.title.as_deref()
-    }
-
-    fn annotations(&self) -> ToolAnnotations {
-        self.annotations
-    }
-
-    fn output_schema(&self) -> Option<&Value> {
-        self.output_schema.as_ref()
-    }
-
-    /// Calls the tool on the server with the call timeout; a timeout sends
-    /// `notifications/cancelled`. After a timeout or a crash the server is restarted by
-    /// the next call; the failed call is never replayed. A server that answers
-    /// `input_required` is answered and called again (see [`input::until_complete`]).
-    async fn call(&self, context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {
-        let server = &self.shared.server;
-        let connection = self
-            .shared
-            .connection()
-            .await
-            .map_err(|error| ToolError::failed(format!("MCP server `{server}` is not available: {error}")))?;
-        let arguments = match arguments {
-            Value::Object(arguments) => arguments,
-            _ => serde_json::Map::new(),
-        };
-        let params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
-        let response = input::until_complete(server, &self.shared.person, |responses, state| {
-            let mut params = params.clone();
-            (params.input_responses, params.request_state) = (responses, state);
-            let sent = self.send(&connection, params);
-            async move {
-                Ok(match sent.await {
-                    Ok(ServerResult::InputRequiredResult(asked)) => Answer::InputRequired(asked),
-                    response => Answer::Complete(response),
-                })
-            }
-        })
-        .await?;
-        self.outcome(response, &connection, context).await
-    }
-}
-
-impl McpTool {
-    /// Sends one `tools/call` with the call timeout. The server's progress, requests and
-    /// log messages for it reach whoever waits for it, from before the request goes out.
-    async fn send(&self, connection: &Connection, params: CallToolRequestParams) -> Result<ServerResult, ServiceError> {
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let options = call_options(self.shared.config.timeouts.call);
-        let mut route = self.shared.calls.enter(CallRoute::current());
-        let handle = connection.peer.send_cancellable_request(request, options).await?;
-        // A caller that gives up (drops this future) cancels the call on the server.
-        let mut unanswered = CancelOnDrop { peer: handle.peer.clone(), id: Some(handle.id.clone()) };
-        if let Some(route) = &mut route {
-            route.sent(handle.progress_token.clone());
-        }
-        let response = handle.await_response().await;
-        if let Some(route) = route {
-            // rmcp hands each notification to a task of its own: those that came before
-            // the answer (progress, log messages) get to find their call.
-            for _ in 0..NOTIFICATION_YIELDS {
-                tokio::task::yield_now().await;
-            }
-            if route.heard_progress() {
-                tokio::time::sleep(PROGRESS_GRACE).await;
-            }
-        }
-        unanswered.id = None;
-        response
-    }
-
-    /// What one `tools/call` came to, for the caller; a connection that failed is
-    /// discarded, so the next call starts the server afresh.
-    async fn outcome(
-        &self,
-        response: Result<ServerResult, ServiceError>,
-        connection: &Arc<Connection>,
-        context: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let server = &self.shared.server;
-        // A gateway client gets the server's refusal as the server sent it.
-        #[cfg(feature = "server")]
-        if let (Err(ServiceError::McpError(error)), Some(caller)) = (&response, crate::server::Caller::current()) {
-            caller.pass_up(crate::server::PassedUp::Error(error.clone()));
-        }
-        match response {
-            Ok(ServerResult::CallToolResult(result)) => wire_into::<ToolOutput>(&result).map_err(|error| {
-                ToolError::failed(format!("MCP server `{server}` sent an unreadable result: {error}"))
-            }),
-            Ok(_) => Err(ToolError::failed(format!("MCP server `{server}` answered tools/call with something else"))),
-            Err(ServiceError::Timeout { timeout }) => {
-                self.shared.discard(connection).await;
-                Err(ToolError::Timeout { after: timeout })
-            }
-            // The server found the arguments (or the answers of a retry) invalid: the
-            // caller's mistake, as a schema check's would be.
-            Err(ServiceError::McpError(error)) if error.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
-                let problems = vec![format!("MCP server `{server}`: {}", error.message)];
-                Err(ToolError::InvalidArguments { tool: context.name.clone(), problems })
-            }
-            Err(ServiceError::McpError(error)) => {
-                Err(ToolError::failed(format!("MCP server `{server}`: {}", error.message)))
-            }
-            Err(error) if let Some(scope) = crate::connection::missing_scope(&error) => {
-                Err(ToolError::failed(format!(
-                    "MCP server `{server}` needs the OAuth scopes `{scope}` for this call: add them to \
-                 `mcp.servers.{server}.oauth.scopes` and run `omniagent mcp login {server}`"
-                )))
-            }
-            Err(error) if !connection.is_alive() || matches!(error, ServiceError::TransportClosed) => {
-                let stderr = connection.stderr();
-                self.shared.discard(connection).await;
-                Err(ToolError::failed(format!(
-                    "MCP server `{server}` stopped during the call; it restarts on the next call{}",
-                    stderr_suffix(&stderr)
-                )))
-            }
-            Err(error) => {
-                Err(ToolError::failed(format!("MCP server `{server}`: {}", self.shared.endpoint.shown(&error))))
-            }
         }
     }
 }
