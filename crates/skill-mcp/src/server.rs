@@ -27,6 +27,7 @@
 //! ```
 
 mod announce;
+mod answer;
 mod caller;
 mod convert;
 mod http;
@@ -38,11 +39,11 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock,
-    GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+    GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -50,6 +51,7 @@ use skill_core::{Agent, CompletionRequest, ToolError};
 use tokio_util::sync::CancellationToken;
 
 use self::announce::{Lists, Subscribed, announce_changes, announce_updates, notify_client, session_of};
+use self::answer::{call_error, item_error, passed_up};
 pub use self::caller::tell_caller;
 pub(crate) use self::caller::{Caller, PassedUp, forwarded_capabilities};
 pub use self::http::{HttpClient, HttpOptions, serve_http};
@@ -260,36 +262,6 @@ fn progress_to(
         let _ = sender.send(report);
     });
     (Some(sink), Some(forwarder))
-}
-
-/// What an upstream answered the caller's request with that goes to the caller as it
-/// is, if anything: an `input_required` for a 2026-07-28 client, or a JSON-RPC error.
-fn passed_up<R: From<rmcp::model::InputRequiredResult>>(caller: &caller::Caller) -> Option<Result<R, ErrorData>> {
-    caller.passed_up().map(|answer| match answer {
-        caller::PassedUp::InputRequired(asked) => Ok(asked.into()),
-        caller::PassedUp::Error(error) => Err(error),
-    })
-}
-
-/// A failed call's error as MCP expects it: an unknown name or bad arguments are the
-/// caller's mistake (invalid params); anything else is the tool's failure, an `isError`
-/// result carrying the message.
-fn call_error(error: ToolError) -> Result<CallToolResponse, ErrorData> {
-    match error {
-        ToolError::NotFound { .. } | ToolError::InvalidArguments { .. } => Err(item_error(error)),
-        other => Ok(CallToolResult::error(vec![ContentBlock::text(other.to_string())]).into()),
-    }
-}
-
-/// A failure of a prompt or resource request: unknown names and bad arguments are
-/// invalid params, as for tools; anything else an internal error with the message.
-fn item_error(error: ToolError) -> ErrorData {
-    match error {
-        ToolError::NotFound { .. } | ToolError::InvalidArguments { .. } => {
-            ErrorData::invalid_params(error.to_string(), None)
-        }
-        other => ErrorData::internal_error(other.to_string(), None),
-    }
 }
 
 impl ServerHandler for Gateway {
