@@ -145,9 +145,8 @@ fn ensure_prism(peers: &Path) -> anyhow::Result<PathBuf> {
 /// folder renamed into place at the end; the launcher, written last, marks a complete install.
 fn ensure_mcp_conformance(peers: &Path) -> anyhow::Result<PathBuf> {
     let installed = mcp_conformance_install_in(peers);
-    let suite = format!("{MCP_CONFORMANCE_PACKAGE}@{MCP_CONFORMANCE_VERSION}");
-    let runtime = node_runtime_package().map(|package| format!("{package}@{NODE_RUNTIME_VERSION}"));
-    let specs: Vec<&str> = std::iter::once(suite.as_str()).chain(runtime.as_deref()).collect();
+    let (specs, runtime) = with_node_runtime(format!("{MCP_CONFORMANCE_PACKAGE}@{MCP_CONFORMANCE_VERSION}"));
+    let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
     install_staged(
         peers,
         &installed,
@@ -160,6 +159,13 @@ fn ensure_mcp_conformance(peers: &Path) -> anyhow::Result<PathBuf> {
         },
     )?;
     Ok(mcp_conformance_program(&installed))
+}
+
+/// The npm specs to install `package` (a `name@version`) with the Node.js it runs on,
+/// where the platform has an npm package of it; and that runtime's spec, if any.
+fn with_node_runtime(package: String) -> (Vec<String>, Option<String>) {
+    let runtime = node_runtime_package().map(|runtime| format!("{runtime}@{NODE_RUNTIME_VERSION}"));
+    (std::iter::once(package).chain(runtime.clone()).collect(), runtime)
 }
 
 /// Writes the conformance suite's launcher into `install`: npm's `.bin/conformance` runs on
@@ -188,9 +194,8 @@ fn write_conformance_launcher(install: &Path) -> anyhow::Result<()> {
 /// into place at the end.
 fn ensure_oidc_provider(peers: &Path) -> anyhow::Result<PathBuf> {
     let installed = oidc_provider_install_in(peers);
-    let provider = format!("{OIDC_PROVIDER_PACKAGE}@{OIDC_PROVIDER_VERSION}");
-    let runtime = node_runtime_package().map(|package| format!("{package}@{NODE_RUNTIME_VERSION}"));
-    let specs: Vec<&str> = std::iter::once(provider.as_str()).chain(runtime.as_deref()).collect();
+    let (specs, runtime) = with_node_runtime(format!("{OIDC_PROVIDER_PACKAGE}@{OIDC_PROVIDER_VERSION}"));
+    let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
     install_staged(
         peers,
         &installed,

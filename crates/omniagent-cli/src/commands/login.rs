@@ -6,16 +6,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use super::Session;
 use crate::UsageError;
 
 /// How long a login waits for the browser to come back.
 const LOGIN_BOUND: Duration = Duration::from_secs(10 * 60);
-
-/// The largest redirect request the listener reads.
-const MAX_REQUEST_BYTES: usize = 16 * 1024;
 
 pub(super) async fn login(session: &Session, server: &str, no_browser: bool) -> anyhow::Result<ExitCode> {
     let config = session.location.load()?.for_agent(session.agent.as_deref())?;
@@ -44,7 +40,7 @@ pub(super) async fn login(session: &Session, server: &str, no_browser: bool) -> 
     if !no_browser {
         open_browser(login.authorization_url());
     }
-    let redirected = tokio::time::timeout(LOGIN_BOUND, redirect(&listener, port))
+    let redirected = tokio::time::timeout(LOGIN_BOUND, redirect(listener, port))
         .await
         .map_err(|_| anyhow::anyhow!("no browser came back within {} minutes", LOGIN_BOUND.as_secs() / 60))??;
     login.finish(&redirected).await.with_context(|| format!("cannot log in to MCP server `{server}`"))?;
@@ -98,35 +94,25 @@ fn open_browser(url: &str) {
 }
 
 /// Waits for the browser's request to `/callback` and answers it; the URL it asked for.
-async fn redirect(listener: &tokio::net::TcpListener, port: u16) -> anyhow::Result<String> {
-    loop {
-        let (mut stream, _) = listener.accept().await?;
-        let mut request = Vec::new();
-        let mut buffer = [0; 2048];
-        while !request.windows(4).any(|window| window == b"\r\n\r\n") && request.len() < MAX_REQUEST_BYTES {
-            let read = stream.read(&mut buffer).await?;
-            if read == 0 {
-                break;
-            }
-            request.extend_from_slice(&buffer[..read]);
-        }
-        let request = String::from_utf8_lossy(&request);
-        let target =
-            request.lines().next().and_then(|line| line.strip_prefix("GET ")).and_then(|rest| rest.split(' ').next());
-        match target {
-            Some(target) if target.starts_with("/callback?") => {
-                let page = "<!doctype html><p>Logged in. You can close this tab.</p>";
-                let answer = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
-                    page.len()
-                );
-                let _ = stream.write_all(answer.as_bytes()).await;
-                return Ok(format!("http://127.0.0.1:{port}{target}"));
-            }
-            _ => {
-                let _ =
-                    stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
-            }
-        }
-    }
+/// Any other path is not found.
+async fn redirect(listener: tokio::net::TcpListener, port: u16) -> anyhow::Result<String> {
+    let (came_back, mut redirected) = tokio::sync::mpsc::channel::<String>(1);
+    let callback = move |axum::extract::RawQuery(query): axum::extract::RawQuery| async move {
+        let _ = came_back.send(query.unwrap_or_default()).await;
+        axum::response::Html("<!doctype html><p>Logged in. You can close this tab.</p>")
+    };
+    let router = axum::Router::new().route("/callback", axum::routing::get(callback));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let query = redirected.recv().await.ok_or_else(|| anyhow::anyhow!("the login listener stopped"))?;
+    // The browser gets its page before the listener closes.
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+    Ok(format!("http://127.0.0.1:{port}/callback?{query}"))
 }
