@@ -75,6 +75,16 @@ impl Provider {
         let expected = json!({"event": "grant.success", "grant_type": grant_type}).to_string();
         self.events.lock().unwrap().iter().filter(|line| **line == expected).count()
     }
+
+    /// The scopes of each authorization request the provider accepted, in order.
+    fn authorization_scopes(&self) -> Vec<String> {
+        let events = self.events.lock().unwrap();
+        let events = events.iter().filter_map(|line| serde_json::from_str::<Value>(line).ok());
+        events
+            .filter(|event| event["event"] == "authorization.accepted")
+            .filter_map(|event| event["scope"].as_str().map(str::to_owned))
+            .collect()
+    }
 }
 
 impl Drop for Provider {
@@ -329,7 +339,8 @@ fn a_remote_server_is_logged_in_to_called_refreshed_and_stepped_up_without_a_per
 
     // Step-up: `env` needs `mcp:admin`, which this login did not ask for. The server's
     // 403 `insufficient_scope` ends the call (a command cannot log in again by itself)
-    // with an error that names the scope, where it goes and the login command.
+    // with an error that names the scope and the login command; the token file keeps
+    // the scope for that login, which asks for it beside the scope it holds.
     let env_call = || {
         let args = json!({"name": ADMIN_VALUE.0}).to_string();
         home.omniagent(&["tools", "call", &format!("{SERVER}__env"), "--args", &args])
@@ -337,18 +348,19 @@ fn a_remote_server_is_logged_in_to_called_refreshed_and_stepped_up_without_a_per
     let (code, stdout, stderr) = outputs.run(env_call());
     assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
     let asked = format!(
-        "MCP server `{SERVER}` needs the OAuth scopes `mcp:tools mcp:admin` for this call: add them to \
-         `mcp.servers.{SERVER}.oauth.scopes` and run `omniagent mcp login {SERVER}`"
+        "MCP server `{SERVER}` needs the OAuth scopes `mcp:tools mcp:admin` for this call: run \
+         `omniagent mcp login {SERVER}` to grant them"
     );
     assert!(stderr.contains(&asked), "{stderr}");
-
-    // A login with the scope in `oauth.scopes` gets a token that has it.
-    home.write("config.yaml", &config(&server.url, "      oauth: {scopes: [mcp:tools, mcp:admin]}\n"));
     let (code, stdout, stderr) = outputs.log_in(&home);
     assert_eq!(code, 0, "{stdout}{stderr}\nprovider: {}", provider.stderr.lock().unwrap());
     assert_eq!(provider.grants("authorization_code"), 2);
+    let asked_for: Vec<String> = provider.authorization_scopes();
+    assert_eq!(asked_for.last().map(String::as_str), Some("mcp:tools mcp:admin"), "{asked_for:?}");
     let (access, refresh) = tokens_in(&token_file);
     seen_tokens.extend([access, refresh]);
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(&token_file).unwrap()).unwrap();
+    assert_eq!(stored.get("step_up"), None, "a granted scope is no longer noted: {}", stored["granted_scopes"]);
     let (code, stdout, stderr) = outputs.run(env_call());
     assert_eq!((code, stdout.trim_end()), (0, ADMIN_VALUE.1), "{stderr}");
 

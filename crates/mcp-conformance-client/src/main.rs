@@ -17,7 +17,8 @@
 //! (the `omniagent` binary beside this one) with a home of this run's own, while this
 //! program plays the browser: it opens the printed URL and follows the authorization
 //! server's redirect to the login's loopback listener. The connection then uses the
-//! tokens the login kept. The exit code is 0 unless the server could not be used at all.
+//! tokens the login kept. A call refused with the same advice (more scopes, or tokens of
+//! an authorization server the server left) is made once more after such a login. The exit code is 0 unless the server could not be used at all.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -89,14 +90,9 @@ async fn run() -> anyhow::Result<()> {
         }
     }
     let home = Home::new(&settings)?;
-    let agent = match start(&settings, &home).await? {
+    let mut agent = match start(&settings, &home).await? {
         Ok(agent) => agent,
-        Err(reason) if reason.contains("requires an OAuth login") => {
-            home.log_in().await?;
-            start(&settings, &home)
-                .await?
-                .map_err(|reason| anyhow::anyhow!("the server could not be used: {reason}"))?
-        }
+        Err(reason) if asks_for_login(&reason) => home.log_in_and_start(&settings).await?,
         Err(reason) => anyhow::bail!("the server could not be used: {reason}"),
     };
     let calls: Vec<ToolCall> = if scenario == "json-schema-2020-12-preservation" {
@@ -111,14 +107,32 @@ async fn run() -> anyhow::Result<()> {
         context.tool_calls
     };
     for call in calls {
+        let arguments = Value::Object(call.arguments);
+        let mut outcome = agent.call_tool(&call.name, arguments.clone()).await;
+        // A call refused for a login (the authorization server changed) or for more
+        // scopes (step-up) is made once more after the login a person would run.
+        if let Err(error) = &outcome
+            && asks_for_login(&error.to_string())
+        {
+            say(&format!("{} asks for a login: {error}", call.name));
+            agent.close().await;
+            agent = home.log_in_and_start(&settings).await?;
+            outcome = agent.call_tool(&call.name, arguments).await;
+        }
         // A failed call is the scenario's to judge, from what reached its server.
-        match agent.call_tool(&call.name, Value::Object(call.arguments)).await {
+        match outcome {
             Ok(output) => say(&format!("{} answered (is_error: {})", call.name, output.is_error)),
             Err(error) => say(&format!("{} failed: {error}", call.name)),
         }
     }
     agent.close().await;
     Ok(())
+}
+
+/// Whether a failure's `reason` names `omniagent mcp login` as the way on: a server
+/// that requires a login, or a call that needs scopes the tokens lack.
+fn asks_for_login(reason: &str) -> bool {
+    reason.contains(&format!("omniagent mcp login {SERVER}"))
 }
 
 /// An agent with the server, started; the reason when it could not start.
@@ -153,6 +167,21 @@ impl Home {
         std::fs::write(root.join("config.yaml"), serde_json::to_string(&config)?)?;
         let tokens = TokenFile::new(root.join("oauth").join("default").join(format!("{SERVER}.json")));
         Ok(Self { root, tokens })
+    }
+
+    /// Logs in, then starts an agent with the server; logs in once more when the tokens
+    /// stop working while it starts (the server moved to another authorization server).
+    async fn log_in_and_start(&self, settings: &Value) -> anyhow::Result<Agent> {
+        self.log_in().await?;
+        let started = match start(settings, self).await? {
+            Err(reason) if asks_for_login(&reason) => {
+                say(&format!("the server asks for a login again: {reason}"));
+                self.log_in().await?;
+                start(settings, self).await?
+            }
+            started => started,
+        };
+        started.map_err(|reason| anyhow::anyhow!("the server could not be used: {reason}"))
     }
 
     /// Runs `omniagent mcp login`, playing the browser: opens the URL it prints and

@@ -368,6 +368,14 @@ impl Connection {
 }
 
 impl Endpoint {
+    /// Where the OAuth tokens of a `url` server are kept, if a login keeps them.
+    pub(crate) fn token_file(&self) -> Option<&TokenFile> {
+        match self {
+            Endpoint::Http { tokens, .. } => tokens.as_ref(),
+            Endpoint::Stdio { .. } => None,
+        }
+    }
+
     /// `error` as a message may show it: see [`without_url`].
     pub(crate) fn shown(&self, error: &dyn std::fmt::Display) -> String {
         match self {

@@ -7,6 +7,11 @@
 //!
 //! A token file is private (0600, in a 0700 folder) and its tokens are never shown:
 //! `Debug` prints the path only.
+//!
+//! Step-up: a call refused with 403 `insufficient_scope` leaves the scope the server
+//! named in the token file ([`TokenFile::step_up`]); the next [`Login`] asks for the
+//! union of the scopes configured, granted before and named so, and the file forgets a
+//! named scope once a grant holds it.
 
 use std::path::{Path, PathBuf};
 
@@ -35,7 +40,7 @@ impl TokenFile {
 
     /// Whether a login has left tokens in it.
     pub fn has_tokens(&self) -> bool {
-        self.read().is_ok_and(|stored| stored.is_some_and(|stored| stored.token_response.is_some()))
+        self.read().is_ok_and(|kept| kept.is_some_and(|kept| kept.credentials.token_response.is_some()))
     }
 
     /// Removes the tokens: `Ok(false)` when there were none.
@@ -47,7 +52,29 @@ impl TokenFile {
         }
     }
 
-    fn read(&self) -> Result<Option<StoredCredentials>, String> {
+    /// Notes that the server refused a call for want of `scope` (space-separated, as its
+    /// challenge named it), for the next login to ask for; `false` when no login left
+    /// tokens here (the refused token came from elsewhere).
+    pub(crate) fn step_up(&self, scope: &str) -> Result<bool, String> {
+        let Some(mut kept) = self.read()?.filter(|kept| kept.credentials.token_response.is_some()) else {
+            return Ok(false);
+        };
+        for scope in scope.split_whitespace() {
+            if !kept.step_up.iter().any(|known| known == scope) {
+                kept.step_up.push(scope.to_owned());
+            }
+        }
+        self.write(&kept).map(|()| true)
+    }
+
+    /// The scopes a new login asks for beyond the configured ones: those granted before
+    /// and those a refusal named since.
+    fn held_and_named_scopes(&self) -> Vec<String> {
+        let Ok(Some(kept)) = self.read() else { return Vec::new() };
+        kept.credentials.granted_scopes.into_iter().chain(kept.step_up).collect()
+    }
+
+    fn read(&self) -> Result<Option<Kept>, String> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -59,7 +86,7 @@ impl TokenFile {
             .map_err(|error| format!("{} is not a token file (line {})", self.path.display(), error.line()))
     }
 
-    fn write(&self, stored: &StoredCredentials) -> Result<(), String> {
+    fn write(&self, stored: &Kept) -> Result<(), String> {
         use std::io::Write as _;
         use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
         let failed = |error: std::io::Error| format!("cannot write {}: {error}", self.path.display());
@@ -81,6 +108,16 @@ impl TokenFile {
     }
 }
 
+/// What a token file holds: rmcp's credentials, and the scopes refusals named that no
+/// grant holds yet.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Kept {
+    #[serde(flatten)]
+    credentials: StoredCredentials,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    step_up: Vec<String>,
+}
+
 impl std::fmt::Debug for TokenFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TokenFile").field("path", &self.path).finish()
@@ -91,12 +128,18 @@ impl std::fmt::Debug for TokenFile {
 impl CredentialStore for TokenFile {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         let file = self.clone();
-        off_runtime(move || file.read()).await
+        off_runtime(move || file.read().map(|kept| kept.map(|kept| kept.credentials))).await
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let file = self.clone();
-        off_runtime(move || file.write(&credentials)).await
+        off_runtime(move || {
+            // A named scope is kept until a grant holds it.
+            let mut step_up = file.read().ok().flatten().map(|kept| kept.step_up).unwrap_or_default();
+            step_up.retain(|scope| !credentials.granted_scopes.contains(scope));
+            file.write(&Kept { credentials, step_up })
+        })
+        .await
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
@@ -137,15 +180,17 @@ impl Login {
         let http = crate::connection::http_client(&reqwest::header::HeaderMap::new())?;
         let challenge = challenge(&http, server_url).await;
         let mut state = OAuthState::new(server_url, Some(http)).await.map_err(failed)?;
+        let mut scopes = client.scopes.clone();
+        for scope in tokens.held_and_named_scopes() {
+            if !scopes.contains(&scope) {
+                scopes.push(scope);
+            }
+        }
         if let OAuthState::Unauthorized(manager) = &mut state {
             manager.set_credential_store(tokens);
         }
         let mut request = AuthorizationRequest::new(redirect_uri).with_client_name("omniagent");
-        request = if client.scopes.is_empty() {
-            request.with_initial_scope_selection()
-        } else {
-            request.with_scopes(client.scopes.iter().cloned())
-        };
+        request = if scopes.is_empty() { request.with_initial_scope_selection() } else { request.with_scopes(scopes) };
         if let Some(client_id) = &client.client_id {
             request = request.with_preregistered_client(client_id);
             if let Some(secret) = client_secret {
@@ -225,5 +270,34 @@ mod tests {
         assert!(!format!("{file:?} {loaded:?}").contains("canary"));
         assert!(file.remove().unwrap());
         assert!(!file.remove().unwrap(), "a second logout finds nothing");
+    }
+
+    #[tokio::test]
+    async fn a_named_scope_is_kept_for_the_next_login_until_a_grant_holds_it() {
+        let folder = tempfile::tempdir().unwrap();
+        let file = TokenFile::new(folder.path().join("server.json"));
+        assert_eq!(file.step_up("mcp:admin"), Ok(false), "no login, nothing to note");
+        let token = |scope: &str| -> rmcp::transport::auth::OAuthTokenResponse {
+            serde_json::from_value(serde_json::json!({
+                "access_token": "a", "token_type": "Bearer", "scope": scope
+            }))
+            .unwrap()
+        };
+        let granted = |scopes: &[&str]| scopes.iter().map(|scope| (*scope).to_owned()).collect::<Vec<_>>();
+        let stored = StoredCredentials::new("c".to_owned(), Some(token("mcp:tools")), granted(&["mcp:tools"]), None);
+        file.save(stored).await.unwrap();
+        assert_eq!(file.step_up("mcp:tools mcp:admin"), Ok(true));
+        assert_eq!(file.held_and_named_scopes(), ["mcp:tools", "mcp:tools", "mcp:admin"]);
+        // A refresh that grants the same scopes keeps the note; the step-up's grant ends it.
+        let refreshed = StoredCredentials::new("c".to_owned(), Some(token("mcp:tools")), granted(&["mcp:tools"]), None);
+        file.save(refreshed).await.unwrap();
+        assert_eq!(file.held_and_named_scopes(), ["mcp:tools", "mcp:admin"]);
+        let both = granted(&["mcp:tools", "mcp:admin"]);
+        file.save(StoredCredentials::new("c".to_owned(), Some(token("mcp:tools mcp:admin")), both, None))
+            .await
+            .unwrap();
+        assert_eq!(file.held_and_named_scopes(), ["mcp:tools", "mcp:admin"]);
+        assert!(!std::fs::read_to_string(file.path()).unwrap().contains("step_up"));
+        assert!(file.load().await.unwrap().is_some(), "rmcp reads the file as its own credentials");
     }
 }

@@ -178,6 +178,32 @@ impl McpTool {
         response
     }
 
+    /// What a call refused for want of the OAuth `scope` tells the caller. A login that
+    /// keeps its tokens in a file is told of the scope, so that the next `omniagent mcp
+    /// login` asks for it beside those held (step-up); otherwise the scope is for the
+    /// config's `oauth.scopes`.
+    async fn step_up(&self, scope: String) -> String {
+        let server = &self.shared.server;
+        let noted = match self.shared.endpoint.token_file().cloned() {
+            Some(tokens) => {
+                let named = scope.clone();
+                skill_core::off_runtime(move || tokens.step_up(&named)).await.is_ok_and(|noted| noted == Ok(true))
+            }
+            None => false,
+        };
+        if noted {
+            format!(
+                "MCP server `{server}` needs the OAuth scopes `{scope}` for this call: run \
+                 `omniagent mcp login {server}` to grant them"
+            )
+        } else {
+            format!(
+                "MCP server `{server}` needs the OAuth scopes `{scope}` for this call: add them to \
+                 `mcp.servers.{server}.oauth.scopes` and run `omniagent mcp login {server}`"
+            )
+        }
+    }
+
     /// What one `tools/call` came to, for the caller; a connection that failed is
     /// discarded, so the next call starts the server afresh.
     async fn outcome(
@@ -211,11 +237,14 @@ impl McpTool {
                 Err(ToolError::failed(format!("MCP server `{server}`: {}", error.message)))
             }
             Err(error) if let Some(scope) = crate::connection::missing_scope(&error) => {
-                Err(ToolError::failed(format!(
-                    "MCP server `{server}` needs the OAuth scopes `{scope}` for this call: add them to \
-                 `mcp.servers.{server}.oauth.scopes` and run `omniagent mcp login {server}`"
-                )))
+                Err(ToolError::failed(self.step_up(scope).await))
             }
+            // The tokens stopped working (revoked, or the server moved to another
+            // authorization server, whose tokens these are not).
+            Err(error) if error.is_authorization_required() => Err(ToolError::failed(format!(
+                "MCP server `{server}`: {}",
+                crate::Error::LoginRequired { server: server.clone() }
+            ))),
             Err(error) if !connection.is_alive() || matches!(error, ServiceError::TransportClosed) => {
                 let stderr = connection.stderr();
                 self.shared.discard(connection).await;
