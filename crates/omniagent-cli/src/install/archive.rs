@@ -81,7 +81,7 @@ pub(crate) fn extract_zip(archive: &Path, into: &Path, budget: &mut Budget<'_>) 
         budget.declare(declared)?;
     }
     for index in 0..zip.len() {
-        let name = zip.by_index_raw(index).map_err(read_error)?.name().replace('\\', "/");
+        let name = zip.by_index_raw(index).map_err(read_error)?.name().map_err(read_error)?.replace('\\', "/");
         let unsafe_entry = |problem| InstallError::UnsafeEntry { source_text: source_text.clone(), entry: name.clone(), problem };
         let mut entry = match zip.by_index(index) {
             Ok(entry) => entry,
