@@ -68,7 +68,8 @@ fn repository(dir: &Path) -> PathBuf {
     git(&repo, &["add", "."]);
     git(&repo, &["commit", "--quiet", "-m", "one"]);
     git(&repo, &["tag", "v1.0"]);
-    std::fs::write(repo.join("SKILL.md"), "---\nname: deploy\ndescription: Deploy the app\n---\nVersion two.\n").unwrap();
+    std::fs::write(repo.join("SKILL.md"), "---\nname: deploy\ndescription: Deploy the app\n---\nVersion two.\n")
+        .unwrap();
     git(&repo, &["commit", "--quiet", "-am", "two"]);
     repo
 }
@@ -137,7 +138,8 @@ fn installs_from_a_folder_a_tar_gz_a_zip_and_a_git_tag() {
     // A local repository at a tag, by path and by file:// URL: the tag's files, its commit.
     let repo = repository(sources.path());
     let tagged_commit = git(&repo, &["rev-parse", "v1.0^{commit}"]);
-    let (code, stdout, stderr) = run(home.omniagent(&["--json", "skills", "install", &format!("{}#v1.0", repo.display())]));
+    let (code, stdout, stderr) =
+        run(home.omniagent(&["--json", "skills", "install", &format!("{}#v1.0", repo.display())]));
     assert_eq!(code, 0, "{stderr}");
     let installed = json(&stdout);
     assert_eq!((installed["name"].as_str(), installed["kind"].as_str()), (Some("deploy"), Some("git")));
@@ -156,7 +158,10 @@ fn installs_from_a_folder_a_tar_gz_a_zip_and_a_git_tag() {
     // Installed twice, or over a folder that is not an install: refused, nothing changed.
     let (code, _, stderr) = install(&home, &[folder.to_str().unwrap()]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("skill `hello` is installed already; `omniagent skills update hello` reinstalls it"), "{stderr}");
+    assert!(
+        stderr.contains("skill `hello` is installed already; `omniagent skills update hello` reinstalls it"),
+        "{stderr}"
+    );
     home.write("skills/mine/SKILL.md", HELLO);
     let (code, _, stderr) = install(&home, &[folder.to_str().unwrap(), "--name", "mine"]);
     assert_eq!(code, 1);
@@ -165,7 +170,7 @@ fn installs_from_a_folder_a_tar_gz_a_zip_and_a_git_tag() {
 
     let (code, _, stderr) = install(&home, &[&format!("{}#no-such-ref", repo.display())]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("no-such-ref"), "{stderr}");
+    assert!(stderr.contains("no branch, tag or commit `no-such-ref` in the repository"), "{stderr}");
     assert_no_staging_left(&home);
 }
 
@@ -237,7 +242,8 @@ fn update_keeps_a_local_edit_and_force_overwrites_it() {
     assert_eq!((code, stdout.as_str()), (0, "deploy: up to date\n"));
 
     // Upstream moves on; the update follows the branch.
-    std::fs::write(repo.join("SKILL.md"), "---\nname: deploy\ndescription: Deploy the app\n---\nVersion three.\n").unwrap();
+    std::fs::write(repo.join("SKILL.md"), "---\nname: deploy\ndescription: Deploy the app\n---\nVersion three.\n")
+        .unwrap();
     git(&repo, &["commit", "--quiet", "-am", "three"]);
     let second_commit = git(&repo, &["rev-parse", "HEAD"]);
     let (code, stdout, stderr) = run(home.omniagent(&["--json", "skills", "update", "deploy"]));
@@ -252,7 +258,8 @@ fn update_keeps_a_local_edit_and_force_overwrites_it() {
     // A local edit, and upstream moves again: the edit is kept.
     let edited = "---\nname: deploy\ndescription: Deploy the app\n---\nMy own notes.\n";
     std::fs::write(&skill_md, edited).unwrap();
-    std::fs::write(repo.join("SKILL.md"), "---\nname: deploy\ndescription: Deploy the app\n---\nVersion four.\n").unwrap();
+    std::fs::write(repo.join("SKILL.md"), "---\nname: deploy\ndescription: Deploy the app\n---\nVersion four.\n")
+        .unwrap();
     git(&repo, &["commit", "--quiet", "-am", "four"]);
     let (code, stdout, _) = run(home.omniagent(&["skills", "update", "deploy"]));
     assert_eq!(code, 1);
@@ -262,7 +269,14 @@ fn update_keeps_a_local_edit_and_force_overwrites_it() {
 
     let (code, stdout, stderr) = run(home.omniagent(&["skills", "update", "deploy", "--force"]));
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.starts_with("updated deploy: 1 changed, commit "), "{stdout}");
+    let (short_before, short_after) = (&second_commit[..12], &git(&repo, &["rev-parse", "HEAD"])[..12]);
+    assert_eq!(
+        stdout,
+        format!(
+            "updated deploy: 1 changed, local edits overwritten (1 changed), commit {short_before} → {short_after}\n    \
+             changed SKILL.md\n"
+        )
+    );
     assert!(std::fs::read_to_string(&skill_md).unwrap().contains("Version four."));
     assert_eq!(run(home.omniagent(&["skills", "verify"])).0, 0);
     assert_no_staging_left(&home);

@@ -28,10 +28,10 @@ use serde::Serialize;
 use skill_markdown::Location;
 
 pub use self::error::{EntryProblem, InstallError};
-pub use self::lock::LockEntry;
-pub use self::source::SourceKind;
 use self::lock::Lock;
+pub use self::lock::LockEntry;
 use self::source::Source;
+pub use self::source::SourceKind;
 use self::tree::{Budget, Limits};
 use crate::Home;
 
@@ -99,9 +99,11 @@ pub enum Update {
     /// Reinstalled from its source.
     Updated {
         /// The skill as it is now.
-        installed: Installed,
+        installed: Box<Installed>,
         /// How the new files differ from the recorded ones.
         changes: Changes,
+        /// The local edits `force` overwrote.
+        overwritten: Changes,
         /// The commit it was at, for a git source.
         previous_commit: Option<String>,
     },
@@ -235,7 +237,13 @@ fn local_changes(path: &Path, entry: &LockEntry) -> Result<(bool, Changes), Inst
     Ok((false, Changes::between(&entry.files, &tree::digests(path)?)))
 }
 
-fn update_one(skills_dir: &Path, lock_path: &Path, lock: &mut Lock, name: &str, force: bool) -> Result<Update, InstallError> {
+fn update_one(
+    skills_dir: &Path,
+    lock_path: &Path,
+    lock: &mut Lock,
+    name: &str,
+    force: bool,
+) -> Result<Update, InstallError> {
     let entry = lock.skills[name].clone();
     let target = skills_dir.join(name);
     let (_, local) = local_changes(&target, &entry)?;
@@ -268,8 +276,8 @@ fn update_one(skills_dir: &Path, lock_path: &Path, lock: &mut Lock, name: &str, 
         return Err(error);
     }
     let changes = Changes::between(&entry.files, &staged.entry.files);
-    let installed = Installed { name: name.to_owned(), path: target, entry: staged.entry };
-    Ok(Update::Updated { installed, changes, previous_commit: entry.commit })
+    let installed = Box::new(Installed { name: name.to_owned(), path: target, entry: staged.entry });
+    Ok(Update::Updated { installed, changes, overwritten: local, previous_commit: entry.commit })
 }
 
 /// A source's skill, put together in a staging folder, ready to be moved into place.
@@ -383,8 +391,11 @@ mod tests {
 
     #[test]
     fn changes_are_told_apart() {
-        let map = |pairs: &[(&str, &str)]| pairs.iter().map(|(path, digest)| ((*path).to_owned(), (*digest).to_owned())).collect();
-        let changes = Changes::between(&map(&[("a", "1"), ("b", "2"), ("c", "3")]), &map(&[("a", "1"), ("b", "9"), ("d", "4")]));
+        let map = |pairs: &[(&str, &str)]| {
+            pairs.iter().map(|(path, digest)| ((*path).to_owned(), (*digest).to_owned())).collect()
+        };
+        let changes =
+            Changes::between(&map(&[("a", "1"), ("b", "2"), ("c", "3")]), &map(&[("a", "1"), ("b", "9"), ("d", "4")]));
         assert_eq!(changes, Changes { changed: vec!["b".into()], added: vec!["d".into()], removed: vec!["c".into()] });
         assert!(Changes::between(&map(&[("a", "1")]), &map(&[("a", "1")])).is_empty());
     }

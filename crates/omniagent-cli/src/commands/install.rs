@@ -27,7 +27,8 @@ pub(crate) fn run(session: &Session, command: InstalledCommand) -> anyhow::Resul
         InstalledCommand::Update { name, force } => {
             let updates = install::update(home, name.as_deref(), force)?;
             render::install::updated(&updates, session.json)?;
-            let all_done = updates.iter().all(|update| matches!(update, Update::Updated { .. } | Update::UpToDate { .. }));
+            let all_done =
+                updates.iter().all(|update| matches!(update, Update::Updated { .. } | Update::UpToDate { .. }));
             Ok(if all_done { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         InstalledCommand::Remove { name } => {

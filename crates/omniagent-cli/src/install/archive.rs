@@ -15,7 +15,7 @@ use super::tree::{Budget, entry_path};
 
 /// Extracts the gzip-compressed tar archive `archive` into the folder `into`.
 pub(crate) fn extract_tar_gz(archive: &Path, into: &Path, budget: &mut Budget<'_>) -> Result<(), InstallError> {
-    let source_text = archive.display().to_string();
+    let source_text = budget.what().to_owned();
     let file = fs::File::open(archive).map_err(|error| InstallError::Io { path: archive.to_owned(), error })?;
     let gzip = flate2::read::GzDecoder::new(BufReader::new(file));
     // Content, plus a header block and a padding block per entry, plus the end blocks.
@@ -36,12 +36,16 @@ fn extract_tar_entries(
     into: &Path,
     budget: &mut Budget<'_>,
 ) -> Result<(), InstallError> {
-    let read_error = |error: std::io::Error| InstallError::Read { source_text: source_text.to_owned(), message: error.to_string() };
+    let read_error =
+        |error: std::io::Error| InstallError::Read { source_text: source_text.to_owned(), message: error.to_string() };
     for entry in tar.entries().map_err(read_error)? {
         let mut entry = entry.map_err(read_error)?;
         let name = entry.path().map_err(read_error)?.into_owned();
-        let unsafe_entry =
-            |problem| InstallError::UnsafeEntry { source_text: source_text.to_owned(), entry: name.display().to_string(), problem };
+        let unsafe_entry = |problem| InstallError::UnsafeEntry {
+            source_text: source_text.to_owned(),
+            entry: name.display().to_string(),
+            problem,
+        };
         let kind = entry.header().entry_type();
         let problem = match kind {
             tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::Directory => None,
@@ -70,8 +74,11 @@ fn extract_tar_entries(
 /// Extracts the zip archive `archive` into the folder `into`. What the entries declare is
 /// added up first, so a bomb is refused before anything is written.
 pub(crate) fn extract_zip(archive: &Path, into: &Path, budget: &mut Budget<'_>) -> Result<(), InstallError> {
-    let source_text = archive.display().to_string();
-    let read_error = |error: zip::result::ZipError| InstallError::Read { source_text: source_text.clone(), message: error.to_string() };
+    let source_text = budget.what().to_owned();
+    let read_error = |error: zip::result::ZipError| InstallError::Read {
+        source_text: source_text.clone(),
+        message: error.to_string(),
+    };
     let file = fs::File::open(archive).map_err(|error| InstallError::Io { path: archive.to_owned(), error })?;
     let mut zip = zip::ZipArchive::new(BufReader::new(file)).map_err(read_error)?;
     let mut declared = 0_u64;
@@ -82,7 +89,8 @@ pub(crate) fn extract_zip(archive: &Path, into: &Path, budget: &mut Budget<'_>) 
     }
     for index in 0..zip.len() {
         let name = zip.by_index_raw(index).map_err(read_error)?.name().map_err(read_error)?.replace('\\', "/");
-        let unsafe_entry = |problem| InstallError::UnsafeEntry { source_text: source_text.clone(), entry: name.clone(), problem };
+        let unsafe_entry =
+            |problem| InstallError::UnsafeEntry { source_text: source_text.clone(), entry: name.clone(), problem };
         let mut entry = match zip.by_index(index) {
             Ok(entry) => entry,
             Err(zip::result::ZipError::UnsupportedArchive(_)) => return Err(unsafe_entry(EntryProblem::Unsupported)),
@@ -198,9 +206,18 @@ mod tests {
         let good = tar_gz(&[("hello/SKILL.md", b"hi"), ("hello/docs/a.md", b"a")]);
         assert_eq!(extract(&good, "a.tar.gz", Limits::DEFAULT).unwrap(), ["hello/SKILL.md", "hello/docs/a.md"]);
 
-        assert_eq!(problem(extract(&tar_gz(&[("../evil", b"x")]), "a.tar.gz", Limits::DEFAULT)), EntryProblem::ParentDir);
-        assert_eq!(problem(extract(&tar_gz(&[("/tmp/evil", b"x")]), "a.tar.gz", Limits::DEFAULT)), EntryProblem::Absolute);
-        assert_eq!(problem(extract(&tar_gz(&[("a", b"x"), ("a", b"y")]), "a.tar.gz", Limits::DEFAULT)), EntryProblem::Duplicate);
+        assert_eq!(
+            problem(extract(&tar_gz(&[("../evil", b"x")]), "a.tar.gz", Limits::DEFAULT)),
+            EntryProblem::ParentDir
+        );
+        assert_eq!(
+            problem(extract(&tar_gz(&[("/tmp/evil", b"x")]), "a.tar.gz", Limits::DEFAULT)),
+            EntryProblem::Absolute
+        );
+        assert_eq!(
+            problem(extract(&tar_gz(&[("a", b"x"), ("a", b"y")]), "a.tar.gz", Limits::DEFAULT)),
+            EntryProblem::Duplicate
+        );
 
         let many = tar_gz(&[("a", b""), ("b", b""), ("c", b"")]);
         let refused = extract(&many, "a.tar.gz", Limits { max_bytes: 100, max_entries: 2 }).unwrap_err();
@@ -208,6 +225,34 @@ mod tests {
         let big = tar_gz(&[("a", &[0; 1000])]);
         let refused = extract(&big, "a.tar.gz", Limits { max_bytes: 999, max_entries: 10 }).unwrap_err();
         assert_eq!(refused.to_string(), "the archive: the skill is larger than the cap of 999 bytes");
+    }
+
+    #[test]
+    fn what_a_tar_stream_expands_to_is_capped_too() {
+        // A pax extension header is read whole before any entry: 5,000 bytes of one, past
+        // 100 bytes of content plus a header and padding block per entry.
+        let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+        let mut header = tar::Header::new_ustar();
+        header.set_entry_type(tar::EntryType::XHeader);
+        header.set_size(5000);
+        header.set_cksum();
+        builder.append(&header, &[b'1'; 5000][..]).unwrap();
+        let bytes = builder.into_inner().unwrap().finish().unwrap();
+        let refused = extract(&bytes, "a.tar.gz", Limits { max_bytes: 100, max_entries: 1 }).unwrap_err();
+        assert_eq!(refused.to_string(), "the archive: the skill is larger than the cap of 100 bytes");
+    }
+
+    #[test]
+    fn a_zip_entry_that_expands_past_its_declared_size_is_stopped() {
+        let mut bytes = zip(&[("a", &[0; 10_000])]);
+        // Declare 10 bytes in the local header (offset 22) and the central directory
+        // entry (offset 24), as a bomb that lies would.
+        let local = 0;
+        let central = bytes.windows(4).position(|window| window == b"PK\x01\x02").unwrap();
+        bytes[local + 22..local + 26].copy_from_slice(&10_u32.to_le_bytes());
+        bytes[central + 24..central + 28].copy_from_slice(&10_u32.to_le_bytes());
+        let result = extract(&bytes, "a.zip", Limits { max_bytes: 1_000, max_entries: 10 });
+        assert!(matches!(result, Err(InstallError::TooLarge { .. } | InstallError::Read { .. })), "{result:?}");
     }
 
     #[test]

@@ -11,10 +11,26 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum InstallError {
     /// The source is none of the kinds an install takes.
-    #[error("{source_text}: not a skill folder, a .tar.gz, .tgz or .zip file, or a git URL (http, https, ssh, git, file; PATH#REF for a local repository)")]
+    #[error(
+        "{source_text}: not a skill folder, a .tar.gz, .tgz or .zip file, or a git URL (http, https, ssh, git, file; PATH#REF for a local repository)"
+    )]
     UnknownSource {
         /// The source as given.
         source_text: String,
+    },
+    /// The source names a path that does not exist.
+    #[error("{source_text}: no such file or folder")]
+    NotFound {
+        /// The source as given.
+        source_text: String,
+    },
+    /// A git source's `#ref` is no branch, tag or commit of the repository.
+    #[error("{source_text}: no branch, tag or commit `{reference}` in the repository")]
+    UnknownRef {
+        /// The source as given.
+        source_text: String,
+        /// The ref.
+        reference: String,
     },
     /// A file or folder the install needed could not be read or written.
     #[error("{}: {error}", path.display())]

@@ -11,7 +11,9 @@ use super::error::InstallError;
 pub(crate) fn checkout(url: &str, reference: Option<&str>, into: &Path) -> Result<String, InstallError> {
     let into_text = into.as_os_str();
     let shallow = match reference {
-        Some(reference) => git(url, None, &["clone", "--quiet", "--depth", "1", "--branch", reference, "--", url], Some(into_text)),
+        Some(reference) => {
+            git(url, None, &["clone", "--quiet", "--depth", "1", "--branch", reference, "--", url], Some(into_text))
+        }
         None => git(url, None, &["clone", "--quiet", "--depth", "1", "--", url], Some(into_text)),
     };
     if let Err(error) = shallow {
@@ -21,8 +23,9 @@ pub(crate) fn checkout(url: &str, reference: Option<&str>, into: &Path) -> Resul
         if into.exists() {
             std::fs::remove_dir_all(into).map_err(|error| InstallError::Io { path: into.to_owned(), error })?;
         }
-        git(url, None, &["clone", "--quiet", "--no-checkout", "--", url], Some(into_text))?;
-        git(url, Some(into), &["checkout", "--quiet", "--detach", &format!("{reference}^{{commit}}")], None)?;
+        git(url, None, &["clone", "--quiet", "--no-checkout", "--", url], Some(into_text)).map_err(|_| error)?;
+        git(url, Some(into), &["checkout", "--quiet", "--detach", &format!("{reference}^{{commit}}")], None)
+            .map_err(|_| InstallError::UnknownRef { source_text: url.to_owned(), reference: reference.to_owned() })?;
     }
     let commit = git(url, Some(into), &["rev-parse", "HEAD"], None)?;
     let dot_git = into.join(".git");
@@ -32,7 +35,12 @@ pub(crate) fn checkout(url: &str, reference: Option<&str>, into: &Path) -> Resul
 
 /// Runs `git ARGS [LAST]` (in `folder` when given), with no terminal prompt and English
 /// messages; returns its stdout.
-fn git(source_text: &str, folder: Option<&Path>, args: &[&str], last: Option<&std::ffi::OsStr>) -> Result<String, InstallError> {
+fn git(
+    source_text: &str,
+    folder: Option<&Path>,
+    args: &[&str],
+    last: Option<&std::ffi::OsStr>,
+) -> Result<String, InstallError> {
     let mut command = Command::new("git");
     if let Some(folder) = folder {
         command.arg("-C").arg(folder);

@@ -58,7 +58,9 @@ impl Lock {
     pub(crate) fn read(path: &Path) -> Result<Self, InstallError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Self { version: 1, ..Self::default() }),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Self { version: 1, ..Self::default() });
+            }
             Err(error) => return Err(InstallError::Io { path: path.to_owned(), error }),
         };
         let lock: Self = serde_yaml_ng::from_str(&text).map_err(|error| {
@@ -124,12 +126,7 @@ fn rfc3339(seconds: u64) -> String {
     let day = day_of_year - (153 * month_index + 2) / 5 + 1;
     let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
     let year = year_of_era + era * 400 + u64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        of_day / 3600,
-        of_day % 3600 / 60,
-        of_day % 60
-    )
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", of_day / 3600, of_day % 3600 / 60, of_day % 60)
 }
 
 #[cfg(test)]

@@ -68,15 +68,14 @@ impl Source {
             }
             return Err(unknown());
         }
-        if let Some((repository, _)) = text.rsplit_once('#') {
-            if let Ok(repository) = cwd.join(repository).canonicalize()
-                && repository.is_dir()
-            {
-                let (_, reference) = split_ref(text)?;
-                return Ok(Self::Git { url: repository.display().to_string(), reference });
-            }
+        if let Some((repository, _)) = text.rsplit_once('#')
+            && let Ok(repository) = cwd.join(repository).canonicalize()
+            && repository.is_dir()
+        {
+            let (_, reference) = split_ref(text)?;
+            return Ok(Self::Git { url: repository.display().to_string(), reference });
         }
-        Err(InstallError::Io { path, error: std::io::ErrorKind::NotFound.into() })
+        Err(InstallError::NotFound { source_text: text.to_owned() })
     }
 
     /// The kind, for the lock file.
@@ -121,7 +120,10 @@ impl Source {
             Self::TarGz(path) | Self::Zip(path) => {
                 let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
                 let lower = name.to_lowercase();
-                let cut = [".tar.gz", ".tgz", ".zip"].iter().find(|ending| lower.ends_with(*ending)).map_or(0, |ending| ending.len());
+                let cut = [".tar.gz", ".tgz", ".zip"]
+                    .iter()
+                    .find(|ending| lower.ends_with(*ending))
+                    .map_or(0, |ending| ending.len());
                 name[..name.len() - cut].to_owned()
             }
             Self::Git { url, .. } => {
@@ -174,7 +176,10 @@ mod tests {
             Source::Git { url: cwd.join("hello").display().to_string(), reference: Some("v1".into()) }
         );
         let git = parse("https://example.com/team/skills.git#main").unwrap();
-        assert_eq!(git, Source::Git { url: "https://example.com/team/skills.git".into(), reference: Some("main".into()) });
+        assert_eq!(
+            git,
+            Source::Git { url: "https://example.com/team/skills.git".into(), reference: Some("main".into()) }
+        );
         assert_eq!(git.default_name(), "skills");
         assert_eq!(parse("git@example.com:team/pdf").unwrap().default_name(), "pdf");
         assert_eq!(parse("file:///srv/repo").unwrap(), Source::Git { url: "file:///srv/repo".into(), reference: None });
@@ -182,6 +187,6 @@ mod tests {
         assert!(matches!(parse("notes.txt"), Err(InstallError::UnknownSource { .. })));
         assert!(matches!(parse("--upload-pack=evil"), Err(InstallError::UnknownSource { .. })));
         assert!(matches!(parse("https://example.com/r#--evil"), Err(InstallError::UnknownSource { .. })));
-        assert!(matches!(parse("missing"), Err(InstallError::Io { .. })));
+        assert!(matches!(parse("missing"), Err(InstallError::NotFound { .. })));
     }
 }

@@ -41,6 +41,11 @@ impl<'a> Budget<'a> {
         Self { limits, what, bytes: 0, entries: 0 }
     }
 
+    /// The source, as errors name it.
+    pub(crate) fn what(&self) -> &'a str {
+        self.what
+    }
+
     pub(crate) fn limits(&self) -> Limits {
         self.limits
     }
@@ -49,7 +54,10 @@ impl<'a> Budget<'a> {
     pub(crate) fn entry(&mut self) -> Result<(), InstallError> {
         self.entries += 1;
         if self.entries > self.limits.max_entries {
-            return Err(InstallError::TooManyEntries { source_text: self.what.to_owned(), cap: self.limits.max_entries });
+            return Err(InstallError::TooManyEntries {
+                source_text: self.what.to_owned(),
+                cap: self.limits.max_entries,
+            });
         }
         Ok(())
     }
@@ -69,7 +77,12 @@ impl<'a> Budget<'a> {
     /// Copies `reader` into a new file `path` (which must not exist), counting the bytes
     /// as they come, whatever the file said its size was. Executable for its owner when
     /// `executable`, never more than 0755.
-    pub(crate) fn write_file(&mut self, reader: &mut dyn Read, path: &Path, executable: bool) -> Result<(), InstallError> {
+    pub(crate) fn write_file(
+        &mut self,
+        reader: &mut dyn Read,
+        path: &Path,
+        executable: bool,
+    ) -> Result<(), InstallError> {
         let io_error = |error| InstallError::Io { path: path.to_owned(), error };
         let mut options = fs::OpenOptions::new();
         options.write(true).create_new(true);
@@ -79,10 +92,8 @@ impl<'a> Budget<'a> {
         let _ = executable;
         let mut file = options.open(path).map_err(io_error)?;
         let room = self.limits.max_bytes - self.bytes;
-        let written = std::io::copy(&mut reader.take(room + 1), &mut file).map_err(|error| InstallError::Read {
-            source_text: self.what.to_owned(),
-            message: error.to_string(),
-        })?;
+        let written = std::io::copy(&mut reader.take(room + 1), &mut file)
+            .map_err(|error| InstallError::Read { source_text: self.what.to_owned(), message: error.to_string() })?;
         if written > room {
             return Err(self.too_large());
         }
@@ -171,7 +182,8 @@ fn walk(top: &Path, visit: &mut dyn FnMut(&Path, Kind) -> Result<(), InstallErro
             }
             let child = relative.join(&name);
             let path = top.join(&child);
-            let metadata = fs::symlink_metadata(&path).map_err(|error| InstallError::Io { path: path.clone(), error })?;
+            let metadata =
+                fs::symlink_metadata(&path).map_err(|error| InstallError::Io { path: path.clone(), error })?;
             let kind = metadata.file_type();
             if kind.is_dir() {
                 inner(top, &child, visit)?;
@@ -208,7 +220,8 @@ pub(crate) fn skill_root(content: &Path, source_text: &str) -> Result<PathBuf, I
         return Ok(content.to_owned());
     }
     let io_error = |error| InstallError::Io { path: content.to_owned(), error };
-    let entries: Vec<fs::DirEntry> = fs::read_dir(content).map_err(io_error)?.collect::<Result<_, _>>().map_err(io_error)?;
+    let entries: Vec<fs::DirEntry> =
+        fs::read_dir(content).map_err(io_error)?.collect::<Result<_, _>>().map_err(io_error)?;
     if let [only] = entries.as_slice() {
         let folder = only.path();
         if folder.is_dir() && folder.join("SKILL.md").is_file() {
@@ -333,7 +346,10 @@ mod tests {
             let (refused, _to) = copy(Limits::DEFAULT);
             assert_eq!(
                 refused.unwrap_err().to_string(),
-                format!("{}: docs/link: links are refused (a skill is regular files and folders)", from.path().display())
+                format!(
+                    "{}: docs/link: links are refused (a skill is regular files and folders)",
+                    from.path().display()
+                )
             );
         }
     }

@@ -14,7 +14,12 @@ pub(crate) fn installed(installed: &Installed, json: bool) -> anyhow::Result<()>
     }
     let mut out = anstream::stdout().lock();
     let n_files = count(installed.entry.files.len(), "file");
-    writeln!(out, "{GREEN}installed{GREEN:#} {BOLD}{}{BOLD:#} ({n_files}) in {}", installed.name, installed.path.display())?;
+    writeln!(
+        out,
+        "{GREEN}installed{GREEN:#} {BOLD}{}{BOLD:#} ({n_files}) in {}",
+        installed.name,
+        installed.path.display()
+    )?;
     writeln!(out, "  {DIM}from{DIM:#} {}", origin(&installed.entry))?;
     Ok(())
 }
@@ -110,10 +115,15 @@ pub(crate) fn updated(updates: &[Update], json: bool) -> anyhow::Result<()> {
     }
     for update in updates {
         match update {
-            Update::Updated { installed, changes, previous_commit } => {
-                let summary = if changes.is_empty() { "same files".to_owned() } else { change_summary(changes) };
+            Update::Updated { installed, changes, overwritten, previous_commit } => {
+                let mut summary = if changes.is_empty() { "same files".to_owned() } else { change_summary(changes) };
+                if !overwritten.is_empty() {
+                    summary.push_str(&format!(", local edits overwritten ({})", change_summary(overwritten)));
+                }
                 let commits = match (previous_commit, &installed.entry.commit) {
-                    (Some(before), Some(after)) if before != after => format!(", commit {} → {}", short(before), short(after)),
+                    (Some(before), Some(after)) if before != after => {
+                        format!(", commit {} → {}", short(before), short(after))
+                    }
                     _ => String::new(),
                 };
                 writeln!(out, "{GREEN}updated{GREEN:#} {BOLD}{}{BOLD:#}: {summary}{commits}", installed.name)?;
@@ -136,7 +146,7 @@ pub(crate) fn updated(updates: &[Update], json: bool) -> anyhow::Result<()> {
 
 fn update_json(update: &Update) -> Value {
     match update {
-        Update::Updated { installed, changes, previous_commit } => json!({
+        Update::Updated { installed, changes, overwritten, previous_commit } => json!({
             "name": installed.name,
             "status": "updated",
             "path": installed.path,
@@ -145,6 +155,7 @@ fn update_json(update: &Update) -> Value {
             "changed": changes.changed,
             "added": changes.added,
             "removed": changes.removed,
+            "overwritten": overwritten,
         }),
         Update::UpToDate { name } => json!({"name": name, "status": "up_to_date"}),
         Update::KeptLocalEdits { name, local } => json!({
