@@ -403,3 +403,24 @@ fn hostile_archives_are_refused_and_leave_nothing() {
         }
     }
 }
+
+#[test]
+fn installs_at_the_same_time_keep_every_entry() {
+    let home = Home::new();
+    let sources = tempfile::tempdir().unwrap();
+    let n_skills = 6;
+    let children: Vec<_> = (0..n_skills)
+        .map(|skill_idx| {
+            let folder = skill_folder(sources.path(), &format!("skill-{skill_idx}"), HELLO);
+            home.omniagent_process(&["skills", "install", folder.to_str().unwrap()])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    assert_eq!(lock(&home)["skills"].as_object().unwrap().len(), n_skills);
+    assert_no_staging_left(&home);
+}

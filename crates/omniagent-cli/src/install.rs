@@ -133,6 +133,7 @@ pub enum Update {
 /// paths are taken from the working folder.
 pub fn install(home: &Home, source_text: &str, name: Option<&str>) -> Result<Installed, InstallError> {
     let skills_dir = skills_dir(home)?;
+    let _held = lock::hold(&skills_dir)?;
     let lock_path = lock_path(home);
     let mut lock = Lock::read(&lock_path)?;
     let source = Source::parse(source_text, Path::new(""))?;
@@ -175,6 +176,7 @@ pub fn verify(home: &Home, name: Option<&str>) -> Result<Vec<Verification>, Inst
 /// failing does not stop the others.
 pub fn update(home: &Home, name: Option<&str>, force: bool) -> Result<Vec<Update>, InstallError> {
     let skills_dir = skills_dir(home)?;
+    let _held = lock::hold(&skills_dir)?;
     let lock_path = lock_path(home);
     let mut lock = Lock::read(&lock_path)?;
     let names = names(&lock, &lock_path, name)?;
@@ -190,6 +192,7 @@ pub fn update(home: &Home, name: Option<&str>, force: bool) -> Result<Vec<Update
 /// Removes the installed skill `name`: its folder and its lock entry. Returns the entry.
 pub fn remove(home: &Home, name: &str) -> Result<LockEntry, InstallError> {
     let skills_dir = skills_dir(home)?;
+    let _held = lock::hold(&skills_dir)?;
     let lock_path = lock_path(home);
     let mut lock = Lock::read(&lock_path)?;
     let entry = lock.entry(name, &lock_path)?.clone();

@@ -18,6 +18,12 @@ pub enum InstallError {
         /// The source as given.
         source_text: String,
     },
+    /// An http(s) URL with user info or a query, which would be written to `skills.lock`.
+    #[error("{shown}: credentials in the URL would be stored in skills.lock; let a git credential helper supply them")]
+    CredentialsInUrl {
+        /// The URL, redacted.
+        shown: String,
+    },
     /// The source names a path that does not exist.
     #[error("{source_text}: no such file or folder")]
     NotFound {

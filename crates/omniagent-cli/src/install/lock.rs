@@ -106,6 +106,31 @@ impl Lock {
     }
 }
 
+/// An exclusive hold on the skills folder (`flock`, on Unix), so that two installs,
+/// updates or removes at once never lose each other's lock entries; released on drop.
+#[derive(Debug)]
+pub(crate) struct Held {
+    #[cfg(unix)]
+    _lock: nix::fcntl::Flock<std::fs::File>,
+}
+
+/// Waits for, then takes, the hold on `skills_dir`.
+pub(crate) fn hold(skills_dir: &Path) -> Result<Held, InstallError> {
+    #[cfg(unix)]
+    {
+        let io_error = |error| InstallError::Io { path: skills_dir.to_owned(), error };
+        let folder = std::fs::File::open(skills_dir).map_err(io_error)?;
+        let lock = nix::fcntl::Flock::lock(folder, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, errno)| io_error(std::io::Error::from(errno)))?;
+        Ok(Held { _lock: lock })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = skills_dir;
+        Ok(Held {})
+    }
+}
+
 /// Now, as RFC 3339 in UTC to the second (`2026-12-01T16:20:00Z`).
 pub(crate) fn now_rfc3339() -> String {
     let seconds = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs());

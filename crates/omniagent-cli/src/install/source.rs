@@ -50,6 +50,9 @@ impl Source {
         }
         let is_url = GIT_SCHEMES.iter().any(|scheme| text.starts_with(scheme)) || is_scp_like(text);
         if is_url {
+            if carries_credentials(text) {
+                return Err(InstallError::CredentialsInUrl { shown: skill_core::redact::url_text(text) });
+            }
             let (url, reference) = split_ref(text)?;
             return Ok(Self::Git { url: url.to_owned(), reference });
         }
@@ -134,6 +137,14 @@ impl Source {
     }
 }
 
+/// Whether an http(s) URL has user info (`https://TOKEN@host/…`) or a query.
+fn carries_credentials(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix("https://").or_else(|| text.strip_prefix("http://")) else { return false };
+    let rest = rest.split_once('#').map_or(rest, |(rest, _)| rest);
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    authority.contains('@') || rest.contains('?')
+}
+
 /// `git@github.com:owner/repo`: a host, a colon, and a path, with no scheme.
 fn is_scp_like(text: &str) -> bool {
     match text.split_once(':') {
@@ -184,6 +195,14 @@ mod tests {
         assert_eq!(parse("git@example.com:team/pdf").unwrap().default_name(), "pdf");
         assert_eq!(parse("file:///srv/repo").unwrap(), Source::Git { url: "file:///srv/repo".into(), reference: None });
 
+        for with_credentials in [
+            "https://ghp_s3cret@example.com/r.git#v1",
+            "https://u:s3cret@example.com/r",
+            "http://example.com/r?token=s3cret",
+        ] {
+            let error = parse(with_credentials).unwrap_err().to_string();
+            assert!(error.contains("credentials in the URL") && !error.contains("s3cret"), "{error}");
+        }
         assert!(matches!(parse("notes.txt"), Err(InstallError::UnknownSource { .. })));
         assert!(matches!(parse("--upload-pack=evil"), Err(InstallError::UnknownSource { .. })));
         assert!(matches!(parse("https://example.com/r#--evil"), Err(InstallError::UnknownSource { .. })));
