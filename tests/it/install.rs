@@ -424,3 +424,32 @@ fn installs_at_the_same_time_keep_every_entry() {
     assert_eq!(lock(&home)["skills"].as_object().unwrap().len(), n_skills);
     assert_no_staging_left(&home);
 }
+
+/// The archives GNU tar writes, with long names (pax and GNU extensions), read as written.
+#[test]
+fn an_archive_gnu_tar_wrote_installs() {
+    let home = Home::new();
+    let sources = tempfile::tempdir().unwrap();
+    let folder = skill_folder(sources.path(), "hello", HELLO);
+    let deep = format!("docs/{}", "d".repeat(120));
+    std::fs::create_dir_all(folder.join(&deep)).unwrap();
+    std::fs::write(folder.join(&deep).join("notes.md"), "deep\n").unwrap();
+    for format in ["pax", "gnu"] {
+        let archive = sources.path().join(format!("hello-{format}.tar.gz"));
+        let status = Process::new("tar")
+            .arg(format!("--format={format}"))
+            .arg("-czf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(sources.path())
+            .arg("hello")
+            .status()
+            .expect("tar runs");
+        assert!(status.success());
+        let (code, _, stderr) = install(&home, &[archive.to_str().unwrap(), "--name", &format!("hello-{format}")]);
+        assert_eq!(code, 0, "{format}: {stderr}");
+        let installed = home.path().join(format!("skills/hello-{format}"));
+        assert_eq!(std::fs::read_to_string(installed.join(&deep).join("notes.md")).unwrap(), "deep\n");
+    }
+    assert_eq!(run(home.omniagent(&["skills", "verify"])).0, 0);
+}
