@@ -5,6 +5,7 @@ mod aauth;
 mod config;
 mod conformance;
 mod gateway;
+mod install;
 mod mcp;
 mod oauth;
 mod openapi;

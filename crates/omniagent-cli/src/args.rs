@@ -155,6 +155,51 @@ pub(crate) enum SkillsCommand {
         #[command(flatten)]
         paths: SkillPaths,
     },
+    #[command(flatten)]
+    Installed(InstalledCommand),
+}
+
+/// `skills install|verify|update|remove`: skills installed into `$OMNIAGENT_HOME/skills`
+/// and recorded in `$OMNIAGENT_HOME/skills.lock`.
+#[cfg(feature = "markdown")]
+#[derive(Debug, Subcommand)]
+pub(crate) enum InstalledCommand {
+    /// Install a skill from a folder, a .tar.gz or .zip archive, or a git repository
+    ///
+    /// The skill goes to $OMNIAGENT_HOME/skills/<name>, and skills.lock beside it records
+    /// the source, the git ref and commit, the time and the SHA-256 of every file. The
+    /// source must hold a SKILL.md at its top or in its single top folder. Archive entries
+    /// must stay inside the skill (no `..`, no absolute paths); links of any kind are
+    /// refused; at most 64 MiB in 10,000 files and folders. Nothing is left behind when an
+    /// install fails.
+    Install {
+        /// A folder, a .tar.gz/.tgz or .zip file, or a git URL (https, ssh, git, file, or
+        /// user@host:path) with an optional #REF (branch, tag or commit); PATH#REF for a
+        /// local repository
+        #[arg(value_name = "SOURCE")]
+        source: String,
+        /// Install under this name (default: the SKILL.md's name, else the folder's)
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+    },
+    /// Report files changed, added or removed since install (exit 1 if any)
+    Verify {
+        /// Only this skill (default: every installed skill)
+        name: Option<String>,
+    },
+    /// Reinstall from the recorded source; a skill with local edits is kept (exit 1) unless --force
+    Update {
+        /// Only this skill (default: every installed skill)
+        name: Option<String>,
+        /// Overwrite local edits
+        #[arg(long)]
+        force: bool,
+    },
+    /// Remove an installed skill: its folder and its skills.lock entry
+    Remove {
+        /// The skill
+        name: String,
+    },
 }
 
 /// Where to look for skills besides the configured places.

@@ -5,6 +5,8 @@ mod aauth;
 mod config;
 #[cfg(feature = "mcp")]
 mod elicitation;
+#[cfg(feature = "markdown")]
+mod install;
 #[cfg(feature = "mcp")]
 mod login;
 #[cfg(feature = "mcp")]
@@ -67,6 +69,8 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
         elicitation: cli.global.elicitation,
     };
     match cli.command {
+        #[cfg(feature = "markdown")]
+        Command::Skills(crate::args::SkillsCommand::Installed(command)) => install::run(&session, command),
         #[cfg(feature = "markdown")]
         Command::Skills(command) => skills::run(&session, command).await,
         #[cfg(feature = "markdown")]

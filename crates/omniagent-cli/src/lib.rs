@@ -31,6 +31,10 @@
 //! # }
 //! ```
 //!
+//! [`install`] (with `markdown`) installs skills into the home's `skills/` folder from
+//! folders, archives and git repositories, recorded with the SHA-256 of every file in
+//! `skills.lock`, and verifies, updates and removes them.
+//!
 //! The library knows no command line, terminal or exit code: what a person must be told
 //! while a signed request waits for them goes to the caller's [`OnInteraction`].
 //!
@@ -47,6 +51,8 @@
 mod config;
 mod error;
 mod host;
+#[cfg(feature = "markdown")]
+pub mod install;
 pub mod log;
 
 pub use crate::config::{AgentConfig, Config, ConfigLocation, Home, Origin};

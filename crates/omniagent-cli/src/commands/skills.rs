@@ -36,6 +36,7 @@ pub(crate) async fn run(session: &Session, command: SkillsCommand) -> anyhow::Re
             let all_met = set.skills.iter().all(|loaded| loaded.available());
             Ok(if all_met { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
+        SkillsCommand::Installed(_) => unreachable!("`commands::run` sends these to `commands::install`"),
     }
 }
 

@@ -1,0 +1,413 @@
+//! Installs you can verify: `omniagent skills install|verify|update|remove`.
+//!
+//! [`install`] brings a skill from a folder, a `.tar.gz` or `.zip` archive, or a git
+//! repository (at an optional `#ref`) into `$OMNIAGENT_HOME/skills/<name>`, and records
+//! it in `$OMNIAGENT_HOME/skills.lock`: the source, the ref and commit, the time, and the
+//! SHA-256 of every file. [`verify`] compares the folders with the lock, [`update`]
+//! reinstalls from the recorded source (keeping local edits unless forced), and
+//! [`remove`] takes a skill out.
+//!
+//! Everything a source brings is put together in a hidden staging folder beside the
+//! skills (so a rename moves it into place, and a failure leaves nothing), under caps on
+//! size and file count. Archive entries must stay inside the skill's folder, and links of
+//! any kind are refused, as in a copied folder or a checkout: a skill is regular files
+//! and folders.
+
+mod archive;
+mod error;
+mod git;
+mod lock;
+mod source;
+mod tree;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use skill_markdown::Location;
+
+pub use self::error::{EntryProblem, InstallError};
+use self::lock::Lock;
+pub use self::lock::LockEntry;
+use self::source::Source;
+pub use self::source::SourceKind;
+use self::tree::{Budget, Limits};
+use crate::Home;
+
+/// A skill that was installed or updated.
+#[derive(Debug, Clone, Serialize)]
+pub struct Installed {
+    /// Its name: its folder's under `skills/` and its key in the lock file.
+    pub name: String,
+    /// Its folder.
+    pub path: PathBuf,
+    /// What the lock file now says of it.
+    #[serde(flatten)]
+    pub entry: LockEntry,
+}
+
+/// How a skill's files differ from what the lock file recorded, by relative path.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Changes {
+    /// Files whose content differs.
+    pub changed: Vec<String>,
+    /// Files the lock does not know.
+    pub added: Vec<String>,
+    /// Files the lock lists that are gone.
+    pub removed: Vec<String>,
+}
+
+impl Changes {
+    /// Whether nothing differs.
+    pub fn is_empty(&self) -> bool {
+        self.changed.is_empty() && self.added.is_empty() && self.removed.is_empty()
+    }
+
+    fn between(recorded: &BTreeMap<String, String>, found: &BTreeMap<String, String>) -> Self {
+        let mut changes = Self::default();
+        for (path, digest) in recorded {
+            match found.get(path) {
+                Some(now) if now == digest => {}
+                Some(_) => changes.changed.push(path.clone()),
+                None => changes.removed.push(path.clone()),
+            }
+        }
+        changes.added = found.keys().filter(|path| !recorded.contains_key(*path)).cloned().collect();
+        changes
+    }
+}
+
+/// One installed skill checked against the lock file.
+#[derive(Debug, Clone)]
+pub struct Verification {
+    /// The skill.
+    pub name: String,
+    /// Its folder.
+    pub path: PathBuf,
+    /// What the lock file says of it.
+    pub entry: LockEntry,
+    /// Whether its folder is gone (every file then counts as removed).
+    pub missing: bool,
+    /// What differs.
+    pub changes: Changes,
+}
+
+/// What `update` did with one skill.
+#[derive(Debug)]
+pub enum Update {
+    /// Reinstalled from its source.
+    Updated {
+        /// The skill as it is now.
+        installed: Box<Installed>,
+        /// How the new files differ from the recorded ones.
+        changes: Changes,
+        /// The local edits `force` overwrote.
+        overwritten: Changes,
+        /// The commit it was at, for a git source.
+        previous_commit: Option<String>,
+    },
+    /// The source gives the same files, and the folder has no edits: nothing to do.
+    UpToDate {
+        /// The skill.
+        name: String,
+    },
+    /// The folder has local edits, kept because `force` was not given.
+    KeptLocalEdits {
+        /// The skill.
+        name: String,
+        /// The edits.
+        local: Changes,
+    },
+    /// The update failed; the skill is as it was.
+    Failed {
+        /// The skill.
+        name: String,
+        /// Why.
+        error: InstallError,
+    },
+}
+
+/// Installs the skill `source` names (see the module doc) as `name`, else as its
+/// frontmatter's name, else its folder's (or archive's, or repository's) name. Relative
+/// paths are taken from the working folder.
+pub fn install(home: &Home, source_text: &str, name: Option<&str>) -> Result<Installed, InstallError> {
+    let skills_dir = skills_dir(home)?;
+    let _held = lock::hold(&skills_dir)?;
+    let lock_path = lock_path(home);
+    let mut lock = Lock::read(&lock_path)?;
+    let source = Source::parse(source_text, Path::new(""))?;
+    let staged = stage(&skills_dir, &source, source_text)?;
+    let name = name.map_or_else(|| staged.skill_name.clone(), str::to_owned);
+    check_name(&name)?;
+    if lock.skills.contains_key(&name) {
+        return Err(InstallError::AlreadyInstalled { name });
+    }
+    let target = skills_dir.join(&name);
+    if target.symlink_metadata().is_ok() {
+        return Err(InstallError::NotOurs { path: target });
+    }
+    fs::rename(&staged.root, &target).map_err(|error| InstallError::Io { path: target.clone(), error })?;
+    lock.skills.insert(name.clone(), staged.entry.clone());
+    if let Err(error) = lock.write(&lock_path) {
+        let _ = fs::remove_dir_all(&target);
+        return Err(error);
+    }
+    Ok(Installed { name, path: target, entry: staged.entry })
+}
+
+/// Checks `name` (or every installed skill) against the lock file.
+pub fn verify(home: &Home, name: Option<&str>) -> Result<Vec<Verification>, InstallError> {
+    let lock_path = lock_path(home);
+    let lock = Lock::read(&lock_path)?;
+    names(&lock, &lock_path, name)?
+        .into_iter()
+        .map(|name| {
+            let entry = lock.skills[&name].clone();
+            let path = home.skills_dir().join(&name);
+            let (missing, changes) = local_changes(&path, &entry)?;
+            Ok(Verification { name, path, entry, missing, changes })
+        })
+        .collect()
+}
+
+/// Reinstalls `name` (or every installed skill) from its recorded source, at its
+/// recorded ref. A skill with local edits is left as it is unless `force`. One skill
+/// failing does not stop the others.
+pub fn update(home: &Home, name: Option<&str>, force: bool) -> Result<Vec<Update>, InstallError> {
+    let skills_dir = skills_dir(home)?;
+    let _held = lock::hold(&skills_dir)?;
+    let lock_path = lock_path(home);
+    let mut lock = Lock::read(&lock_path)?;
+    let names = names(&lock, &lock_path, name)?;
+    Ok(names
+        .into_iter()
+        .map(|name| match update_one(&skills_dir, &lock_path, &mut lock, &name, force) {
+            Ok(update) => update,
+            Err(error) => Update::Failed { name, error },
+        })
+        .collect())
+}
+
+/// Removes the installed skill `name`: its folder and its lock entry. Returns the entry.
+pub fn remove(home: &Home, name: &str) -> Result<LockEntry, InstallError> {
+    let skills_dir = skills_dir(home)?;
+    let _held = lock::hold(&skills_dir)?;
+    let lock_path = lock_path(home);
+    let mut lock = Lock::read(&lock_path)?;
+    let entry = lock.entry(name, &lock_path)?.clone();
+    let target = skills_dir.join(name);
+    let trash = staging_dir(&skills_dir, ".remove-")?;
+    let moved = trash.path().join(name);
+    let had_folder = target.symlink_metadata().is_ok();
+    if had_folder {
+        fs::rename(&target, &moved).map_err(|error| InstallError::Io { path: target.clone(), error })?;
+    }
+    lock.skills.remove(name);
+    if let Err(error) = lock.write(&lock_path) {
+        if had_folder {
+            let _ = fs::rename(&moved, &target);
+        }
+        return Err(error);
+    }
+    Ok(entry)
+}
+
+fn skills_dir(home: &Home) -> Result<PathBuf, InstallError> {
+    let folder = home.skills_dir();
+    fs::create_dir_all(&folder).map_err(|error| InstallError::Io { path: folder.clone(), error })?;
+    Ok(folder)
+}
+
+fn lock_path(home: &Home) -> PathBuf {
+    home.root().join("skills.lock")
+}
+
+/// `[name]` when it is installed, every installed name when `None`.
+fn names(lock: &Lock, lock_path: &Path, name: Option<&str>) -> Result<Vec<String>, InstallError> {
+    match name {
+        Some(name) => lock.entry(name, lock_path).map(|_| vec![name.to_owned()]),
+        None => Ok(lock.names()),
+    }
+}
+
+/// Whether the folder is gone, and how its files differ from `entry`'s.
+fn local_changes(path: &Path, entry: &LockEntry) -> Result<(bool, Changes), InstallError> {
+    let is_folder = path.symlink_metadata().is_ok_and(|metadata| metadata.is_dir());
+    if !is_folder {
+        return Ok((true, Changes { removed: entry.files.keys().cloned().collect(), ..Changes::default() }));
+    }
+    Ok((false, Changes::between(&entry.files, &tree::digests(path)?)))
+}
+
+fn update_one(
+    skills_dir: &Path,
+    lock_path: &Path,
+    lock: &mut Lock,
+    name: &str,
+    force: bool,
+) -> Result<Update, InstallError> {
+    let entry = lock.skills[name].clone();
+    let target = skills_dir.join(name);
+    let (_, local) = local_changes(&target, &entry)?;
+    if !local.is_empty() && !force {
+        return Ok(Update::KeptLocalEdits { name: name.to_owned(), local });
+    }
+    let source = Source::recorded(entry.kind, &entry.source, entry.reference.as_deref());
+    let staged = stage(skills_dir, &source, &entry.source)?;
+    if local.is_empty() && staged.entry.files == entry.files && staged.entry.commit == entry.commit {
+        return Ok(Update::UpToDate { name: name.to_owned() });
+    }
+    let previous = staged.dir.path().join("previous");
+    let had_folder = target.symlink_metadata().is_ok();
+    if had_folder {
+        fs::rename(&target, &previous).map_err(|error| InstallError::Io { path: target.clone(), error })?;
+    }
+    if let Err(error) = fs::rename(&staged.root, &target) {
+        if had_folder {
+            let _ = fs::rename(&previous, &target);
+        }
+        return Err(InstallError::Io { path: target, error });
+    }
+    lock.skills.insert(name.to_owned(), staged.entry.clone());
+    if let Err(error) = lock.write(lock_path) {
+        let _ = fs::remove_dir_all(&target);
+        if had_folder {
+            let _ = fs::rename(&previous, &target);
+        }
+        lock.skills.insert(name.to_owned(), entry);
+        return Err(error);
+    }
+    let changes = Changes::between(&entry.files, &staged.entry.files);
+    let installed = Box::new(Installed { name: name.to_owned(), path: target, entry: staged.entry });
+    Ok(Update::Updated { installed, changes, overwritten: local, previous_commit: entry.commit })
+}
+
+/// A source's skill, put together in a staging folder, ready to be moved into place.
+struct Staged {
+    /// The staging folder; removed with whatever is left in it when dropped.
+    dir: tempfile::TempDir,
+    /// The skill's folder inside it.
+    root: PathBuf,
+    /// The name its `SKILL.md` gives (or its folder's).
+    skill_name: String,
+    /// What the lock file will say of it.
+    entry: LockEntry,
+}
+
+fn staging_dir(skills_dir: &Path, prefix: &str) -> Result<tempfile::TempDir, InstallError> {
+    // Hidden, so that discovery, which skips hidden folders, never sees a half-made skill.
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(skills_dir)
+        .map_err(|error| InstallError::Io { path: skills_dir.to_owned(), error })
+}
+
+fn stage(skills_dir: &Path, source: &Source, source_text: &str) -> Result<Staged, InstallError> {
+    let dir = staging_dir(skills_dir, ".install-")?;
+    let content = dir.path().join("content");
+    let mut budget = Budget::new(Limits::DEFAULT, source_text);
+    let mut commit = None;
+    let mut archive_sha256 = None;
+    let create_content = || fs::create_dir(&content).map_err(|error| InstallError::Io { path: content.clone(), error });
+    match source {
+        Source::Folder(path) => tree::copy_folder(path, &content, &mut budget)?,
+        Source::TarGz(path) => {
+            create_content()?;
+            archive_sha256 = Some(tree::file_digest(path)?);
+            archive::extract_tar_gz(path, &content, &mut budget)?;
+        }
+        Source::Zip(path) => {
+            create_content()?;
+            archive_sha256 = Some(tree::file_digest(path)?);
+            archive::extract_zip(path, &content, &mut budget)?;
+        }
+        Source::Git { url, reference } => {
+            commit = Some(git::checkout(url, reference.as_deref(), &content)?);
+            tree::check_folder(&content, &mut budget)?;
+        }
+    }
+    let root = tree::skill_root(&content, source_text)?;
+    let folder_name = match root.strip_prefix(&content) {
+        Ok(top) if !top.as_os_str().is_empty() => tree::slashed(top),
+        _ => source.default_name(),
+    };
+    let skill_name = skill_name(&root, &content, folder_name, source_text)?;
+    let entry = LockEntry {
+        source: source.location(),
+        kind: source.kind(),
+        reference: match source {
+            Source::Git { reference, .. } => reference.clone(),
+            _ => None,
+        },
+        commit,
+        archive_sha256,
+        installed_at: lock::now_rfc3339(),
+        files: tree::digests(&root)?,
+    };
+    Ok(Staged { dir, root, skill_name, entry })
+}
+
+/// The name the skill's `SKILL.md` gives, else `folder_name`; a file that is no skill is
+/// refused with its line and reason.
+fn skill_name(root: &Path, content: &Path, folder_name: String, source_text: &str) -> Result<String, InstallError> {
+    let file = root.join("SKILL.md");
+    let bytes = fs::read(&file).map_err(|error| InstallError::Io { path: file.clone(), error })?;
+    let location = Location {
+        path: file.clone(),
+        dir: Some(root.to_owned()),
+        dir_name: folder_name,
+        has_hooks: root.join("hooks").is_dir(),
+        has_scripts: root.join("scripts").is_dir(),
+    };
+    match skill_markdown::parse_bytes(&bytes, location) {
+        Ok(skill) => Ok(skill.name),
+        Err(error) => Err(InstallError::BadSkillFile {
+            source_text: source_text.to_owned(),
+            file: tree::slashed(file.strip_prefix(content).unwrap_or(&file)),
+            line: error.line,
+            reason: error.reason,
+        }),
+    }
+}
+
+/// A name must be a plain folder name: `[A-Za-z0-9._-]`, at most 64, not starting with a dot.
+fn check_name(name: &str) -> Result<(), InstallError> {
+    let why = if name.is_empty() || name.len() > 64 {
+        Some("must be 1 to 64 characters")
+    } else if name.starts_with('.') {
+        Some("must not start with a dot")
+    } else if !name.chars().all(|character| character.is_ascii_alphanumeric() || "._-".contains(character)) {
+        Some("may hold only letters, digits, `.`, `_` and `-`")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(InstallError::BadName { name: name.to_owned(), why }),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_are_told_apart() {
+        let map = |pairs: &[(&str, &str)]| {
+            pairs.iter().map(|(path, digest)| ((*path).to_owned(), (*digest).to_owned())).collect()
+        };
+        let changes =
+            Changes::between(&map(&[("a", "1"), ("b", "2"), ("c", "3")]), &map(&[("a", "1"), ("b", "9"), ("d", "4")]));
+        assert_eq!(changes, Changes { changed: vec!["b".into()], added: vec!["d".into()], removed: vec!["c".into()] });
+        assert!(Changes::between(&map(&[("a", "1")]), &map(&[("a", "1")])).is_empty());
+    }
+
+    #[test]
+    fn names_are_plain_folder_names() {
+        assert!(check_name("pdf-tools_2.0").is_ok());
+        for bad in ["", ".hidden", "a/b", "..", "a b", &"x".repeat(65)] {
+            assert!(matches!(check_name(bad), Err(InstallError::BadName { .. })), "{bad:?}");
+        }
+    }
+}
