@@ -10,6 +10,7 @@ mod oauth;
 mod openapi;
 mod secrets;
 mod skills;
+mod skills_validate;
 mod state;
 mod tools;
 

@@ -16,6 +16,8 @@ use skill_core::{
 
 #[cfg(feature = "markdown")]
 pub(crate) mod skills;
+#[cfg(feature = "markdown")]
+pub(crate) mod validate;
 
 use omniagent_host::{AgentConfig, ConfigLocation, Home, Origin};
 

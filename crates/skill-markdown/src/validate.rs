@@ -13,6 +13,7 @@
 
 mod key_lines;
 
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -116,12 +117,18 @@ impl ValidatedFile {
 /// the one it sits in), a skill folder, or a folder of skills, walked as discovery walks it.
 /// With `explicit` (paths a person named), a path that does not exist or holds no
 /// `SKILL.md` is a violation; otherwise (the default skill folders) it is passed over.
+/// A file reached twice (the home's `skills/` is `./skills` when the home is the working
+/// folder; a folder and a skill inside it) is validated once.
 pub fn validate_paths(paths: &[PathBuf], explicit: bool) -> Vec<ValidatedFile> {
     let mut validated = Vec::new();
+    let mut seen = HashSet::new();
+    let mut first_time = |file: &Path| seen.insert(file.canonicalize().unwrap_or_else(|_| file.to_owned()));
     for path in paths {
         if explicit && path.is_file() {
-            let dir = path.parent().map(Path::to_owned).unwrap_or_default();
-            validated.push(validate_file(&dir, path));
+            if first_time(path) {
+                let dir = path.parent().map(Path::to_owned).unwrap_or_default();
+                validated.push(validate_file(&dir, path));
+            }
             continue;
         }
         let (files, skipped) = skill_files(std::slice::from_ref(path), explicit);
@@ -133,7 +140,7 @@ pub fn validate_paths(paths: &[PathBuf], explicit: bool) -> Vec<ValidatedFile> {
             let violation = file_violation(None, "no SKILL.md in this folder or below it".to_owned());
             validated.push(ValidatedFile { path: path.clone(), violations: vec![violation] });
         }
-        validated.extend(files.iter().map(|(dir, file)| validate_file(dir, file)));
+        validated.extend(files.iter().filter(|(_, file)| first_time(file)).map(|(dir, file)| validate_file(dir, file)));
     }
     validated
 }

@@ -179,6 +179,9 @@ fn paths_are_files_skill_folders_or_folders_of_skills() {
         [(bad.clone(), vec![Rule::FolderName]), (good.clone(), vec![])]
     );
     assert_eq!(summary(validate_paths(&[good.clone()], true)), [(good.clone(), vec![])]);
+    // Reached twice, validated once.
+    let twice = vec![good.clone(), good.parent().unwrap().to_owned(), temp.path().join("skills/./good/SKILL.md")];
+    assert_eq!(summary(validate_paths(&twice, true)), [(good.clone(), vec![])]);
     assert_eq!(summary(validate_paths(&[bad.parent().unwrap().to_owned()], true)), [(bad, vec![Rule::FolderName])]);
     assert_eq!(
         summary(validate_paths(&[empty.clone(), missing.clone()], true)),
