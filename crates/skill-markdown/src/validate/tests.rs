@@ -178,7 +178,7 @@ fn paths_are_files_skill_folders_or_folders_of_skills() {
         summary(validate_paths(&folder_of_skills, true)),
         [(bad.clone(), vec![Rule::FolderName]), (good.clone(), vec![])]
     );
-    assert_eq!(summary(validate_paths(&[good.clone()], true)), [(good.clone(), vec![])]);
+    assert_eq!(summary(validate_paths(std::slice::from_ref(&good), true)), [(good.clone(), vec![])]);
     // Reached twice, validated once.
     let twice = vec![good.clone(), good.parent().unwrap().to_owned(), temp.path().join("skills/./good/SKILL.md")];
     assert_eq!(summary(validate_paths(&twice, true)), [(good.clone(), vec![])]);
