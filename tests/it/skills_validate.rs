@@ -277,6 +277,12 @@ fn without_paths_the_folders_skills_list_reads_are_validated() {
     let (code, stdout, stderr) = run(home.omniagent(&["skills", "validate"]));
     assert_eq!((code, stdout.as_str()), (0, "1 skill file valid\n"), "{stderr}");
 
+    // A SKILL.md named alone is in the working folder, whose name it must have.
+    let mut command = home.omniagent(&["skills", "validate", "SKILL.md"]);
+    command.current_dir(home.path().join("skills/good"));
+    let (code, stdout, stderr) = run(command);
+    assert_eq!((code, stdout.as_str()), (0, "1 skill file valid\n"), "{stderr}");
+
     let bad = home.write("skills/bad/SKILL.md", "---\nname: bad\n---\n");
     let (code, stdout, _) = run(home.omniagent(&["--json", "skills", "validate"]));
     assert_eq!(code, 1);

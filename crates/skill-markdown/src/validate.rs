@@ -126,8 +126,9 @@ pub fn validate_paths(paths: &[PathBuf], explicit: bool) -> Vec<ValidatedFile> {
     for path in paths {
         if explicit && path.is_file() {
             if first_time(path) {
-                let dir = path.parent().map(Path::to_owned).unwrap_or_default();
-                validated.push(validate_file(&dir, path));
+                // `SKILL.md` alone sits in `.`, whose name `folder_name` finds.
+                let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                validated.push(validate_file(dir, path));
             }
             continue;
         }
@@ -158,9 +159,11 @@ fn validate_file(dir: &Path, file: &Path) -> ValidatedFile {
 
 /// The name of `dir`, also when it is written as `.` or `..`.
 fn folder_name(dir: &Path) -> String {
-    let name = dir.file_name().map(Path::new).map(Path::to_owned);
-    let name = name.or_else(|| dir.canonicalize().ok()?.file_name().map(PathBuf::from));
-    name.map(|name| name.to_string_lossy().into_owned()).unwrap_or_default()
+    if let Some(name) = dir.file_name() {
+        return name.to_string_lossy().into_owned();
+    }
+    let canonical = dir.canonicalize().unwrap_or_default();
+    canonical.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// Validates a `SKILL.md` read as bytes; `folder_name` is its skill folder's name.
