@@ -11,6 +11,7 @@ mod oauth;
 mod openapi;
 mod secrets;
 mod skills;
+mod skills_validate;
 mod state;
 mod tools;
 

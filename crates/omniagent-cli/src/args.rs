@@ -155,6 +155,22 @@ pub(crate) enum SkillsCommand {
         #[command(flatten)]
         paths: SkillPaths,
     },
+    /// Check SKILL.md files against the Agent Skills specification, strictly (exit 1 on any
+    /// violation)
+    ///
+    /// Loading stays lenient (OpenClaw's extra keys, a `metadata` JSON string and an
+    /// unquoted `: ` all load); this is what a skill should fix to be portable: `name` of
+    /// 1-64 characters from a-z, 0-9 and `-` (no `-` first, last or doubled), equal to its
+    /// folder's name; `description` of 1-1,024 characters; `compatibility` of 1-500;
+    /// `license` a string; `metadata` a map of strings; `allowed-tools` one space-separated
+    /// string; no other top-level key. Each violation is printed as `file:line: message`.
+    Validate {
+        /// A SKILL.md, a skill folder, or a folder of skills (repeatable). Default: the
+        /// folders `skills list` reads (the home's `skills/`, `./skills`, `./.skills`,
+        /// `skills.paths`)
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
     #[command(flatten)]
     Installed(InstalledCommand),
 }

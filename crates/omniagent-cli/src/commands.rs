@@ -14,6 +14,8 @@ mod serve;
 #[cfg(feature = "markdown")]
 mod skills;
 mod tools;
+#[cfg(feature = "markdown")]
+mod validate;
 
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -18,6 +18,8 @@ use skill_core::{
 pub(crate) mod install;
 #[cfg(feature = "markdown")]
 pub(crate) mod skills;
+#[cfg(feature = "markdown")]
+pub(crate) mod validate;
 
 use omniagent_host::{AgentConfig, ConfigLocation, Home, Origin};
 

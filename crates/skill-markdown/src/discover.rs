@@ -120,6 +120,19 @@ pub fn discover(sources: &Sources) -> Discovery {
     Discovery { skills: resolve_precedence(candidates), skipped }
 }
 
+/// The `SKILL.md` files below `dirs` as [`discover`] walks them, each with its skill
+/// folder, and the folders that could not be walked; with `explicit`, a folder that does
+/// not exist is one of them (for `skills validate`).
+pub(crate) fn skill_files(dirs: &[PathBuf], explicit: bool) -> (Vec<(PathBuf, PathBuf)>, Vec<Skipped>) {
+    let mut skipped = Vec::new();
+    let mut walker = Walker { visited: HashSet::new(), found: Vec::new(), skipped: &mut skipped };
+    for dir in dirs {
+        walker.root(dir, explicit);
+    }
+    let files = walker.found.into_iter().map(|found| (found.dir, found.file)).collect();
+    (files, skipped)
+}
+
 /// One entry per name: the first folder skill, else the first pack skill; the winner
 /// keeps the position of the first candidate of its name.
 fn resolve_precedence(candidates: Vec<(MarkdownSkill, Origin)>) -> Vec<Found> {
@@ -234,7 +247,7 @@ impl FoundFile {
 
 /// Why a found `SKILL.md` could not be read.
 #[derive(Debug)]
-enum Unreadable {
+pub(crate) enum Unreadable {
     /// It is no longer a regular file (the walk saw one): a FIFO, a device, a folder.
     NotAFile,
     /// It has more than [`MAX_SKILL_FILE_BYTES`] bytes.
@@ -255,7 +268,7 @@ impl From<std::io::Error> for Unreadable {
 /// since it may have been replaced since: opening never waits for a FIFO's writer, and
 /// no more than one byte past the limit is ever read, so that a huge file or an endless
 /// one (a device behind a link swapped in) costs nothing.
-fn read_bounded(path: &Path) -> Result<Vec<u8>, Unreadable> {
+pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>, Unreadable> {
     let limit = MAX_SKILL_FILE_BYTES as u64;
     let file = open_without_blocking(path)?;
     let metadata = file.metadata()?;

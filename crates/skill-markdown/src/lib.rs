@@ -11,6 +11,8 @@
 //! - [`SkillPrompts`] offers the same skills, and that prompt, as MCP-style prompts of
 //!   an agent (what the gateway serves), and [`SkillFiles`] their files as
 //!   `skill://` resources (the MCP skills extension).
+//! - [`validate_paths`] applies the Agent Skills specification's rules strictly, each
+//!   [`Violation`] on the line of the key to blame (what `omniagent skills validate` prints).
 //!
 //! # Example
 //!
@@ -46,6 +48,7 @@ mod prompt;
 mod prompts;
 mod requirements;
 mod skill;
+mod validate;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -61,6 +64,7 @@ pub use crate::prompt::{PromptConfig, inject_into_prompt, prompt_skills};
 pub use crate::prompts::{SKILL_PROMPTS_NAME, SYSTEM_PROMPT_NAME, SkillPrompts};
 pub use crate::requirements::{Environment, Missing};
 pub use crate::skill::{InstallKind, InstallSpec, MarkdownSkill, Requires, SecretDecl};
+pub use crate::validate::{Rule, ValidatedFile, Violation, validate_paths};
 
 /// A discovered skill, checked against its environment, with its bound secrets.
 #[derive(Debug, Clone)]

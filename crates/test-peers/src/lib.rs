@@ -1,6 +1,7 @@
 //! Where the real peers of the tests and benchmarks are: the in-repo MCP sample server,
 //! the npm packages (and files of npm packages: real OpenAPI documents) and the Python
-//! virtual environments with PyPI packages that `cargo xtask peers` installs into one
+//! virtual environments with PyPI packages (among them `skills-ref`, the Agent Skills
+//! validator) that `cargo xtask peers` installs into one
 //! cache folder. One place for
 //! these paths, so that xtask (which installs), the tests and the benchmarks (which use)
 //! never disagree.
@@ -110,6 +111,15 @@ pub const MCP_PYTHON_REQUIREMENTS: [&str; 16] = [
 ];
 /// The variable naming the Python interpreter of that virtual environment.
 pub const MCP_PYTHON_VAR: &str = "OMNIAGENT_MCP_PYTHON";
+/// The release of the PyPI package `skills-ref`, the Agent Skills specification's
+/// reference library, whose `agentskills validate` is the oracle of `skills validate`.
+pub const SKILLS_REF_VERSION: &str = "0.1.1";
+/// What is installed into its virtual environment: the package and everything it pulls
+/// in, each pinned, so that a new release of any cannot change the verdicts.
+pub const SKILLS_REF_REQUIREMENTS: [&str; 5] =
+    ["skills-ref==0.1.1", "click==8.5.1", "strictyaml==1.7.3", "python-dateutil==4.0.0", "tzdata==2026.6"];
+/// The variable naming the Python interpreter of that virtual environment.
+pub const SKILLS_REF_PYTHON_VAR: &str = "OMNIAGENT_SKILLS_REF_PYTHON";
 /// The npm package of the official MCP conformance suite.
 pub const MCP_CONFORMANCE_PACKAGE: &str = "@modelcontextprotocol/conformance";
 /// The release of the conformance suite the gateway is checked with.
@@ -189,6 +199,11 @@ pub fn httpsig_venv_in(peers: &Path) -> PathBuf {
 /// FastMCP are installed into.
 pub fn mcp_python_venv_in(peers: &Path) -> PathBuf {
     peers.join(format!("mcp-{MCP_PYTHON_SDK_VERSION}-fastmcp-{FASTMCP_VERSION}"))
+}
+
+/// The virtual environment in the cache folder `peers` that `skills-ref` is installed into.
+pub fn skills_ref_venv_in(peers: &Path) -> PathBuf {
+    peers.join(format!("skills-ref-{SKILLS_REF_VERSION}"))
 }
 
 /// The folder in the cache folder `peers` that the MCP conformance suite is installed into.
@@ -345,6 +360,14 @@ pub fn mcp_python_or_panic() -> PathBuf {
     let path =
         non_empty_var(MCP_PYTHON_VAR).or_else(|| peers_dir().map(|peers| venv_python(&mcp_python_venv_in(&peers))));
     existing(path, "the Python of the MCP Python SDK", MCP_PYTHON_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_SKILLS_REF_PYTHON`, else the interpreter of the `skills-ref` virtual
+/// environment in the peers cache; panics when absent.
+pub fn skills_ref_python_or_panic() -> PathBuf {
+    let path = non_empty_var(SKILLS_REF_PYTHON_VAR)
+        .or_else(|| peers_dir().map(|peers| venv_python(&skills_ref_venv_in(&peers))));
+    existing(path, "the Python of skills-ref", SKILLS_REF_PYTHON_VAR, "cargo xtask peers")
 }
 
 /// `$OMNIAGENT_MCP_CONFORMANCE`, else the conformance suite's program in the peers cache;

@@ -1,4 +1,4 @@
-//! `omniagent skills list|info|check` and `omniagent prompt`.
+//! `omniagent skills list|info|check|validate` and `omniagent prompt`.
 
 use std::process::ExitCode;
 
@@ -36,6 +36,7 @@ pub(crate) async fn run(session: &Session, command: SkillsCommand) -> anyhow::Re
             let all_met = set.skills.iter().all(|loaded| loaded.available());
             Ok(if all_met { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
+        SkillsCommand::Validate { paths } => super::validate::run(session, &config, paths),
         SkillsCommand::Installed(_) => unreachable!("`commands::run` sends these to `commands::install`"),
     }
 }
