@@ -8,6 +8,7 @@ mod gateway;
 mod mcp;
 mod oauth;
 mod openapi;
+mod prompt;
 mod secrets;
 mod skills;
 mod state;

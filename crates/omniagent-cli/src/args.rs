@@ -68,6 +68,11 @@ pub(crate) enum Command {
         /// The system prompt the skills are appended to
         #[arg(long, value_name = "TEXT", default_value = "")]
         base: String,
+        /// `full`: each skill's whole instructions; `catalog`: each skill's name, description
+        /// and folder, the model loading instructions with `skills__activate` (default:
+        /// `skills.prompt`, else full)
+        #[arg(long, value_enum, value_name = "MODE")]
+        mode: Option<PromptMode>,
         #[command(flatten)]
         paths: SkillPaths,
     },
@@ -155,6 +160,26 @@ pub(crate) enum SkillsCommand {
         #[command(flatten)]
         paths: SkillPaths,
     },
+}
+
+/// `prompt --mode`.
+#[cfg(feature = "markdown")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PromptMode {
+    /// Each skill's whole instructions
+    Full,
+    /// Each skill's name, description and folder; instructions loaded on demand
+    Catalog,
+}
+
+#[cfg(feature = "markdown")]
+impl From<PromptMode> for skill_markdown::PromptMode {
+    fn from(given: PromptMode) -> Self {
+        match given {
+            PromptMode::Full => Self::Full,
+            PromptMode::Catalog => Self::Catalog,
+        }
+    }
 }
 
 /// Where to look for skills besides the configured places.

@@ -15,6 +15,8 @@ use skill_core::{
 };
 
 #[cfg(feature = "markdown")]
+pub(crate) mod prompt;
+#[cfg(feature = "markdown")]
 pub(crate) mod skills;
 
 use omniagent_host::{AgentConfig, ConfigLocation, Home, Origin};
