@@ -37,13 +37,18 @@ fn the_mode_comes_from_skills_prompt_and_prompt_mode_overrides_it() {
     let (code, stdout, _) = run(home.omniagent(&["prompt", "--mode", "full"]));
     assert_eq!(code, 0);
     assert!(
-        stdout.ends_with(&format!("<skill name=\"demo\" location=\"{folder}\">\n# Demo\n\nRun {folder}/demo.sh\n</skill>\n")),
+        stdout.ends_with(&format!(
+            "<skill name=\"demo\" location=\"{folder}\">\n# Demo\n\nRun {folder}/demo.sh\n</skill>\n"
+        )),
         "{stdout}"
     );
 
     let (_, stdout, _) = run(home.omniagent(&["--json", "prompt"]));
     let prompt = json(&stdout);
-    assert_eq!((&prompt["mode"], &prompt["skills"], &prompt["cuts"]), (&json!("catalog"), &json!(["demo"]), &json!([])));
+    assert_eq!(
+        (&prompt["mode"], &prompt["skills"], &prompt["cuts"]),
+        (&json!("catalog"), &json!(["demo"]), &json!([]))
+    );
 
     let (code, _, stderr) = run(home.omniagent(&["prompt", "--mode", "short"]));
     assert_eq!(code, 2);
@@ -61,7 +66,10 @@ fn home_over_budget(max_prompt_chars: usize) -> Home {
         .with_config(&format!("skills:\n  packs: []\n  prompt: catalog\n  max_prompt_chars: {max_prompt_chars}\n"));
     for skill_idx in 1..=5 {
         let description = format!("Skill number {skill_idx} does {}", "a great many useful things, ".repeat(8));
-        home.write(&format!("skills/skill-{skill_idx}/SKILL.md"), &format!("---\ndescription: {description}\n---\nBody.\n"));
+        home.write(
+            &format!("skills/skill-{skill_idx}/SKILL.md"),
+            &format!("---\ndescription: {description}\n---\nBody.\n"),
+        );
     }
     home
 }
@@ -76,7 +84,9 @@ fn budget_cuts_are_warned_by_prompt_and_marked_by_skills_list_and_check() {
     assert!(!stdout.contains("<skill name=\"skill-5\""), "the last goes first: {stdout}");
     assert!(stdout.chars().count() <= 1000, "{} characters", stdout.chars().count());
     assert!(
-        warned.iter().any(|line| line.ends_with("left out of the prompt: no room under skills.max_prompt_chars (1000)")),
+        warned
+            .iter()
+            .any(|line| line.ends_with("left out of the prompt: no room under skills.max_prompt_chars (1000)")),
         "{stderr}"
     );
     assert!(warned.iter().any(|line| line.contains("description shortened from")), "{stderr}");
@@ -100,19 +110,29 @@ fn budget_cuts_are_warned_by_prompt_and_marked_by_skills_list_and_check() {
     let n_marked = listing["skills"].as_array().unwrap().iter().filter(|skill| !skill["cut"].is_null()).count();
     assert_eq!(n_marked, warned.len(), "every cut is marked, and only those: {listing}");
     let dropped = skill_entry(&listing, "skill-5");
-    assert_eq!(dropped["cut"], json!({"kind": "budget", "max_prompt_chars": 1000, "reason": "left out of the prompt: no room under skills.max_prompt_chars (1000)"}));
+    assert_eq!(
+        dropped["cut"],
+        json!({"kind": "budget", "max_prompt_chars": 1000, "reason": "left out of the prompt: no room under skills.max_prompt_chars (1000)"})
+    );
 
     let (_, stdout, _) = run(home.omniagent(&["skills", "list"]));
-    assert!(stdout.contains("\n      left out of the prompt: no room under skills.max_prompt_chars (1000)\n"), "{stdout}");
+    assert!(
+        stdout.contains("\n      left out of the prompt: no room under skills.max_prompt_chars (1000)\n"),
+        "{stdout}"
+    );
     let (code, stdout, _) = run(home.omniagent(&["skills", "check"]));
     assert_eq!(code, 0, "a cut is no unmet requirement");
-    assert!(stdout.contains("✓ skill-5\n    left out of the prompt: no room under skills.max_prompt_chars (1000)\n"), "{stdout}");
+    assert!(
+        stdout.contains("✓ skill-5\n    left out of the prompt: no room under skills.max_prompt_chars (1000)\n"),
+        "{stdout}"
+    );
     let (_, stdout, _) = run(home.omniagent(&["--json", "skills", "check"]));
     assert_eq!(skill_entry(&json(&stdout), "skill-5")["cut"]["kind"], json!("budget"));
 
     let (_, stdout, stderr) = run(home.omniagent(&["--json", "prompt"]));
     let prompt = json(&stdout);
-    let cut_names: Vec<&str> = prompt["cuts"].as_array().unwrap().iter().map(|cut| cut["skill"].as_str().unwrap()).collect();
+    let cut_names: Vec<&str> =
+        prompt["cuts"].as_array().unwrap().iter().map(|cut| cut["skill"].as_str().unwrap()).collect();
     assert_eq!(cut_names.len(), warned.len(), "{prompt}");
     assert!(stderr.contains("warning: skill `skill-5`"), "the warnings go to stderr with --json too: {stderr}");
 
@@ -132,9 +152,8 @@ fn max_injected_cuts_are_reported_too() {
     let (_, stdout, stderr) = run(home.omniagent(&["prompt"]));
     assert!(stdout.contains("<skill name=\"first\"") && !stdout.contains("second"), "{stdout}");
     assert!(
-        stderr.starts_with(
-            "warning: skill `second`: left out of the prompt: more skills than skills.max_injected (1)\n"
-        ),
+        stderr
+            .starts_with("warning: skill `second`: left out of the prompt: more skills than skills.max_injected (1)\n"),
         "{stderr}"
     );
     assert!(stderr.contains("or use --mode catalog"), "{stderr}");
@@ -166,7 +185,10 @@ fn with_openclaw_skills_the_catalog_names_every_available_skill_in_a_tenth_of_th
     let (_, full, _) = command(&["prompt", "--mode", "full"]);
     for (name, folder) in &available {
         assert!(catalog.contains(&format!("<skill name=\"{name}\" location=\"{folder}\">")), "{name} in {catalog}");
-        assert!(full.contains(&format!("<skill name=\"{name}\" location=\"{folder}\">\n")), "{name} in the full prompt");
+        assert!(
+            full.contains(&format!("<skill name=\"{name}\" location=\"{folder}\">\n")),
+            "{name} in the full prompt"
+        );
     }
     assert_eq!(catalog.matches("<skill name=").count(), available.len());
     assert!(catalog.len() * 10 < full.len(), "catalog {} bytes, full prompt {} bytes", catalog.len(), full.len());
@@ -233,7 +255,10 @@ fn project_skills_are_marked_and_skills_project_false_leaves_them_out() {
 
     let (_, stdout, _) = omniagent(&["prompt", "--mode", "catalog"]);
     let lint = home.path().join(".agents/skills/lint").display().to_string();
-    assert!(stdout.contains(&format!("<skill name=\"lint\" location=\"{lint}\" project=\"true\">Lint</skill>")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("<skill name=\"lint\" location=\"{lint}\" project=\"true\">Lint</skill>")),
+        "{stdout}"
+    );
     assert!(stdout.contains("Skills marked `project=\"true\"` come from the working folder"), "{stdout}");
     let user_wide = user_skill.display().to_string();
     assert!(stdout.contains(&format!("<skill name=\"user-wide\" location=\"{user_wide}\">")), "{stdout}");
@@ -242,7 +267,8 @@ fn project_skills_are_marked_and_skills_project_false_leaves_them_out() {
     let mut command = home.omniagent(&["--json", "skills", "list"]);
     command.env("HOME", user_home.path());
     let listing = json(&run(command).1);
-    let names: Vec<&str> = listing["skills"].as_array().unwrap().iter().map(|skill| skill["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> =
+        listing["skills"].as_array().unwrap().iter().map(|skill| skill["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["mine", "user-wide"], "no project skill");
 }
 

@@ -68,7 +68,9 @@ fn a_bound_secret_enables_the_skill_and_never_shows() {
     let (_, stdout, _) = run(command);
     let folder = home.path().join("skills/deploy").display().to_string();
     assert!(
-        stdout.contains(&format!("<skill name=\"deploy\" location=\"{folder}\">\nRun `./deploy.sh` with $TOKEN set.\n</skill>\n")),
+        stdout.contains(&format!(
+            "<skill name=\"deploy\" location=\"{folder}\">\nRun `./deploy.sh` with $TOKEN set.\n</skill>\n"
+        )),
         "{stdout}"
     );
 
@@ -244,10 +246,10 @@ fn prompt_appends_available_skills_under_headings() {
     let prompt = json(&stdout);
     assert_eq!(prompt["skills"], json!(["demo"]));
     assert!(
-        prompt["prompt"]
-            .as_str()
-            .unwrap()
-            .ends_with(&format!("location=\"{folder}\">\nFiles are in {folder}.\n</skill>\n", folder = home.path().join("skills/demo").display())),
+        prompt["prompt"].as_str().unwrap().ends_with(&format!(
+            "location=\"{folder}\">\nFiles are in {folder}.\n</skill>\n",
+            folder = home.path().join("skills/demo").display()
+        )),
         "{prompt}"
     );
 }

@@ -530,7 +530,9 @@ pub fn markdown_sources(config: &AgentConfig, home: &Home, paths: &SkillPaths) -
             let working = std::env::current_dir().unwrap_or_default();
             // Run in the home itself, `./skills` is the home's folder, no project's.
             let home_canonical = home_skills.canonicalize().ok();
-            let is_home = |dir: &PathBuf| *dir == home_skills || (home_canonical.is_some() && dir.canonicalize().ok() == home_canonical);
+            let is_home = |dir: &PathBuf| {
+                *dir == home_skills || (home_canonical.is_some() && dir.canonicalize().ok() == home_canonical)
+            };
             project_dirs = ["skills", ".skills", ".agents/skills"]
                 .map(|dir| working.join(dir))
                 .into_iter()

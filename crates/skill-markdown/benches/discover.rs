@@ -1,7 +1,8 @@
 //! Discovering, parsing and checking 1,000 generated skills, beside just finding and
 //! reading the same files (target: the whole load within 3× the cost of reading); and
 //! the catalog prompt of those 1,000 skills end to end, discovery, load and render
-//! (target: within 20 ms), with no budget and with an 8,000-character one.
+//! (target: within 20 ms), with no budget and with an 8,000-character one, and the
+//! render alone.
 //!
 //! `find_and_read` is the I/O any loader must do: list each folder, read each `SKILL.md`.
 //! `read_known_paths` reads the files by path without listing anything, a lower bound.
@@ -50,7 +51,8 @@ fn generate(root: &Path) {
 /// Variables whose PATH holds every program the generated skills need (empty
 /// executables in `bin_dir`), so that all 1,000 are available.
 fn everything_installed(bin_dir: &Path) -> HashMap<String, OsString> {
-    let bins = ["sh", "curl", "ls"].map(str::to_owned).into_iter().chain((0..N_SKILLS).map(|idx| format!("tool-{idx}")));
+    let bins =
+        ["sh", "curl", "ls"].map(str::to_owned).into_iter().chain((0..N_SKILLS).map(|idx| format!("tool-{idx}")));
     for bin in bins {
         let stub = bin_dir.join(bin);
         std::fs::write(&stub, "#!/bin/sh\n").expect("a writable temporary folder");
@@ -102,9 +104,7 @@ fn benches(c: &mut Criterion) {
     let catalog = |max_chars| PromptConfig { max_injected: N_SKILLS, mode: PromptMode::Catalog, max_chars };
     let catalog_prompt = |prompt_config: &PromptConfig| {
         let set = load(&sources, &config, &Environment::new(vars.clone(), "linux"), &secrets);
-        render_prompt("You are a helpful agent.", &set.skills, prompt_config)
-            .text
-            .len()
+        render_prompt("You are a helpful agent.", &set.skills, prompt_config).text.len()
     };
     let unlimited = catalog(None);
     let set = load(&sources, &config, &Environment::new(vars.clone(), "linux"), &secrets);
@@ -114,6 +114,11 @@ fn benches(c: &mut Criterion) {
     assert!(!render_prompt("", &set.skills, &budget).cuts.is_empty());
     group.bench_function("catalog_prompt", |b| b.iter(|| catalog_prompt(&unlimited)));
     group.bench_function("catalog_prompt_budget_8000", |b| b.iter(|| catalog_prompt(&budget)));
+    // The render alone, of skills already loaded: what the prompt adds to the load.
+    group.bench_function("catalog_render", |b| b.iter(|| render_prompt("", &set.skills, &unlimited).text.len()));
+    group.bench_function("catalog_render_budget_8000", |b| {
+        b.iter(|| render_prompt("", &set.skills, &budget).text.len())
+    });
     group.finish();
 }
 

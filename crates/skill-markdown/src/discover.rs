@@ -433,7 +433,13 @@ mod tests {
     use super::*;
 
     fn found_file(dir: &Path) -> FoundFile {
-        FoundFile { dir: dir.to_owned(), file: dir.join("SKILL.md"), has_hooks: false, has_scripts: false, project: false }
+        FoundFile {
+            dir: dir.to_owned(),
+            file: dir.join("SKILL.md"),
+            has_hooks: false,
+            has_scripts: false,
+            project: false,
+        }
     }
 
     /// `load` on `file`, given 10 s: a load that waits longer (for a FIFO's writer, or for

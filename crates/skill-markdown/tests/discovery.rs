@@ -606,7 +606,10 @@ fn without_skills_to_offer_the_prompt_is_unchanged() {
         skills.into_iter().filter(|loaded| !loaded.available() || loaded.skill.disable_model_invocation).collect();
     assert_eq!(unavailable.len(), 3);
     assert_eq!(inject_into_prompt("System.\n", &unavailable, &PromptConfig::default()), "System.\n");
-    assert_eq!(inject_into_prompt("System.\n", &[], &PromptConfig { max_injected: 0, ..PromptConfig::default() }), "System.\n");
+    assert_eq!(
+        inject_into_prompt("System.\n", &[], &PromptConfig { max_injected: 0, ..PromptConfig::default() }),
+        "System.\n"
+    );
 }
 
 /// A skill may be called `hooks` or `scripts`: in a folder of skills those are skills,

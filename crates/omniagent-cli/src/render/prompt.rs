@@ -49,7 +49,12 @@ fn warn_cuts(prompt: &SkillsPrompt<'_>, config: &PromptConfig) -> std::io::Resul
 
 /// `prompt`: the text on stdout (with `--json`, `{"prompt", "mode", "skills", "cuts"}`),
 /// the cuts as warnings on stderr either way.
-pub(crate) fn prompt(prompt: &SkillsPrompt<'_>, set: &SkillSet, config: &PromptConfig, json: bool) -> anyhow::Result<()> {
+pub(crate) fn prompt(
+    prompt: &SkillsPrompt<'_>,
+    set: &SkillSet,
+    config: &PromptConfig,
+    json: bool,
+) -> anyhow::Result<()> {
     warn_cuts(prompt, config)?;
     if json {
         let names: Vec<&str> = prompt.skills.iter().map(|loaded| loaded.skill.name.as_str()).collect();

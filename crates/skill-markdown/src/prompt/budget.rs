@@ -82,7 +82,10 @@ pub(super) fn fit<'a>(skills: &'a [LoadedSkill], config: &PromptConfig) -> Fitte
             } else {
                 let longest = order[..n_kept].iter().map(|&entry_idx| entries[entry_idx].description_chars).max();
                 let longest = longest.unwrap_or(0).max(MIN_DESCRIPTION_CHARS);
-                Some(largest(MIN_DESCRIPTION_CHARS, longest, |limit| fits(n_kept, Some(limit))).unwrap_or(MIN_DESCRIPTION_CHARS))
+                Some(
+                    largest(MIN_DESCRIPTION_CHARS, longest, |limit| fits(n_kept, Some(limit)))
+                        .unwrap_or(MIN_DESCRIPTION_CHARS),
+                )
             };
             (n_kept, limit, over_budget)
         }
