@@ -68,9 +68,7 @@ pub(crate) enum Command {
         /// The system prompt the skills are appended to
         #[arg(long, value_name = "TEXT", default_value = "")]
         base: String,
-        /// `full`: each skill's whole instructions; `catalog`: each skill's name, description
-        /// and folder, the model loading instructions with `skills__activate` (default:
-        /// `skills.prompt`, else full)
+        /// How the skills go in (default: `skills.prompt`, else full)
         #[arg(long, value_enum, value_name = "MODE")]
         mode: Option<PromptMode>,
         #[command(flatten)]
@@ -168,7 +166,8 @@ pub(crate) enum SkillsCommand {
 pub(crate) enum PromptMode {
     /// Each skill's whole instructions
     Full,
-    /// Each skill's name, description and folder; instructions loaded on demand
+    /// Each skill's name, description and folder; the model loads instructions with
+    /// `skills__activate`
     Catalog,
 }
 
