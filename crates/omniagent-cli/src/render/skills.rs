@@ -114,7 +114,8 @@ pub(crate) fn list(set: &SkillSet, cuts: &[Cut], all: bool, json: bool) -> anyho
             writeln!(out, "      {YELLOW}{}{YELLOW:#}", truncate(&loaded.missing.reason(), WIDTH - 6))?;
         }
         if let Some(cut) = cut_of(cuts, &skill.name) {
-            writeln!(out, "      {YELLOW}{}{YELLOW:#}", truncate(&cut.reason.to_string(), WIDTH - 6))?;
+            // Whole, even past the width: the numbers are at its end.
+            writeln!(out, "      {YELLOW}{}{YELLOW:#}", cut.reason)?;
         }
     }
     let n_available = set.skills.iter().filter(|loaded| loaded.available()).count();
