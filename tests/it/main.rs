@@ -9,6 +9,7 @@ mod install;
 mod mcp;
 mod oauth;
 mod openapi;
+mod prompt;
 mod secrets;
 mod skills;
 mod skills_validate;

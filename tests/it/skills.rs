@@ -66,7 +66,13 @@ fn a_bound_secret_enables_the_skill_and_never_shows() {
     let mut command = home.omniagent(&["prompt"]);
     command.env("X", CANARY);
     let (_, stdout, _) = run(command);
-    assert!(stdout.contains("## 🚀 deploy\n\nRun `./deploy.sh` with $TOKEN set.\n"), "{stdout}");
+    let folder = home.path().join("skills/deploy").display().to_string();
+    assert!(
+        stdout.contains(&format!(
+            "<skill name=\"deploy\" location=\"{folder}\">\nRun `./deploy.sh` with $TOKEN set.\n</skill>\n"
+        )),
+        "{stdout}"
+    );
 
     let mut command = home.omniagent(&["--json", "skills", "info", "deploy"]);
     command.env("X", CANARY);
@@ -99,7 +105,9 @@ fn skills_list_json_has_the_design_shape() {
             "missing": {"bins": [], "anyBins": [], "env": [], "os": [], "secrets": []},
             "has_hooks": true,
             "has_scripts": false,
-            "shadows": []
+            "shadows": [],
+            "project": false,
+            "cut": null
         })
     );
     assert_eq!(
@@ -221,12 +229,16 @@ fn skills_info_describes_one_skill_and_refuses_unknown_names() {
 fn prompt_appends_available_skills_under_headings() {
     let home = Home::new().with_config("skills:\n  includes: [git, http-apis, demo]\n  max_injected: 2\n");
     home.write("skills/demo/SKILL.md", "---\ndescription: Demo\n---\nFiles are in {baseDir}.\n");
-    let (code, stdout, _) = run(home.omniagent(&["prompt", "--base", "You are an agent."]));
+    let (code, stdout, stderr) = run(home.omniagent(&["prompt", "--base", "You are an agent."]));
     assert_eq!(code, 0);
     assert!(stdout.starts_with("You are an agent.\n\n# Skills\n\n"), "{stdout}");
-    assert!(stdout.contains("\n\n## 🌿 git\n\n"), "{stdout}");
-    assert!(stdout.contains("\n\n## 🌐 http-apis\n\n"), "{stdout}");
-    assert!(!stdout.contains("## demo"), "at most max_injected skills: {stdout}");
+    assert!(stdout.contains("\n\n<skill name=\"git\">\n"), "a pack skill has no location: {stdout}");
+    assert!(stdout.contains("\n\n<skill name=\"http-apis\">\n"), "{stdout}");
+    assert!(!stdout.contains("<skill name=\"demo\""), "at most max_injected skills: {stdout}");
+    assert!(
+        stderr.contains("warning: skill `demo`: left out of the prompt: more skills than skills.max_injected (2)\n"),
+        "{stderr}"
+    );
 
     let home = Home::new().with_config("skills:\n  packs: []\n");
     home.write("skills/demo/SKILL.md", "---\ndescription: Demo\n---\nFiles are in {baseDir}.\n");
@@ -234,10 +246,10 @@ fn prompt_appends_available_skills_under_headings() {
     let prompt = json(&stdout);
     assert_eq!(prompt["skills"], json!(["demo"]));
     assert!(
-        prompt["prompt"]
-            .as_str()
-            .unwrap()
-            .ends_with(&format!("## demo\n\nFiles are in {}.\n", home.path().join("skills/demo").display())),
+        prompt["prompt"].as_str().unwrap().ends_with(&format!(
+            "location=\"{folder}\">\nFiles are in {folder}.\n</skill>\n",
+            folder = home.path().join("skills/demo").display()
+        )),
         "{prompt}"
     );
 }

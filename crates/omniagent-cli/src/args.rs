@@ -68,6 +68,9 @@ pub(crate) enum Command {
         /// The system prompt the skills are appended to
         #[arg(long, value_name = "TEXT", default_value = "")]
         base: String,
+        /// How the skills go in (default: `skills.prompt`, else full)
+        #[arg(long, value_enum, value_name = "MODE")]
+        mode: Option<PromptMode>,
         #[command(flatten)]
         paths: SkillPaths,
     },
@@ -216,6 +219,27 @@ pub(crate) enum InstalledCommand {
         /// The skill
         name: String,
     },
+}
+
+/// `prompt --mode`.
+#[cfg(feature = "markdown")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PromptMode {
+    /// Each skill's whole instructions
+    Full,
+    /// Each skill's name, description and folder; the model loads instructions with
+    /// `skills__activate`
+    Catalog,
+}
+
+#[cfg(feature = "markdown")]
+impl From<PromptMode> for skill_markdown::PromptMode {
+    fn from(given: PromptMode) -> Self {
+        match given {
+            PromptMode::Full => Self::Full,
+            PromptMode::Catalog => Self::Catalog,
+        }
+    }
 }
 
 /// Where to look for skills besides the configured places.

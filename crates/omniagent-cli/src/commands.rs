@@ -76,7 +76,7 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
         #[cfg(feature = "markdown")]
         Command::Skills(command) => skills::run(&session, command).await,
         #[cfg(feature = "markdown")]
-        Command::Prompt { base, paths } => skills::prompt(&session, &base, paths).await,
+        Command::Prompt { base, mode, paths } => skills::prompt(&session, &base, mode, paths).await,
         Command::Tools(command) => tools::run(&session, command).await,
         Command::Config(command) => config::run(&session, command).await,
         #[cfg(feature = "mcp")]

@@ -484,8 +484,8 @@ async fn resolve_secrets(resolver: &SecretResolver, skill: &str, references: &BT
 pub struct SkillPaths {
     /// More folders, searched after the others: each a skill, or a folder of skills.
     pub paths: Vec<PathBuf>,
-    /// Leave out the default folders (the home's `skills/`, `./skills`, `./.skills`) and
-    /// `skills.paths`; packs and `paths` stay.
+    /// Leave out the default folders (the home's `skills/`, `./skills`, `./.skills`,
+    /// `./.agents/skills`, `~/.agents/skills`) and `skills.paths`; packs and `paths` stay.
     pub no_default_paths: bool,
 }
 
@@ -512,15 +512,41 @@ pub async fn load_markdown_skills(config: &AgentConfig, home: &Home, paths: &Ski
 
 /// Where [`load_markdown_skills`] looks: the packs, the default folders (unless
 /// `paths.no_default_paths`), `skills.paths`, then `paths.paths`.
+///
+/// The default folders are ours (the home's `skills/`, then the working folder's
+/// `skills/` and `.skills/`), then the Agent Skills ones (`./.agents/skills`, then
+/// `~/.agents/skills`). The working folder's three are project folders, whose skills are
+/// marked as such; `skills.project: false` leaves them out, so that a checkout cannot
+/// write the agent's instructions unnoticed.
 #[cfg(feature = "markdown")]
 pub fn markdown_sources(config: &AgentConfig, home: &Home, paths: &SkillPaths) -> Sources {
     let skills = &config.sections.skills;
     let mut dirs = Vec::new();
+    let mut project_dirs = Vec::new();
     if !paths.no_default_paths {
-        dirs.extend([home.skills_dir(), "skills".into(), ".skills".into()]);
+        let home_skills = home.skills_dir();
+        if skills.project {
+            // Absolute, so that the prompt says where a project skill's folder is from anywhere.
+            let working = std::env::current_dir().unwrap_or_default();
+            // Run in the home itself, `./skills` is the home's folder, no project's.
+            let home_canonical = home_skills.canonicalize().ok();
+            let is_home = |dir: &PathBuf| {
+                *dir == home_skills || (home_canonical.is_some() && dir.canonicalize().ok() == home_canonical)
+            };
+            project_dirs = ["skills", ".skills", ".agents/skills"]
+                .map(|dir| working.join(dir))
+                .into_iter()
+                .filter(|dir| !is_home(dir))
+                .collect();
+        }
+        dirs.push(home_skills);
+        dirs.extend(project_dirs.iter().cloned());
+        if let Some(user_home) = std::env::var_os("HOME").filter(|user_home| !user_home.is_empty()) {
+            dirs.push(PathBuf::from(user_home).join(".agents/skills"));
+        }
         dirs.extend(skills.paths.iter().map(|path| skill_core::expand_home(path)));
     }
-    Sources { packs: skills.packs.clone(), dirs, explicit_dirs: paths.paths.clone() }
+    Sources { packs: skills.packs.clone(), dirs, explicit_dirs: paths.paths.clone(), project_dirs }
 }
 
 #[cfg(test)]

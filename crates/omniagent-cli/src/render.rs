@@ -17,6 +17,8 @@ use skill_core::{
 #[cfg(feature = "markdown")]
 pub(crate) mod install;
 #[cfg(feature = "markdown")]
+pub(crate) mod prompt;
+#[cfg(feature = "markdown")]
 pub(crate) mod skills;
 #[cfg(feature = "markdown")]
 pub(crate) mod validate;

@@ -1,5 +1,8 @@
 //! Discovering, parsing and checking 1,000 generated skills, beside just finding and
-//! reading the same files (target: the whole load within 3× the cost of reading).
+//! reading the same files (target: the whole load within 3× the cost of reading); and
+//! the catalog prompt of those 1,000 skills end to end, discovery, load and render
+//! (target: within 20 ms), with no budget and with an 8,000-character one, and the
+//! render alone.
 //!
 //! `find_and_read` is the I/O any loader must do: list each folder, read each `SKILL.md`.
 //! `read_known_paths` reads the files by path without listing anything, a lower bound.
@@ -8,11 +11,12 @@
 //! under `clawdbot`, OmniAgent's own shape, and an unquoted `: ` that sends the
 //! frontmatter to the line-by-line fallback.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use skill_markdown::{Environment, SkillsConfig, Sources, load};
+use skill_markdown::{Environment, PromptConfig, PromptMode, SkillsConfig, Sources, load, render_prompt};
 
 const N_SKILLS: usize = 1000;
 
@@ -42,6 +46,20 @@ fn generate(root: &Path) {
         )
         .expect("a writable temporary folder");
     }
+}
+
+/// Variables whose PATH holds every program the generated skills need (empty
+/// executables in `bin_dir`), so that all 1,000 are available.
+fn everything_installed(bin_dir: &Path) -> HashMap<String, OsString> {
+    let bins =
+        ["sh", "curl", "ls"].map(str::to_owned).into_iter().chain((0..N_SKILLS).map(|idx| format!("tool-{idx}")));
+    for bin in bins {
+        let stub = bin_dir.join(bin);
+        std::fs::write(&stub, "#!/bin/sh\n").expect("a writable temporary folder");
+        #[cfg(unix)]
+        std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("a stub");
+    }
+    HashMap::from([("PATH".to_owned(), bin_dir.as_os_str().to_owned()), ("HOME".to_owned(), "/home/bench".into())])
 }
 
 fn read_known_paths(files: &[PathBuf]) -> usize {
@@ -79,6 +97,27 @@ fn benches(c: &mut Criterion) {
     group.bench_function("find_and_read", |b| b.iter(|| find_and_read(dir.path())));
     group.bench_function("discover_parse_check", |b| {
         b.iter(|| load(&sources, &config, &Environment::current(), &secrets).skills.len())
+    });
+
+    let bin_dir = tempfile::tempdir().expect("a temporary folder");
+    let vars = everything_installed(bin_dir.path());
+    let catalog = |max_chars| PromptConfig { max_injected: N_SKILLS, mode: PromptMode::Catalog, max_chars };
+    let catalog_prompt = |prompt_config: &PromptConfig| {
+        let set = load(&sources, &config, &Environment::new(vars.clone(), "linux"), &secrets);
+        render_prompt("You are a helpful agent.", &set.skills, prompt_config).text.len()
+    };
+    let unlimited = catalog(None);
+    let set = load(&sources, &config, &Environment::new(vars.clone(), "linux"), &secrets);
+    let prompt = render_prompt("", &set.skills, &unlimited);
+    assert_eq!(prompt.skills.len(), N_SKILLS, "every generated skill is in the catalog");
+    let budget = catalog(Some(8000));
+    assert!(!render_prompt("", &set.skills, &budget).cuts.is_empty());
+    group.bench_function("catalog_prompt", |b| b.iter(|| catalog_prompt(&unlimited)));
+    group.bench_function("catalog_prompt_budget_8000", |b| b.iter(|| catalog_prompt(&budget)));
+    // The render alone, of skills already loaded: what the prompt adds to the load.
+    group.bench_function("catalog_render", |b| b.iter(|| render_prompt("", &set.skills, &unlimited).text.len()));
+    group.bench_function("catalog_render_budget_8000", |b| {
+        b.iter(|| render_prompt("", &set.skills, &budget).text.len())
     });
     group.finish();
 }

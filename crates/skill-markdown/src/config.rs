@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use skill_core::SecretRef;
 
+use crate::PromptMode;
+
 /// Markdown skills' settings: which sources, which skills, and each skill's secrets.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -30,6 +32,16 @@ pub struct SkillsConfig {
     /// At most this many skills go into a prompt.
     #[serde(default = "default_max_injected")]
     pub max_injected: usize,
+    /// How skills go into the prompt: whole (`full`) or as a catalog.
+    #[serde(default)]
+    pub prompt: PromptMode,
+    /// At most this many characters of skills in the prompt (none: no limit).
+    #[serde(default)]
+    pub max_prompt_chars: Option<usize>,
+    /// Whether the working folder's skills (`./skills`, `./.skills`, `./.agents/skills`)
+    /// are loaded.
+    #[serde(default = "yes")]
+    pub project: bool,
     /// Per-skill settings, by skill name.
     #[serde(default)]
     pub config: BTreeMap<String, SkillSettings>,
@@ -54,6 +66,9 @@ impl Default for SkillsConfig {
             excludes: Vec::new(),
             disabled: Vec::new(),
             max_injected: default_max_injected(),
+            prompt: PromptMode::default(),
+            max_prompt_chars: None,
+            project: true,
             config: BTreeMap::new(),
         }
     }

@@ -27,6 +27,9 @@ pub struct Sources {
     /// Folders the user named explicitly: one that does not exist is reported in
     /// `skipped` (default folders that do not exist are silently passed over).
     pub explicit_dirs: Vec<PathBuf>,
+    /// The folders of `dirs` that belong to the working folder (a checkout): their skills
+    /// are project skills ([`Found::project`]).
+    pub project_dirs: Vec<PathBuf>,
 }
 
 /// Where a skill was found.
@@ -51,6 +54,8 @@ pub struct Found {
     pub origin: Origin,
     /// The paths of lower-precedence skills of the same name.
     pub shadows: Vec<PathBuf>,
+    /// Whether it was found in one of [`Sources::project_dirs`].
+    pub project: bool,
 }
 
 /// A `SKILL.md` (or source) that could not be used, and why.
@@ -76,7 +81,7 @@ pub struct Discovery {
 /// Finds every skill of `sources`: packs first, then folders, in order. A folder skill
 /// hides a pack skill of the same name; among folders the first found wins.
 pub fn discover(sources: &Sources) -> Discovery {
-    let mut candidates: Vec<(MarkdownSkill, Origin)> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
     let mut skipped = Vec::new();
     for pack_name in &sources.packs {
         let Some(pack) = pack(pack_name) else {
@@ -98,22 +103,26 @@ pub fn discover(sources: &Sources) -> Discovery {
                 has_scripts: false,
             };
             match parse(text, location) {
-                Ok(skill) => candidates.push((skill, Origin::Pack { pack: pack.name.to_owned() })),
+                Ok(skill) => candidates.push(Candidate {
+                    skill,
+                    origin: Origin::Pack { pack: pack.name.to_owned() },
+                    project: false,
+                }),
                 Err(error) => skipped.push(Skipped { path, line: Some(error.line), reason: error.reason }),
             }
         }
     }
     let mut walker = Walker { visited: HashSet::new(), found: Vec::new(), skipped: &mut skipped };
     for dir in &sources.dirs {
-        walker.root(dir, false);
+        walker.root(dir, false, sources.project_dirs.contains(dir));
     }
     for dir in &sources.explicit_dirs {
-        walker.root(dir, true);
+        walker.root(dir, true, false);
     }
     let found = walker.found;
-    for outcome in load_all(&found) {
+    for (outcome, file) in load_all(&found).into_iter().zip(&found) {
         match outcome {
-            Ok(skill) => candidates.push((skill, Origin::Dir)),
+            Ok(skill) => candidates.push(Candidate { skill, origin: Origin::Dir, project: file.project }),
             Err(error) => skipped.push(error),
         }
     }
@@ -127,26 +136,33 @@ pub(crate) fn skill_files(dirs: &[PathBuf], explicit: bool) -> (Vec<(PathBuf, Pa
     let mut skipped = Vec::new();
     let mut walker = Walker { visited: HashSet::new(), found: Vec::new(), skipped: &mut skipped };
     for dir in dirs {
-        walker.root(dir, explicit);
+        walker.root(dir, explicit, false);
     }
     let files = walker.found.into_iter().map(|found| (found.dir, found.file)).collect();
     (files, skipped)
 }
 
+/// A parsed skill before precedence is applied.
+struct Candidate {
+    skill: MarkdownSkill,
+    origin: Origin,
+    project: bool,
+}
+
 /// One entry per name: the first folder skill, else the first pack skill; the winner
 /// keeps the position of the first candidate of its name.
-fn resolve_precedence(candidates: Vec<(MarkdownSkill, Origin)>) -> Vec<Found> {
+fn resolve_precedence(candidates: Vec<Candidate>) -> Vec<Found> {
     let mut slots: Vec<Found> = Vec::new();
     let mut slot_of: HashMap<String, usize> = HashMap::new();
-    for (skill, origin) in candidates {
+    for Candidate { skill, origin, project } in candidates {
         let Some(&slot_idx) = slot_of.get(&skill.name) else {
             slot_of.insert(skill.name.clone(), slots.len());
-            slots.push(Found { skill, origin, shadows: Vec::new() });
+            slots.push(Found { skill, origin, shadows: Vec::new(), project });
             continue;
         };
         let slot = &mut slots[slot_idx];
         if slot.origin != Origin::Dir && origin == Origin::Dir {
-            let hidden = std::mem::replace(slot, Found { skill, origin, shadows: Vec::new() });
+            let hidden = std::mem::replace(slot, Found { skill, origin, shadows: Vec::new(), project });
             slot.shadows.push(hidden.skill.path);
             slot.shadows.extend(hidden.shadows);
         } else {
@@ -218,6 +234,8 @@ struct FoundFile {
     file: PathBuf,
     has_hooks: bool,
     has_scripts: bool,
+    /// Found under one of [`Sources::project_dirs`].
+    project: bool,
 }
 
 impl FoundFile {
@@ -316,9 +334,9 @@ struct Walker<'a> {
 }
 
 impl Walker<'_> {
-    fn root(&mut self, dir: &Path, explicit: bool) {
+    fn root(&mut self, dir: &Path, explicit: bool, project: bool) {
         match dir.canonicalize() {
-            Ok(canonical) if canonical.is_dir() => self.walk(dir, canonical, 0),
+            Ok(canonical) if canonical.is_dir() => self.walk(dir, canonical, 0, project),
             _ if explicit => {
                 let reason = if dir.exists() { "not a folder" } else { "no such folder" };
                 self.skipped.push(Skipped { path: dir.to_owned(), line: None, reason: reason.to_owned() });
@@ -330,7 +348,7 @@ impl Walker<'_> {
     /// Walks `dir` (whose symlink-free path is `canonical`) with one listing: it tells
     /// whether the folder is a skill, and which sub-folders to walk otherwise. Only
     /// symlinks cost extra system calls.
-    fn walk(&mut self, dir: &Path, canonical: PathBuf, depth: usize) {
+    fn walk(&mut self, dir: &Path, canonical: PathBuf, depth: usize, project: bool) {
         if !self.visited.insert(canonical.clone()) {
             return;
         }
@@ -375,7 +393,7 @@ impl Walker<'_> {
         }
         if let Some(file) = listing.skill_file {
             let (has_hooks, has_scripts) = (listing.has_hooks, listing.has_scripts);
-            self.found.push(FoundFile { dir: dir.to_owned(), file, has_hooks, has_scripts });
+            self.found.push(FoundFile { dir: dir.to_owned(), file, has_hooks, has_scripts, project });
             return;
         }
         if let Some(path) = listing.not_a_file {
@@ -395,7 +413,7 @@ impl Walker<'_> {
             } else {
                 canonical.join(&child.name)
             };
-            self.walk(&child.path, child_canonical, depth + 1);
+            self.walk(&child.path, child_canonical, depth + 1, project);
         }
     }
 }
@@ -428,7 +446,13 @@ mod tests {
     use super::*;
 
     fn found_file(dir: &Path) -> FoundFile {
-        FoundFile { dir: dir.to_owned(), file: dir.join("SKILL.md"), has_hooks: false, has_scripts: false }
+        FoundFile {
+            dir: dir.to_owned(),
+            file: dir.join("SKILL.md"),
+            has_hooks: false,
+            has_scripts: false,
+            project: false,
+        }
     }
 
     /// `load` on `file`, given 10 s: a load that waits longer (for a FIFO's writer, or for

@@ -7,7 +7,9 @@
 //! - [`discover`] finds skills in embedded packs and folders, with precedence (a folder
 //!   beats a pack; the first folder wins) and reports every file it cannot use.
 //! - [`load`] adds the filters, the requirement checks and each skill's bound secrets.
-//! - [`inject_into_prompt`] appends the available skills to a system prompt.
+//! - [`render_prompt`] appends the available skills to a system prompt, whole or as a
+//!   catalog, within its limits, and reports every skill it cuts ([`inject_into_prompt`]
+//!   gives the text alone).
 //! - [`SkillPrompts`] offers the same skills, and that prompt, as MCP-style prompts of
 //!   an agent (what the gateway serves), and [`SkillFiles`] their files as
 //!   `skill://` resources (the MCP skills extension).
@@ -33,7 +35,8 @@
 //! assert_eq!(set.skills[0].skill.name, "hello");
 //!
 //! let prompt = inject_into_prompt("You are helpful.", &set.skills, &PromptConfig::default());
-//! assert!(prompt.ends_with("## 👋 hello\n\nSay hello.\n"));
+//! let folder = dir.path().join("hello").display().to_string();
+//! assert!(prompt.ends_with(&format!("<skill name=\"hello\" location=\"{folder}\">\nSay hello.\n</skill>\n")));
 //! ```
 
 #![deny(missing_docs)]
@@ -60,7 +63,9 @@ pub use crate::discover::{Discovery, Found, Origin, Skipped, Sources, discover};
 pub use crate::files::{SKILL_FILES_NAME, SkillFiles};
 pub use crate::packs::{PACKS, Pack};
 pub use crate::parse::{Location, MAX_SKILL_FILE_BYTES, ParseError, parse, parse_bytes};
-pub use crate::prompt::{PromptConfig, inject_into_prompt, prompt_skills};
+pub use crate::prompt::{
+    Cut, CutReason, PromptConfig, PromptMode, SkillsPrompt, inject_into_prompt, prompt_skills, render_prompt,
+};
 pub use crate::prompts::{SKILL_PROMPTS_NAME, SYSTEM_PROMPT_NAME, SkillPrompts};
 pub use crate::requirements::{Environment, Missing};
 pub use crate::skill::{InstallKind, InstallSpec, MarkdownSkill, Requires, SecretDecl};
@@ -77,6 +82,9 @@ pub struct LoadedSkill {
     pub shadows: Vec<PathBuf>,
     /// What it lacks here; empty when available.
     pub missing: Missing,
+    /// Whether it comes from the working folder (`./skills`, `./.skills`,
+    /// `./.agents/skills`): a project skill, marked so in lists and prompts.
+    pub project: bool,
     secrets: Secrets,
 }
 
@@ -118,7 +126,14 @@ pub fn load(
         .map(|found| {
             let secrets = secrets.get(&found.skill.name).cloned().unwrap_or_default();
             let missing = environment.missing(&found.skill, &secrets);
-            LoadedSkill { skill: found.skill, origin: found.origin, shadows: found.shadows, missing, secrets }
+            LoadedSkill {
+                skill: found.skill,
+                origin: found.origin,
+                shadows: found.shadows,
+                missing,
+                project: found.project,
+                secrets,
+            }
         })
         .collect();
     SkillSet { skills, skipped: discovery.skipped }

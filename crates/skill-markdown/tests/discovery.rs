@@ -14,7 +14,8 @@ use skill_markdown::{
 
 const PACK: &str = "omniagent-skills";
 const HEADER: &str = "# Skills\n\nThe skills below are instructions for specific tasks. When a task matches a \
-skill's description, follow that skill. Paths in a skill are relative to its folder.";
+skill, follow it. Each skill is one `<skill>` element: its `location` is the skill's folder, and paths in the \
+skill are relative to that folder; a skill without a location is built in and has no files.";
 const CANARY: &str = "canary-secret-5b1e";
 
 fn fixtures() -> PathBuf {
@@ -340,6 +341,7 @@ fn unknown_packs_and_missing_explicit_folders_are_reported() {
         // A default folder that does not exist is passed over without a word.
         dirs: vec![temp.path().join("missing-default")],
         explicit_dirs: vec![temp.path().join("missing-explicit"), temp.path().join("a-file")],
+        ..Sources::default()
     });
     assert_eq!(names(&discovery), ["git", "http-apis", "omniagent"]);
     assert_eq!(
@@ -549,20 +551,29 @@ fn the_prompt_gets_available_model_invocable_skills_in_order_up_to_the_limit() {
     let dir = fixtures().join("prompt");
     let notes = dir.join("a-notes").display().to_string();
     let deploy = dir.join("d-deploy").display().to_string();
-    let prompt = inject_into_prompt("You are helpful.\n\n", &skills, &PromptConfig { max_injected: 3 });
+    let plain = dir.join("e-plain").display().to_string();
+    let extra = dir.join("f-extra").display().to_string();
+    let three = PromptConfig { max_injected: 3, ..PromptConfig::default() };
+    let prompt = inject_into_prompt("You are helpful.\n\n", &skills, &three);
     assert_eq!(
         prompt,
         format!(
             "You are helpful.\n\n{HEADER}\n\n\
-             ## 📝 notes\n\nAppend to `{notes}/notes.md`; read {notes}/README.md first.\n\n\
-             ## 🚀 deploy\n\nRun `{deploy}/scripts/deploy.sh`; it reads $DEPLOY_TOKEN.\n\n\
-             ## plain\n\nPlain instructions.\n"
+             <skill name=\"notes\" location=\"{notes}\">\nAppend to `{notes}/notes.md`; read {notes}/README.md first.\n</skill>\n\n\
+             <skill name=\"deploy\" location=\"{deploy}\">\nRun `{deploy}/scripts/deploy.sh`; it reads $DEPLOY_TOKEN.\n</skill>\n\n\
+             <skill name=\"plain\" location=\"{plain}\">\nPlain instructions.\n</skill>\n"
         )
     );
 
     let everything = inject_into_prompt("", &skills, &PromptConfig::default());
     assert!(everything.starts_with(HEADER), "{everything}");
-    assert!(everything.ends_with("\n\n## plain\n\nPlain instructions.\n\n## extra\n\nCut.\n"), "{everything}");
+    assert!(
+        everything.ends_with(&format!(
+            "\n\n<skill name=\"plain\" location=\"{plain}\">\nPlain instructions.\n</skill>\n\n\
+             <skill name=\"extra\" location=\"{extra}\">\nCut.\n</skill>\n"
+        )),
+        "{everything}"
+    );
 }
 
 #[test]
@@ -573,7 +584,7 @@ fn the_prompt_never_holds_a_bound_secret() {
         deploy.script_env().map(|(name, value)| (name, value.expose_secret())).collect();
     assert_eq!(script_env, [("DEPLOY_TOKEN", CANARY)]);
     let prompt = inject_into_prompt("System.", &skills, &PromptConfig::default());
-    assert!(prompt.contains("## 🚀 deploy"), "{prompt}");
+    assert!(prompt.contains("<skill name=\"deploy\""), "{prompt}");
     assert!(!prompt.contains(CANARY), "{prompt}");
     assert!(!format!("{skills:?}").contains(CANARY));
 }
@@ -595,7 +606,10 @@ fn without_skills_to_offer_the_prompt_is_unchanged() {
         skills.into_iter().filter(|loaded| !loaded.available() || loaded.skill.disable_model_invocation).collect();
     assert_eq!(unavailable.len(), 3);
     assert_eq!(inject_into_prompt("System.\n", &unavailable, &PromptConfig::default()), "System.\n");
-    assert_eq!(inject_into_prompt("System.\n", &[], &PromptConfig { max_injected: 0 }), "System.\n");
+    assert_eq!(
+        inject_into_prompt("System.\n", &[], &PromptConfig { max_injected: 0, ..PromptConfig::default() }),
+        "System.\n"
+    );
 }
 
 /// A skill may be called `hooks` or `scripts`: in a folder of skills those are skills,

@@ -162,7 +162,7 @@ fn check_listing_and_calls(out: &Value) {
     let hello = &out["prompt_results"][0]["messages"][0]["content"]["text"];
     assert!(hello.as_str().unwrap().ends_with("Say hello."), "{hello}");
     let system = out["prompt_results"][1]["messages"][0]["content"]["text"].as_str().unwrap();
-    assert!(system.starts_with("You are kind.\n\n# Skills") && system.contains("## hello"), "{system}");
+    assert!(system.starts_with("You are kind.\n\n# Skills") && system.contains("<skill name=\"hello\""), "{system}");
 }
 
 #[test]

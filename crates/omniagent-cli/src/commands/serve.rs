@@ -191,7 +191,10 @@ async fn markdown_skills(
             None => tracing::warn!("{}: {}", skipped.path.display(), skipped.reason),
         }
     }
-    let prompt_config = skill_markdown::PromptConfig { max_injected: config.skills().max_injected };
+    let prompt_config = skill_markdown::PromptConfig::from(config.skills());
+    for cut in skill_markdown::render_prompt("", &set.skills, &prompt_config).cuts {
+        tracing::warn!("skill {}: {}", cut.skill, cut.reason);
+    }
     let files = skill_markdown::SkillFiles::new(&set.skills, &prompt_config);
     (skill_markdown::SkillPrompts::new(set.skills, prompt_config), files)
 }

@@ -3,10 +3,10 @@
 use std::process::ExitCode;
 
 use omniagent_host::load_markdown_skills;
-use skill_markdown::{PromptConfig, inject_into_prompt};
+use skill_markdown::{PromptConfig, render_prompt};
 
 use super::Session;
-use crate::args::{SkillPaths, SkillsCommand};
+use crate::args::{PromptMode, SkillPaths, SkillsCommand};
 use crate::render;
 
 pub(crate) async fn run(session: &Session, command: SkillsCommand) -> anyhow::Result<ExitCode> {
@@ -14,7 +14,8 @@ pub(crate) async fn run(session: &Session, command: SkillsCommand) -> anyhow::Re
     match command {
         SkillsCommand::List { all, paths } => {
             let set = load_markdown_skills(&config, &session.home, &paths.into()).await;
-            render::skills::list(&set, all, session.json)?;
+            let cuts = render_prompt("", &set.skills, &PromptConfig::from(config.skills())).cuts;
+            render::skills::list(&set, &cuts, all, session.json)?;
             Ok(ExitCode::SUCCESS)
         }
         SkillsCommand::Info { name, paths } => {
@@ -32,7 +33,8 @@ pub(crate) async fn run(session: &Session, command: SkillsCommand) -> anyhow::Re
         }
         SkillsCommand::Check { paths } => {
             let set = load_markdown_skills(&config, &session.home, &paths.into()).await;
-            render::skills::check(&set, session.json)?;
+            let cuts = render_prompt("", &set.skills, &PromptConfig::from(config.skills())).cuts;
+            render::skills::check(&set, &cuts, session.json)?;
             let all_met = set.skills.iter().all(|loaded| loaded.available());
             Ok(if all_met { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
@@ -42,11 +44,19 @@ pub(crate) async fn run(session: &Session, command: SkillsCommand) -> anyhow::Re
 }
 
 /// `omniagent prompt`.
-pub(crate) async fn prompt(session: &Session, base: &str, paths: SkillPaths) -> anyhow::Result<ExitCode> {
+pub(crate) async fn prompt(
+    session: &Session,
+    base: &str,
+    mode: Option<PromptMode>,
+    paths: SkillPaths,
+) -> anyhow::Result<ExitCode> {
     let config = session.location.load()?.for_agent(session.agent.as_deref())?;
     let set = load_markdown_skills(&config, &session.home, &paths.into()).await;
-    let prompt_config = PromptConfig { max_injected: config.skills().max_injected };
-    let prompt = inject_into_prompt(base, &set.skills, &prompt_config);
-    render::skills::prompt(&prompt, &set, &prompt_config, session.json)?;
+    let mut prompt_config = PromptConfig::from(config.skills());
+    if let Some(mode) = mode {
+        prompt_config.mode = mode.into();
+    }
+    let prompt = render_prompt(base, &set.skills, &prompt_config);
+    render::prompt::prompt(&prompt, &set, &prompt_config, session.json)?;
     Ok(ExitCode::SUCCESS)
 }

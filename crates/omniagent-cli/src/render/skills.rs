@@ -4,8 +4,9 @@ use std::io::Write;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use skill_markdown::{LoadedSkill, Missing, Origin, PromptConfig, SkillSet, Skipped, prompt_skills};
+use skill_markdown::{Cut, LoadedSkill, Missing, Origin, SkillSet, Skipped};
 
+use super::prompt::{cut_json, cut_of};
 use super::{BOLD, DIM, GREEN, RED, WIDTH, YELLOW, count, print_json, truncate};
 
 /// One skill as `skills list --json` shows it (the shape `docs/cli.md` fixes).
@@ -25,10 +26,12 @@ struct ListEntry<'a> {
     has_hooks: bool,
     has_scripts: bool,
     shadows: Vec<String>,
+    project: bool,
+    cut: Option<Value>,
 }
 
 impl<'a> ListEntry<'a> {
-    fn new(loaded: &'a LoadedSkill) -> Self {
+    fn new(loaded: &'a LoadedSkill, cuts: &[Cut]) -> Self {
         let skill = &loaded.skill;
         let (source, pack) = source_of(loaded);
         Self {
@@ -45,8 +48,15 @@ impl<'a> ListEntry<'a> {
             has_hooks: skill.has_hooks,
             has_scripts: skill.has_scripts,
             shadows: loaded.shadows.iter().map(|path| path.display().to_string()).collect(),
+            project: loaded.project,
+            cut: cut_of(cuts, &skill.name).map(cut_json),
         }
     }
+}
+
+/// How the text list names where a skill comes from.
+fn source_label(loaded: &LoadedSkill) -> &'static str {
+    if loaded.project { "project" } else { source_of(loaded).0 }
 }
 
 fn source_of(loaded: &LoadedSkill) -> (&'static str, Option<&str>) {
@@ -64,7 +74,7 @@ fn skipped_json(skipped: &[Skipped]) -> Vec<Value> {
 }
 
 /// Files that could not be used go to stderr, so that a list on stdout stays clean.
-fn warn_skipped(skipped: &[Skipped]) -> std::io::Result<()> {
+pub(super) fn warn_skipped(skipped: &[Skipped]) -> std::io::Result<()> {
     let mut stderr = anstream::stderr().lock();
     for skipped in skipped {
         let place = match skipped.line {
@@ -76,24 +86,25 @@ fn warn_skipped(skipped: &[Skipped]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `skills list [--all]`.
-pub(crate) fn list(set: &SkillSet, all: bool, json: bool) -> anyhow::Result<()> {
+/// `skills list [--all]`, each skill the prompt cuts marked with the reason.
+pub(crate) fn list(set: &SkillSet, cuts: &[Cut], all: bool, json: bool) -> anyhow::Result<()> {
     let shown: Vec<&LoadedSkill> = set.skills.iter().filter(|loaded| all || loaded.available()).collect();
     if json {
-        let skills: Vec<ListEntry<'_>> = shown.iter().map(|loaded| ListEntry::new(loaded)).collect();
+        let skills: Vec<ListEntry<'_>> = shown.iter().map(|loaded| ListEntry::new(loaded, cuts)).collect();
         return print_json(&json!({"skills": skills, "skipped": skipped_json(&set.skipped)}));
     }
     warn_skipped(&set.skipped)?;
     let mut out = anstream::stdout().lock();
     let name_width = shown.iter().map(|loaded| loaded.skill.name.chars().count()).max().unwrap_or(0).min(24);
-    // Mark, emoji (two columns), name, description, source ("pack" or "dir").
-    let description_width = WIDTH.saturating_sub(2 + 3 + name_width + 2 + 2 + 4).max(16);
+    // Mark, emoji (two columns), name, description, source ("pack", "dir" or "project").
+    let source_width = shown.iter().map(|loaded| source_label(loaded).len()).max().unwrap_or(0);
+    let description_width = WIDTH.saturating_sub(2 + 3 + name_width + 2 + 2 + source_width).max(16);
     for loaded in &shown {
         let skill = &loaded.skill;
         let mark = if loaded.available() { format!("{GREEN}✓{GREEN:#}") } else { format!("{RED}✗{RED:#}") };
         let emoji = skill.emoji.as_deref().unwrap_or("  ");
         let description = truncate(skill.description.lines().next().unwrap_or_default(), description_width);
-        let (source, _) = source_of(loaded);
+        let source = source_label(loaded);
         let name = truncate(&skill.name, name_width);
         writeln!(
             out,
@@ -101,6 +112,10 @@ pub(crate) fn list(set: &SkillSet, all: bool, json: bool) -> anyhow::Result<()> 
         )?;
         if !loaded.available() {
             writeln!(out, "      {YELLOW}{}{YELLOW:#}", truncate(&loaded.missing.reason(), WIDTH - 6))?;
+        }
+        if let Some(cut) = cut_of(cuts, &skill.name) {
+            // Whole, even past the width: the numbers are at its end.
+            writeln!(out, "      {YELLOW}{}{YELLOW:#}", cut.reason)?;
         }
     }
     let n_available = set.skills.iter().filter(|loaded| loaded.available()).count();
@@ -122,6 +137,7 @@ pub(crate) fn info(loaded: &LoadedSkill, json: bool) -> anyhow::Result<()> {
             "available": loaded.available(),
             "missing": loaded.missing,
             "shadows": loaded.shadows,
+            "project": loaded.project,
             "bound_secrets": loaded.script_env().map(|(name, _)| name).collect::<Vec<_>>(),
         });
         if let (Value::Object(fields), Value::Object(extra)) = (&mut value, extra) {
@@ -145,6 +161,7 @@ pub(crate) fn info(loaded: &LoadedSkill, json: bool) -> anyhow::Result<()> {
         "source",
         match &loaded.origin {
             Origin::Pack { pack } => format!("pack {pack}"),
+            Origin::Dir if loaded.project => "folder of the project (the working folder)".to_owned(),
             Origin::Dir => "folder".to_owned(),
         },
     )?;
@@ -223,8 +240,8 @@ pub(crate) fn unknown(name: &str, set: &SkillSet) {
     }
 }
 
-/// `skills check`.
-pub(crate) fn check(set: &SkillSet, json: bool) -> anyhow::Result<()> {
+/// `skills check`, each skill the prompt cuts marked with the reason.
+pub(crate) fn check(set: &SkillSet, cuts: &[Cut], json: bool) -> anyhow::Result<()> {
     let os = skill_markdown::Environment::current().os().to_owned();
     let hints = |loaded: &LoadedSkill| -> Vec<Value> {
         loaded
@@ -245,6 +262,7 @@ pub(crate) fn check(set: &SkillSet, json: bool) -> anyhow::Result<()> {
                     "available": loaded.available(),
                     "missing": loaded.missing,
                     "install": if loaded.available() { Vec::new() } else { hints(loaded) },
+                    "cut": cut_of(cuts, &loaded.skill.name).map(cut_json),
                 })
             })
             .collect();
@@ -255,6 +273,9 @@ pub(crate) fn check(set: &SkillSet, json: bool) -> anyhow::Result<()> {
     for loaded in &set.skills {
         if loaded.available() {
             writeln!(out, "{GREEN}✓{GREEN:#} {}", loaded.skill.name)?;
+            if let Some(cut) = cut_of(cuts, &loaded.skill.name) {
+                writeln!(out, "    {YELLOW}{}{YELLOW:#}", cut.reason)?;
+            }
             continue;
         }
         writeln!(out, "{RED}✗{RED:#} {}: {}", loaded.skill.name, loaded.missing.reason())?;
@@ -275,20 +296,5 @@ pub(crate) fn check(set: &SkillSet, json: bool) -> anyhow::Result<()> {
     }
     let n_unmet = set.skills.iter().filter(|loaded| !loaded.available()).count();
     writeln!(out, "{} checked, {n_unmet} with unmet requirements", count(set.skills.len(), "skill"))?;
-    Ok(())
-}
-
-/// `prompt`.
-pub(crate) fn prompt(prompt: &str, set: &SkillSet, config: &PromptConfig, json: bool) -> anyhow::Result<()> {
-    if json {
-        let names: Vec<&str> = prompt_skills(&set.skills, config).map(|loaded| loaded.skill.name.as_str()).collect();
-        return print_json(&json!({"prompt": prompt, "skills": names}));
-    }
-    warn_skipped(&set.skipped)?;
-    let mut out = std::io::stdout().lock();
-    write!(out, "{prompt}")?;
-    if !prompt.ends_with('\n') {
-        writeln!(out)?;
-    }
     Ok(())
 }
