@@ -30,6 +30,10 @@ pub struct SkillsConfig {
     /// At most this many skills go into a prompt.
     #[serde(default = "default_max_injected")]
     pub max_injected: usize,
+    /// Whether the agent gets the tools `skills__activate` and `skills__read`, which load
+    /// a skill's body and files on demand ([`crate::SkillTools`]).
+    #[serde(default = "yes")]
+    pub tools: bool,
     /// Per-skill settings, by skill name.
     #[serde(default)]
     pub config: BTreeMap<String, SkillSettings>,
@@ -54,6 +58,7 @@ impl Default for SkillsConfig {
             excludes: Vec::new(),
             disabled: Vec::new(),
             max_injected: default_max_injected(),
+            tools: true,
             config: BTreeMap::new(),
         }
     }

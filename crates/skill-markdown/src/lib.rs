@@ -11,6 +11,9 @@
 //! - [`SkillPrompts`] offers the same skills, and that prompt, as MCP-style prompts of
 //!   an agent (what the gateway serves), and [`SkillFiles`] their files as
 //!   `skill://` resources (the MCP skills extension).
+//! - [`SkillTools`] loads skills on demand: the tools `skills__activate` (a skill's body
+//!   and the list of its files, once per agent) and `skills__read` (one file of its
+//!   folder, bounded, never a hidden, linked-out or private one).
 //!
 //! # Example
 //!
@@ -40,6 +43,7 @@ mod config;
 mod discover;
 mod files;
 mod frontmatter;
+mod on_demand;
 mod packs;
 mod parse;
 mod prompt;
@@ -55,6 +59,7 @@ use skill_core::{SecretString, Secrets};
 pub use crate::config::{SkillSettings, SkillsConfig};
 pub use crate::discover::{Discovery, Found, Origin, Skipped, Sources, discover};
 pub use crate::files::{SKILL_FILES_NAME, SkillFiles};
+pub use crate::on_demand::{SKILL_TOOLS_NAME, SkillTools};
 pub use crate::packs::{PACKS, Pack};
 pub use crate::parse::{Location, MAX_SKILL_FILE_BYTES, ParseError, parse, parse_bytes};
 pub use crate::prompt::{PromptConfig, inject_into_prompt, prompt_skills};
