@@ -9,6 +9,7 @@ mod mcp;
 mod oauth;
 mod openapi;
 mod secrets;
+mod skill_tools;
 mod skills;
 mod state;
 mod tools;
