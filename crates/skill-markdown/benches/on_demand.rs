@@ -62,7 +62,7 @@ fn benches(c: &mut Criterion) {
                 assert!(!output.expect("a result").is_error);
                 agent
             },
-            BatchSize::LargeInput,
+            BatchSize::PerIteration,
         )
     });
     let active = agent(&runtime, &set.skills);
