@@ -86,3 +86,32 @@ fn the_python_sdk_activates_and_reads_skills_over_stdio_and_http() {
     );
     assert_eq!(again["calls"][0]["structuredContent"]["already_active"], json!(true), "{again}");
 }
+
+/// The names a running gateway's `skills__activate` takes, as our own client lists them.
+fn activatable(agent: &skill_core::Agent) -> Vec<String> {
+    let Ok(tool) = agent.find_tool("gw__skills__activate") else { return Vec::new() };
+    let names = tool.input_schema()["properties"]["name"]["enum"].as_array().cloned().unwrap_or_default();
+    names.iter().filter_map(|name| name.as_str().map(str::to_owned)).collect()
+}
+
+/// A skill added while the gateway runs joins the `enum` of a connected client's tools,
+/// and can be activated at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_added_while_serving_can_be_activated() {
+    let home = crate::Home::new().with_config("storage: {backend: memory}\nskills: {packs: []}\n");
+    home.write("skills/first/SKILL.md", "---\nname: first\ndescription: The first skill\n---\nFirst.\n");
+    let gateway = HttpGateway::start(&home, &["--eager"], &[]);
+    let client_config: skill_mcp::ServerConfig = serde_json::from_value(json!({"url": gateway.url()})).unwrap();
+    let agent = skill_core::Agent::builder().with_compiled_skill(skill_mcp::McpSkill::new("gw", client_config)).build();
+    assert_eq!(agent.init_compiled_skills().await.loaded, ["gw"]);
+    assert_eq!(activatable(&agent), ["first"]);
+    let first = agent.call_tool("gw__skills__activate", json!({"name": "first"})).await.unwrap();
+    assert!(text_of(&serde_json::to_value(&first).unwrap()).starts_with("<skill name=\"first\""), "{first:?}");
+
+    home.write("skills/second/SKILL.md", "---\nname: second\ndescription: A skill added later\n---\nSecond.\n");
+    super::eventually("the new skill in the enum", || activatable(&agent) == ["first", "second"]).await;
+    let second = agent.call_tool("gw__skills__activate", json!({"name": "second"})).await.unwrap();
+    let second = serde_json::to_value(&second).unwrap();
+    assert!(text_of(&second).contains("\nSecond.\n</skill>"), "{second}");
+    agent.close().await;
+}
