@@ -30,7 +30,8 @@ const MAX_LISTED_DEPTH: usize = 4;
 /// - `activate {name}` gives the skill's body (`{baseDir}` made its folder) between
 ///   `<skill name="…" location="…">` and `</skill>`, with the list of its files (at most
 ///   100, hidden names and links left out). Each body is given once per agent: a second
-///   activation says the skill is already active.
+///   activation says the skill is already active, unless it asks with `reload: true`
+///   (a host may hold one agent across conversations).
 /// - `read {name, path}` gives one file of the skill's folder, at most 256 KiB; it refuses
 ///   absolute paths, `..`, hidden names, links that lead out of the folder and the
 ///   agent's private paths (given to [`SkillTools::new`]). A binary file is not
@@ -175,7 +176,13 @@ impl Shared {
             [
                 json!({
                     "type": "object",
-                    "properties": {"name": name},
+                    "properties": {
+                        "name": name,
+                        "reload": {
+                            "type": "boolean",
+                            "description": "Give the instructions even if the skill was activated before, when they are no longer in your context"
+                        }
+                    },
                     "required": ["name"],
                     "additionalProperties": false
                 }),
@@ -212,7 +219,7 @@ fn output_schema(operation: Operation) -> &'static Value {
                 "properties": {
                     "name": {"type": "string"},
                     "location": {"type": ["string", "null"], "description": "The skill's folder; null for a built-in skill"},
-                    "already_active": {"type": "boolean", "description": "The body was given earlier in this agent, and not again"},
+                    "already_active": {"type": "boolean", "description": "The skill was activated before in this agent: its body is given again only with `reload`"},
                     "files": {"type": "array", "items": {"type": "string"}, "description": "Files of the skill's folder, relative to it"},
                     "more_files": {"type": "integer", "description": "How many more files there are than listed"}
                 },
@@ -271,7 +278,10 @@ impl Tool for OnDemandTool {
             return Ok(ToolOutput::error(format!("there is no available skill `{name}`")));
         };
         match self.operation {
-            Operation::Activate => Ok(self.activate(&name, offered).await),
+            Operation::Activate => {
+                let reload = arguments["reload"].as_bool().unwrap_or(false);
+                Ok(self.activate(&name, offered, reload).await)
+            }
             Operation::Read => {
                 let path = arguments["path"].as_str().unwrap_or_default().to_owned();
                 Ok(self.read(&name, offered, path).await)
@@ -281,7 +291,7 @@ impl Tool for OnDemandTool {
 }
 
 impl OnDemandTool {
-    async fn activate(&self, name: &str, offered: &Offered) -> ToolOutput {
+    async fn activate(&self, name: &str, offered: &Offered, reload: bool) -> ToolOutput {
         let first = lock(&self.shared.active).insert(name.to_owned());
         let location = offered.dir.as_ref().map(|dir| dir.display().to_string());
         let (files, more_files) = match self.shared.folder(offered) {
@@ -298,10 +308,13 @@ impl OnDemandTool {
             "files": files,
             "more_files": more_files,
         });
-        let text = if first {
+        let text = if first || reload {
             activation_text(name, offered, location.as_deref(), &files, more_files)
         } else {
-            format!("Skill `{name}` is already active: its instructions were given earlier in this conversation.")
+            format!(
+                "Skill `{name}` is already active: its instructions were given earlier. If they are no longer in \
+                 your context, call skills__activate with \"reload\": true."
+            )
         };
         ToolOutput::text(text).with_structured(structured)
     }

@@ -44,7 +44,8 @@ fn check(out: &Value, folder: &str) {
     assert_eq!(calls[0]["structuredContent"]["already_active"], json!(false));
     assert_eq!(
         text_of(&calls[1]),
-        "Skill `hello` is already active: its instructions were given earlier in this conversation."
+        "Skill `hello` is already active: its instructions were given earlier. If they are no longer in your \
+         context, call skills__activate with \"reload\": true."
     );
     assert_eq!(calls[1]["structuredContent"]["already_active"], json!(true));
     assert_eq!(text_of(&calls[2]), "echo \"hello $1\"\n");

@@ -91,9 +91,13 @@ async fn a_body_is_given_once_with_the_skills_files() {
     let again = agent.call_tool("skills__activate", json!({"name": "hello"})).await.unwrap();
     assert_eq!(
         text(&again),
-        "Skill `hello` is already active: its instructions were given earlier in this conversation."
+        "Skill `hello` is already active: its instructions were given earlier. If they are no longer in your \
+         context, call skills__activate with \"reload\": true."
     );
     assert_eq!(again.structured_content.as_ref().unwrap()["already_active"], json!(true));
+    let reloaded = agent.call_tool("skills__activate", json!({"name": "hello", "reload": true})).await.unwrap();
+    assert_eq!(text(&reloaded), text(&first), "asked for, the body again");
+    assert_eq!(reloaded.structured_content.as_ref().unwrap()["already_active"], json!(true));
 
     let git = agent.call_tool("skills__activate", json!({"name": "git"})).await.unwrap();
     assert!(text(&git).starts_with("<skill name=\"git\">\nThis skill is built in"), "{}", text(&git));
