@@ -193,7 +193,7 @@ fn an_openapi_skill_with_aauth_is_skipped_without_an_aauth_section() {
     let home = Home::new();
     home.write("data.json", DATA_DOCUMENT);
     let home = home.with_config(
-        "compiled: {memory: {enabled: false}}\n\
+        "compiled: {memory: {enabled: false}}\nskills: {tools: false}\n\
          openapi:\n  data: {spec: data.json, base_url: 'http://127.0.0.1:9', aauth: true}\n",
     );
     let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));

@@ -35,7 +35,7 @@ fn config_show_prints_the_effective_config_of_an_agent() {
     assert_eq!(code, 0);
     assert_eq!(
         stdout,
-        "skills:\n  enabled: true\n  packs:\n  - omniagent-skills\n  paths: []\n  includes: []\n  excludes: []\n  max_injected: 20\n  prompt: full\n  max_prompt_chars: null\n  project: true\n  config: {}\n\
+        "skills:\n  enabled: true\n  packs:\n  - omniagent-skills\n  paths: []\n  includes: []\n  excludes: []\n  max_injected: 20\n  prompt: full\n  max_prompt_chars: null\n  project: true\n  tools: true\n  config: {}\n\
          mcp:\n  servers: {}\nstorage:\n  backend: sqlite\ncompiled:\n  memory:\n    enabled: true\n    secrets:\n      TOKEN: env:TOKEN\n",
         "without --agent: the top level, which no agent's overrides change"
     );

@@ -11,6 +11,7 @@ mod oauth;
 mod openapi;
 mod prompt;
 mod secrets;
+mod skill_tools;
 mod skills;
 mod skills_validate;
 mod state;

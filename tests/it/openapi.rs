@@ -96,7 +96,7 @@ fn call(home: &Home, tool: &str, arguments: Value) -> Value {
 fn calls_pass_prisms_request_validation() {
     let prism = Prism::start(&prism_document());
     let config = format!(
-        "compiled: {{memory: {{enabled: false}}}}\nopenapi:\n  checks:\n    spec: {}\n    base_url: {}\n",
+        "compiled: {{memory: {{enabled: false}}}}\nskills: {{tools: false}}\nopenapi:\n  checks:\n    spec: {}\n    base_url: {}\n",
         prism_document().display(),
         prism.base_url()
     );
@@ -251,7 +251,7 @@ fn credentials_come_from_the_auth_section_and_the_agents_secrets() {
     );
     let key_file = home.write("key.txt", "k3y-from-a-file\n");
     let home = home.with_config(&format!(
-        "compiled: {{memory: {{enabled: false}}}}\nopenapi:\n  echo:\n    spec: echo.yaml\n    base_url: {base_url}\n    \
+        "compiled: {{memory: {{enabled: false}}}}\nskills: {{tools: false}}\nopenapi:\n  echo:\n    spec: echo.yaml\n    base_url: {base_url}\n    \
          auth:\n      bearer: {{token_env: ECHO_TOKEN}}\n      api_key: {{api_key_env: ECHO_KEY}}\n    \
          secrets: {{ECHO_KEY: 'file:{}'}}\n",
         key_file.display()
@@ -290,7 +290,7 @@ fn documents_cannot_refer_to_the_agents_private_files() {
          - {name: q, in: query, schema: {$ref: 'config.yaml#/openapi/nosy/auth'}}\n",
     );
     let home = home.with_config(
-        "compiled: {memory: {enabled: false}}\n\
+        "compiled: {memory: {enabled: false}}\nskills: {tools: false}\n\
          openapi:\n  nosy: {spec: api.yaml, auth: {bearer: {token: 'literal:sk-live-s3cret'}}}\n",
     );
     let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "list"]));
@@ -324,7 +324,7 @@ fn file_secrets_and_the_homes_state_are_private_too() {
     std::fs::write(project.path().join("api.yaml"), spec("token.json")).unwrap();
     home.write("api.yaml", &spec("state/notes.json"));
     let home = home.with_config(&format!(
-        "compiled: {{memory: {{enabled: false}}}}\n\
+        "compiled: {{memory: {{enabled: false}}}}\nskills: {{tools: false}}\n\
          openapi:\n  outside: {{spec: '{}', auth: {{bearer: {{token: 'file:{}'}}}}}}\n  inside: {{spec: api.yaml}}\n",
         project.path().join("api.yaml").display(),
         project.path().join("token.json").display(),
@@ -353,7 +353,7 @@ fn a_document_without_a_server_gives_its_tools_and_each_call_says_what_to_set() 
     let listing = json(&stdout);
     let names: Vec<&str> =
         listing["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["rel__a", "rel__b"]);
+    assert_eq!(names, ["rel__a", "rel__b", "skills__activate", "skills__read"]);
     assert_eq!(stderr.matches(expected).count(), 1, "said once: {stderr}");
     let (code, _, stderr) = run(home.omniagent(&["config", "check"]));
     assert_eq!(code, 0, "{stderr}");
@@ -402,7 +402,7 @@ fn issue_13_a_bad_pattern_or_enum_costs_only_itself() {
     let listing = json(&stdout);
     let names: Vec<&str> =
         listing["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["paint__clean", "paint__mix"]);
+    assert_eq!(names, ["paint__clean", "paint__mix", "skills__activate", "skills__read"]);
     assert_eq!(listing["skipped_tools"], json!([]));
     let left_out: Vec<(&str, &str, &str)> = listing["left_out_keywords"]
         .as_array()
@@ -451,7 +451,7 @@ fn issue_13_swagger_2_calls_pass_prisms_validation_of_the_original_document() {
     let petstore = test_peers::swagger_2_examples_or_panic().join("json/petstore.json");
     let prism = Prism::start_with(&petstore, &["--errors"]);
     let home = Home::new().with_config(&format!(
-        "compiled: {{memory: {{enabled: false}}}}\nopenapi:\n  pets:\n    spec: '{}'\n    base_url: '{}'\n    \
+        "compiled: {{memory: {{enabled: false}}}}\nskills: {{tools: false}}\nopenapi:\n  pets:\n    spec: '{}'\n    base_url: '{}'\n    \
          auth: {{api_key: {{api_key: special-key, name: api_key, in: header}}, bearer: {{token: t0ken}}}}\n",
         petstore.display(),
         prism.base_url()

@@ -13,7 +13,11 @@ fn tools_list_json_shows_the_memory_tools_with_source_and_schema() {
     assert_eq!(listing["skipped"], json!([]));
     let tools = listing["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|tool| tool["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["memory__forget", "memory__list", "memory__recall", "memory__remember"]);
+    assert_eq!(
+        names,
+        ["memory__forget", "memory__list", "memory__recall", "memory__remember", "skills__activate", "skills__read"],
+        "the memory tools, and the markdown skills' (of the built-in pack)"
+    );
     let remember = &tools[3];
     assert_eq!(remember["source"], json!({"kind": "skill", "skill": "memory", "tool": "remember"}));
     assert_eq!(remember["input_schema"]["required"], json!(["key", "value"]));
@@ -26,7 +30,7 @@ fn tools_list_reads_well_in_80_columns_without_colour_off_a_terminal() {
     let (code, stdout, _) = run(Home::new().omniagent(&["tools", "list"]));
     assert_eq!(code, 0);
     assert!(stdout.starts_with("memory (skill)\n  memory__forget    Delete the note stored under a key\n"), "{stdout}");
-    assert!(stdout.ends_with("\n4 tools from 1 skill\n"), "{stdout}");
+    assert!(stdout.ends_with("\n6 tools from 2 skills\n"), "{stdout}");
     for line in stdout.lines() {
         assert!(line.chars().count() <= 80, "longer than 80 columns: {line:?}");
     }
@@ -118,7 +122,7 @@ fn arguments_failing_the_schema_exit_2_naming_the_field() {
 
 #[test]
 fn memory_can_be_turned_off() {
-    let home = Home::new().with_config("compiled:\n  memory:\n    enabled: false\n");
+    let home = Home::new().with_config("compiled:\n  memory:\n    enabled: false\nskills:\n  tools: false\n");
     let (code, stdout, _) = run(home.omniagent(&["--json", "tools", "list"]));
     assert_eq!(code, 0);
     assert_eq!(json(&stdout), json!({"tools": [], "skipped": [], "skipped_tools": [], "left_out_keywords": []}));

@@ -172,6 +172,7 @@ fn bench(root: &Path) -> anyhow::Result<()> {
     peers::ensure_all(&peers::peers_dir()?)?;
     cargo(root, &["bench", "-p", "skill-core", "--bench", "call_tool"])?;
     cargo(root, &["bench", "-p", "skill-markdown", "--bench", "discover"])?;
+    cargo(root, &["bench", "-p", "skill-markdown", "--bench", "on_demand"])?;
     cargo(root, &["build", "--release", "-p", "mcp-sample-server"])?;
     cargo(root, &["bench", "-p", "skill-mcp", "--bench", "round_trip"])?;
     cargo(root, &["bench", "-p", "skill-openapi", "--bench", "load"])?;

@@ -51,7 +51,7 @@ impl Home {
     }
 
     /// The AAuth agent's folder: its key and its cached tokens.
-    #[cfg(any(feature = "openapi", feature = "aauth"))]
+    #[cfg(any(feature = "openapi", feature = "aauth", feature = "markdown"))]
     pub(crate) fn aauth_dir(&self) -> PathBuf {
         self.root.join("aauth")
     }
@@ -246,7 +246,7 @@ impl Config {
         AgentConfig {
             name: name.to_owned(),
             sections,
-            #[cfg(any(feature = "openapi", feature = "aauth"))]
+            #[cfg(any(feature = "openapi", feature = "aauth", feature = "markdown"))]
             file: self.file.clone(),
         }
     }
@@ -262,7 +262,7 @@ pub struct AgentConfig {
     pub(crate) sections: Sections,
     /// The config file, in whose folder relative paths in it (an OpenAPI `spec`, the AAuth
     /// key) resolve; `None` for the built-in defaults.
-    #[cfg(any(feature = "openapi", feature = "aauth"))]
+    #[cfg(any(feature = "openapi", feature = "aauth", feature = "markdown"))]
     file: Option<PathBuf>,
 }
 
@@ -361,7 +361,7 @@ impl AgentConfig {
     }
 
     /// The config file; `None` for the built-in defaults.
-    #[cfg(feature = "openapi")]
+    #[cfg(any(feature = "openapi", feature = "markdown"))]
     pub(crate) fn file(&self) -> Option<&Path> {
         self.file.as_deref()
     }

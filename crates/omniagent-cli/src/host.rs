@@ -14,6 +14,12 @@ use skill_markdown::{Environment, SkillSet, Sources};
 use crate::HostError;
 use crate::config::{AgentConfig, Home, StorageBackend};
 
+/// The name of the markdown skills' `skills` skill, whose tools load them on demand.
+#[cfg(feature = "markdown")]
+const SKILL_TOOLS_NAME: &str = skill_markdown::SKILL_TOOLS_NAME;
+#[cfg(not(feature = "markdown"))]
+const SKILL_TOOLS_NAME: &str = "skills";
+
 /// Which skills to start.
 #[derive(Debug, Clone, Copy)]
 pub enum Wanted<'a> {
@@ -22,6 +28,10 @@ pub enum Wanted<'a> {
     /// Only the skill of this name, if there is one: a call of `skill__tool` starts
     /// nothing else.
     Only(&'a str),
+    /// Every enabled skill but the markdown skills' `skills` skill (`skills__activate`,
+    /// `skills__read`), which the caller registers itself: the gateway, which serves the
+    /// skills' prompts under that same skill and keeps it current.
+    AllButSkillTools,
 }
 
 /// Told, while a request of an `aauth: true` skill waits for a person to act, where they
@@ -99,8 +109,17 @@ pub async fn start_agent(
         let make = move || openapi_skill(config, home, name, settings, signer);
         candidates.push((name.as_str(), Cow::Owned(settings.secret_refs()), Box::new(make)));
     }
+    #[cfg(feature = "markdown")]
+    let skill_tools = sections.skills.enabled && sections.skills.tools && !matches!(wanted, Wanted::AllButSkillTools);
+    #[cfg(not(feature = "markdown"))]
+    let skill_tools = false;
     let wanted_name = match wanted {
-        Wanted::Only(name) if candidates.iter().any(|(candidate, _, _)| *candidate == name) => Some(name),
+        Wanted::Only(name)
+            if candidates.iter().any(|(candidate, _, _)| *candidate == name)
+                || (skill_tools && name == SKILL_TOOLS_NAME) =>
+        {
+            Some(name)
+        }
         _ => None,
     };
     let mut builder = Agent::builder().name(config.agent_name()).storage(store(config, home)?);
@@ -112,6 +131,11 @@ pub async fn start_agent(
         }
         builder = builder.skill_secrets(name, resolve_secrets(&resolver, name, &secrets).await);
         skills.push(make());
+    }
+    #[cfg(feature = "markdown")]
+    if skill_tools && wanted_name.is_none_or(|wanted| wanted == SKILL_TOOLS_NAME) {
+        let set = load_markdown_skills(config, home, &SkillPaths::default()).await;
+        skills.push(Box::new(markdown_skill_tools(config, home, &set.skills)));
     }
     let agent = builder.build();
     for skill in skills {
@@ -166,7 +190,7 @@ fn openapi_skill(
 /// config file, every `file:` secret, the AAuth key, and everything in `$OMNIAGENT_HOME`
 /// but its `skills/` folder (its keys, tokens and state): the home's entries as they are
 /// now, and its `aauth/` and `state/` folders whether or not they exist yet.
-#[cfg(feature = "openapi")]
+#[cfg(any(feature = "openapi", feature = "markdown"))]
 fn private_paths(config: &AgentConfig, home: &Home) -> Vec<PathBuf> {
     let mut private = vec![home.aauth_dir(), home.root().join("state")];
     if let Ok(entries) = std::fs::read_dir(home.root()) {
@@ -508,6 +532,18 @@ pub async fn load_markdown_skills(config: &AgentConfig, home: &Home, paths: &Ski
         secrets.insert(name.clone(), resolve_secrets(&resolver, name, &settings.secrets).await);
     }
     skill_markdown::load(&sources, skills, &Environment::current(), &secrets)
+}
+
+/// The tools `skills__activate` and `skills__read` over `skills` (loaded for `config`):
+/// they never read the agent's private files (its home but `skills/`, its config file,
+/// its `file:` secrets, its AAuth key).
+#[cfg(feature = "markdown")]
+pub fn markdown_skill_tools(
+    config: &AgentConfig,
+    home: &Home,
+    skills: &[skill_markdown::LoadedSkill],
+) -> skill_markdown::SkillTools {
+    skill_markdown::SkillTools::new(skills, private_paths(config, home))
 }
 
 /// Where [`load_markdown_skills`] looks: the packs, the default folders (unless

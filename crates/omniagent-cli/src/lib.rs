@@ -65,4 +65,4 @@ pub use crate::host::{OnInteraction, Person, Wanted, start_agent};
 #[cfg(feature = "openapi")]
 pub use crate::host::{OpenApiToolsCheck, load_openapi_tools};
 #[cfg(feature = "markdown")]
-pub use crate::host::{SkillPaths, load_markdown_skills, markdown_sources};
+pub use crate::host::{SkillPaths, load_markdown_skills, markdown_skill_tools, markdown_sources};

@@ -42,6 +42,10 @@ pub struct SkillsConfig {
     /// are loaded.
     #[serde(default = "yes")]
     pub project: bool,
+    /// Whether the agent gets the tools `skills__activate` and `skills__read`, which load
+    /// a skill's body and files on demand ([`crate::SkillTools`]).
+    #[serde(default = "yes")]
+    pub tools: bool,
     /// Per-skill settings, by skill name.
     #[serde(default)]
     pub config: BTreeMap<String, SkillSettings>,
@@ -69,6 +73,7 @@ impl Default for SkillsConfig {
             prompt: PromptMode::default(),
             max_prompt_chars: None,
             project: true,
+            tools: true,
             config: BTreeMap::new(),
         }
     }

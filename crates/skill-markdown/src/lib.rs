@@ -15,6 +15,9 @@
 //!   `skill://` resources (the MCP skills extension).
 //! - [`validate_paths`] applies the Agent Skills specification's rules strictly, each
 //!   [`Violation`] on the line of the key to blame (what `omniagent skills validate` prints).
+//! - [`SkillTools`] loads skills on demand: the tools `skills__activate` (a skill's body
+//!   and the list of its files, once per agent) and `skills__read` (one file of its
+//!   folder, bounded, never a hidden, linked-out or private one).
 //!
 //! # Example
 //!
@@ -45,6 +48,7 @@ mod config;
 mod discover;
 mod files;
 mod frontmatter;
+mod on_demand;
 mod packs;
 mod parse;
 mod prompt;
@@ -61,6 +65,7 @@ use skill_core::{SecretString, Secrets};
 pub use crate::config::{SkillSettings, SkillsConfig};
 pub use crate::discover::{Discovery, Found, Origin, Skipped, Sources, discover};
 pub use crate::files::{SKILL_FILES_NAME, SkillFiles};
+pub use crate::on_demand::{SKILL_TOOLS_NAME, SkillTools};
 pub use crate::packs::{PACKS, Pack};
 pub use crate::parse::{Location, MAX_SKILL_FILE_BYTES, ParseError, parse, parse_bytes};
 pub use crate::prompt::{

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use skill_core::{Prompt, PromptArgument, PromptInfo, PromptOutput, Skill, Tool, ToolError};
 
-use crate::{LoadedSkill, PromptConfig, inject_into_prompt, prompt_skills};
+use crate::{LoadedSkill, PromptConfig, SkillTools, inject_into_prompt, prompt_skills};
 
 /// The name of the skill, and so the prefix of its prompts' agent-level names.
 pub const SKILL_PROMPTS_NAME: &str = "skills";
@@ -25,12 +25,19 @@ pub const SYSTEM_PROMPT_NAME: &str = "system_prompt";
 pub struct SkillPrompts {
     skills: Arc<[LoadedSkill]>,
     config: PromptConfig,
+    tools: Option<SkillTools>,
 }
 
 impl SkillPrompts {
     /// The prompts of `skills` (a loaded [`crate::SkillSet`]'s skills) under `config`.
     pub fn new(skills: Vec<LoadedSkill>, config: PromptConfig) -> Self {
-        Self { skills: skills.into(), config }
+        Self { skills: skills.into(), config, tools: None }
+    }
+
+    /// The same skill with `tools` too (`skills__activate`, `skills__read`), for a host
+    /// that serves both under the one skill name `skills`.
+    pub fn with_tools(self, tools: SkillTools) -> Self {
+        Self { tools: Some(tools), ..self }
     }
 }
 
@@ -45,7 +52,7 @@ impl Skill for SkillPrompts {
     }
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        Vec::new()
+        self.tools.as_ref().map(SkillTools::tools).unwrap_or_default()
     }
 
     fn prompts(&self) -> Vec<Arc<dyn Prompt>> {

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use test_peers::sample_server_or_panic as sample_server;
 
 mod faults;
+mod skill_tools;
 
 use crate::{Home, raw_http_status};
 
@@ -444,7 +445,7 @@ async fn edits_to_skills_and_config_reach_connected_clients() {
 #[test]
 fn every_page_of_a_long_tool_list_reaches_the_client() {
     let home = Home::new().with_config(&format!(
-        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nopenapi:\n  github:\n    spec: {}\n    base_url: http://127.0.0.1:9\n",
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: []}}\nopenapi:\n  github:\n    spec: {}\n    base_url: http://127.0.0.1:9\n",
         test_peers::github_openapi_or_panic().display()
     ));
     let gateway = HttpGateway::start(&home, &[], &[]);

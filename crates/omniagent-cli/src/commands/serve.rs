@@ -134,7 +134,7 @@ fn agent_factory(config: SharedConfig, home: Home, sections: Sections, markdown:
             let agent = start_agent(
                 &agent_config,
                 &home,
-                Wanted::All,
+                Wanted::AllButSkillTools,
                 Person { on_interaction: Some(tell_the_caller()), ..Person::default() },
             )
             .await
@@ -163,8 +163,9 @@ fn tell_the_caller() -> omniagent_host::OnInteraction {
     })
 }
 
-/// The agent's markdown skills: each a prompt (and the system prompt with them), and
-/// their files as `skill://` resources; returns the handles of those two skills.
+/// The agent's markdown skills: each a prompt (and the system prompt with them), the
+/// tools that load them on demand (unless `skills.tools` is off), and their files as
+/// `skill://` resources; returns the handles of those two skills.
 #[cfg(feature = "markdown")]
 async fn add_markdown_prompts(
     agent: &Agent,
@@ -196,7 +197,9 @@ async fn markdown_skills(
         tracing::warn!("skill {}: {}", cut.skill, cut.reason);
     }
     let files = skill_markdown::SkillFiles::new(&set.skills, &prompt_config);
-    (skill_markdown::SkillPrompts::new(set.skills, prompt_config), files)
+    let tools = config.skills().tools.then(|| omniagent_host::markdown_skill_tools(config, home, &set.skills));
+    let prompts = skill_markdown::SkillPrompts::new(set.skills, prompt_config);
+    (tools.into_iter().fold(prompts, skill_markdown::SkillPrompts::with_tools), files)
 }
 
 #[cfg(not(feature = "markdown"))]

@@ -6,8 +6,9 @@
 //!   config kept. A valid one replaces it; each running agent whose own effective config
 //!   differs is made afresh, the others keep running untouched. `serve:` itself (address,
 //!   clients, tokens) takes effect at the next start.
-//! - A skill folder changed: each running agent's markdown prompts and skill files are
-//!   read again, and handed to those two skills through their handles.
+//! - A skill folder changed: each running agent's markdown prompts, the tools that load
+//!   them on demand, and skill files are read again, and handed to those two skills
+//!   through their handles (skills activated before are given in full again).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -104,6 +105,7 @@ async fn reload_markdown(
         let (prompts, files) = super::markdown_skills(&agent_config, home).await;
         let taken = prompts_handle
             .replace_prompts(prompts.prompts())
+            .and_then(|()| prompts_handle.replace_tools(prompts.tools()))
             .and_then(|()| files_handle.replace_resources(files.resources()));
         if let Err(error) = taken {
             tracing::warn!(client, "the new skills were not taken: {error}");
