@@ -1,0 +1,113 @@
+//! The agent's AAuth client: made from the `aauth:` section (or `omniagent aauth
+//! enroll`'s flags), its key created on first use unless only checked.
+
+use super::OnInteraction;
+use crate::HostError;
+use crate::config::{AgentConfig, Home};
+
+/// What the caller says instead of the `aauth:` section (`omniagent aauth enroll`'s
+/// flags).
+#[derive(Debug, Default)]
+pub struct AAuthOverrides {
+    /// Where to enroll, instead of `aauth.agent_provider`.
+    pub agent_provider: Option<String>,
+    /// The person server, instead of `aauth.person_server`.
+    pub person_server: Option<String>,
+}
+
+/// The agent's AAuth client, from the `aauth:` section and `overrides`: its key (created
+/// on first use), its agent token cached under the home's `aauth/` folder, and
+/// `on_interaction` told while a request waits for a person.
+pub fn aauth_client(
+    config: &AgentConfig,
+    home: &Home,
+    overrides: AAuthOverrides,
+    on_interaction: Option<OnInteraction>,
+) -> Result<aauth_client::AAuthClient, HostError> {
+    build_aauth_client(config, home, overrides, on_interaction, KeyUse::Sign)
+}
+
+/// What an AAuth client made by the host may do with the agent's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum KeyUse {
+    /// Sign calls: the key is created on first use, and tokens are cached in the home's
+    /// `aauth/` folder.
+    Sign,
+    /// Load skills to check them, calling nothing: nothing is written. The key is read if
+    /// it exists; if not, the client holds a key of its own in memory (the real one is
+    /// created by the first command that signs), and it caches no token on disk.
+    #[cfg(feature = "openapi")]
+    Check,
+}
+
+/// Where the agent's key is: `aauth.key`, else `aauth/agent.jwk` in the home.
+fn aauth_key_path(config: &AgentConfig, home: &Home) -> std::path::PathBuf {
+    let key = config.sections.aauth.as_ref().and_then(|aauth| aauth.key.as_deref());
+    key.map_or_else(|| home.aauth_dir().join("agent.jwk"), |key| config.resolve_path(key))
+}
+
+/// [`aauth_client`], with the agent's files used as `key_use` says.
+pub(super) fn build_aauth_client(
+    config: &AgentConfig,
+    home: &Home,
+    overrides: AAuthOverrides,
+    on_interaction: Option<OnInteraction>,
+    key_use: KeyUse,
+) -> Result<aauth_client::AAuthClient, HostError> {
+    let settings = config.sections.aauth.clone().unwrap_or_default();
+    let url = |key: &'static str, text: &str| {
+        url::Url::parse(text).map_err(|error| HostError::NotAUrl { key, text: text.to_owned(), error })
+    };
+    let Some(provider) = overrides.agent_provider.or(settings.agent_provider) else {
+        return Err(HostError::NoAgentProvider);
+    };
+    let key_path = aauth_key_path(config, home);
+    let key = match key_use {
+        KeyUse::Sign => aauth_client::AgentKey::load_or_generate(&key_path),
+        #[cfg(feature = "openapi")]
+        KeyUse::Check => {
+            aauth_client::AgentKey::load(&key_path).map(|key| key.unwrap_or_else(aauth_client::AgentKey::generate))
+        }
+    };
+    let key = key.map_err(|error| HostError::AAuthKey { error })?;
+    let mut builder = aauth_client::AAuthClient::builder(key, url("agent_provider", &provider)?)
+        .allow_http_loopback(settings.allow_http_loopback);
+    if key_use == KeyUse::Sign {
+        builder = builder.agent_token_cache_dir(home.aauth_dir());
+    }
+    if let Some(on_interaction) = on_interaction {
+        builder = builder.on_interaction(move |url, code| on_interaction(url.as_str(), code));
+    }
+    if let Some(person_server) = overrides.person_server.or(settings.person_server) {
+        builder = builder.person_server(url("person_server", &person_server)?);
+    }
+    if let Some(ca_file) = &settings.ca_file {
+        builder = builder.ca_file(&config.resolve_path(ca_file));
+    }
+    builder.build().map_err(|error| HostError::AAuthClient { error })
+}
+
+/// The agent's AAuth key as `omniagent config check` finds it, reading only.
+#[derive(Debug)]
+pub struct AAuthKeyCheck {
+    /// Where the key file is.
+    pub path: std::path::PathBuf,
+    /// Its thumbprint, or none when there is no key yet (the first command that signs
+    /// creates it), or why the file cannot be used.
+    pub thumbprint: Result<Option<String>, aauth_client::Error>,
+}
+
+/// The AAuth key of `config`'s agent, read and never created; none when the agent has no
+/// `aauth:` section and no skill that signs.
+pub fn check_aauth_key(config: &AgentConfig, home: &Home) -> Option<AAuthKeyCheck> {
+    #[cfg(feature = "openapi")]
+    let signs = config.sections.openapi.values().any(|settings| settings.aauth);
+    #[cfg(not(feature = "openapi"))]
+    let signs = false;
+    if config.sections.aauth.is_none() && !signs {
+        return None;
+    }
+    let path = aauth_key_path(config, home);
+    let thumbprint = aauth_client::AgentKey::load(&path).map(|key| key.map(|key| key.thumbprint()));
+    Some(AAuthKeyCheck { path, thumbprint })
+}
