@@ -31,6 +31,10 @@ pub struct PromptConfig {
     /// At most this many characters (Unicode scalar values) of skills: the part of the
     /// prompt after the base prompt. None: no limit.
     pub max_chars: Option<usize>,
+    /// Whether the agent has the tools that load a skill (`skills__activate`,
+    /// `skills__read`). Without them a catalog points at each skill's `SKILL.md`, and
+    /// gives a pack skill, which has no file, whole.
+    pub tools: bool,
 }
 
 impl Default for PromptConfig {
@@ -41,7 +45,12 @@ impl Default for PromptConfig {
 
 impl From<&SkillsConfig> for PromptConfig {
     fn from(config: &SkillsConfig) -> Self {
-        Self { max_injected: config.max_injected, mode: config.prompt, max_chars: config.max_prompt_chars }
+        Self {
+            max_injected: config.max_injected,
+            mode: config.prompt,
+            max_chars: config.max_prompt_chars,
+            tools: config.tools,
+        }
     }
 }
 

@@ -25,7 +25,7 @@ fn load_dirs(sources: &Sources) -> Vec<LoadedSkill> {
 }
 
 fn config(mode: PromptMode, max_chars: Option<usize>) -> PromptConfig {
-    PromptConfig { max_injected: usize::MAX, mode, max_chars }
+    PromptConfig { max_injected: usize::MAX, mode, max_chars, tools: true }
 }
 
 fn chars(text: &str) -> usize {
@@ -340,4 +340,30 @@ fn with_openclaw_skills_every_budget_cut_is_reported() {
             assert!(shortened > 0, "descriptions are shortened before skills are dropped");
         }
     }
+}
+
+#[test]
+fn a_catalog_without_the_loading_tools_points_at_each_skill_md_and_gives_a_pack_skill_whole() {
+    let temp = tempfile::tempdir().unwrap();
+    write_skills(temp.path(), &[("search", "description: Find things", "# Search\n")]);
+    let sources = Sources {
+        packs: vec!["omniagent-skills".to_owned()],
+        dirs: vec![temp.path().to_owned()],
+        ..Sources::default()
+    };
+    let bin_dir = tempfile::tempdir().unwrap();
+    let skills = load_available(&sources, bin_dir.path());
+    let pack = skills.iter().find(|loaded| loaded.skill.dir.is_none()).expect("a pack skill");
+    let without_tools = PromptConfig { tools: false, ..config(PromptMode::Catalog, None) };
+    let prompt = render_prompt("", &skills, &without_tools);
+
+    assert!(prompt.text.contains("read the file `SKILL.md` in the skill's `location`"), "{}", prompt.text);
+    assert!(!prompt.text.contains("skills__activate"), "no tool to call: {}", prompt.text);
+    let search = temp.path().join("search").display().to_string();
+    assert!(prompt.text.contains(&format!("<skill name=\"search\" location=\"{search}\">Find things</skill>")));
+    let body = pack.skill.body.trim().lines().next().unwrap();
+    assert!(prompt.text.contains(&format!("<skill name=\"{}\">\n{body}", pack.skill.name)), "{}", prompt.text);
+    // With the tools, the pack skill is listed like the others.
+    let with_tools = render_prompt("", &skills, &config(PromptMode::Catalog, None));
+    assert!(!with_tools.text.contains(body), "{}", with_tools.text);
 }

@@ -53,7 +53,14 @@ pub(super) fn offered(skills: &[LoadedSkill], max_injected: usize) -> (Vec<usize
 pub(super) fn fit<'a>(skills: &'a [LoadedSkill], config: &PromptConfig) -> Fitted<'a> {
     let (positions, max_injected_cuts) = offered(skills, config.max_injected);
     let offered: Vec<&LoadedSkill> = positions.iter().map(|&skill_idx| &skills[skill_idx]).collect();
-    let entries: Vec<Entry> = offered.iter().map(|loaded| Entry::new(loaded, config.mode)).collect();
+    let entries: Vec<Entry> = offered
+        .iter()
+        .map(|loaded| {
+            // Without the loading tools, a catalog cannot point at a pack skill's body.
+            let whole = config.mode == PromptMode::Catalog && !config.tools && loaded.skill.dir.is_none();
+            Entry::new(loaded, if whole { PromptMode::Full } else { config.mode })
+        })
+        .collect();
     let order = by_priority(&(0..entries.len()).collect::<Vec<_>>(), |entry_idx| offered[entry_idx].skill.always);
     let n_always = offered.iter().filter(|loaded| loaded.skill.always).count();
     let chars = |n_kept: usize, limit: Option<usize>| -> usize {
@@ -63,7 +70,7 @@ pub(super) fn fit<'a>(skills: &'a [LoadedSkill], config: &PromptConfig) -> Fitte
         let kept = &order[..n_kept];
         let project = kept.iter().any(|&entry_idx| entries[entry_idx].project);
         let entry_chars: usize = kept.iter().map(|&entry_idx| entries[entry_idx].chars(limit)).sum();
-        text::frame_chars(config.mode, project, n_kept) + entry_chars
+        text::frame_chars(config.mode, config.tools, project, n_kept) + entry_chars
     };
 
     let (n_kept, limit, over_budget) = match config.max_chars {
@@ -118,7 +125,7 @@ pub(super) fn fit<'a>(skills: &'a [LoadedSkill], config: &PromptConfig) -> Fitte
         String::new()
     } else {
         let kept_entries: Vec<&Entry> = kept.iter().map(|&entry_idx| &entries[entry_idx]).collect();
-        text::section(config.mode, &kept_entries, limit)
+        text::section(config.mode, config.tools, &kept_entries, limit)
     };
     Fitted {
         section,
