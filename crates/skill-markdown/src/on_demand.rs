@@ -79,10 +79,7 @@ impl SkillTools {
             if offered.contains_key(&skill.name) {
                 continue;
             }
-            let body = match &skill.dir {
-                Some(dir) => skill.body.replace("{baseDir}", &dir.display().to_string()),
-                None => skill.body.clone(),
-            };
+            let body = skill.body_in_folder();
             let pack = match &loaded.origin {
                 Origin::Pack { pack } => Some(pack.clone()),
                 Origin::Dir => None,

@@ -93,7 +93,7 @@ impl SkillPrompt {
         let text = match &skill.dir {
             Some(dir) => {
                 let dir = dir.display().to_string();
-                let body = skill.body.replace("{baseDir}", &dir);
+                let body = skill.body_in_folder();
                 format!(
                     "Skill `{}`; its folder is {dir} (paths in it are relative to that folder).\n\n{}",
                     skill.name,

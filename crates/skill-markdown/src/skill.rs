@@ -52,6 +52,16 @@ pub struct MarkdownSkill {
     pub warnings: Vec<String>,
 }
 
+impl MarkdownSkill {
+    /// The body with `{baseDir}` made the skill's folder; a pack skill's as written.
+    pub fn body_in_folder(&self) -> String {
+        match &self.dir {
+            Some(dir) => self.body.replace("{baseDir}", &dir.display().to_string()),
+            None => self.body.clone(),
+        }
+    }
+}
+
 /// `requires`: what must be present for the skill to be offered.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -63,10 +63,7 @@ impl Entry {
         open.push('>');
         let description = match mode {
             PromptMode::Full => {
-                let body = match &folder {
-                    Some(folder) => skill.body.replace("{baseDir}", folder),
-                    None => skill.body.clone(),
-                };
+                let body = skill.body_in_folder();
                 // A body cannot end its element early, and so cannot pose as the prompt.
                 let body = body.trim().replace(SKILL_CLOSE_START, "&lt;/skill");
                 open.push('\n');
