@@ -54,7 +54,7 @@ pub struct MarkdownSkill {
 
 impl MarkdownSkill {
     /// The body with `{baseDir}` made the skill's folder; a pack skill's as written.
-    pub fn body_in_folder(&self) -> String {
+    pub(crate) fn body_in_folder(&self) -> String {
         match &self.dir {
             Some(dir) => self.body.replace("{baseDir}", &dir.display().to_string()),
             None => self.body.clone(),
