@@ -582,6 +582,10 @@ pub(crate) struct AAuthConfig {
 pub(crate) struct StorageConfig {
     #[serde(default)]
     pub(crate) backend: StorageBackend,
+    /// The Redis server of `backend: redis`, as a secret reference (it may hold a
+    /// password); `${VAR}` and `${env:VAR}` in its value are expanded from the environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) url: Option<SecretRef>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -592,6 +596,8 @@ pub(crate) enum StorageBackend {
     Sqlite,
     /// Memory, gone when the process ends.
     Memory,
+    /// A Redis server (`storage.url`), shared by every host that names it.
+    Redis,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -658,7 +664,7 @@ mod tests {
         );
         check(
             "storage: {backend: postgres}\n",
-            "config.yaml:1:20: storage.backend: unknown variant `postgres`, expected `sqlite` or `memory`",
+            "config.yaml:1:20: storage.backend: unknown variant `postgres`, expected one of `sqlite`, `memory`, `redis`",
         );
         check(
             "skils: {}\n",

@@ -1,7 +1,10 @@
 //! Key-value storage for skills: the [`KvStore`] trait, the per-skill [`SkillStore`]
-//! handle, and two stores: [`MemoryStore`] and (feature `sqlite`) [`SqliteStore`].
+//! handle, and three stores: [`MemoryStore`], (feature `sqlite`) [`SqliteStore`] and
+//! (feature `redis`) [`RedisStore`].
 
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
@@ -11,6 +14,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use self::memory::MemoryStore;
+#[cfg(feature = "redis")]
+pub use self::redis::{RedisStore, RedisStoreError};
 #[cfg(feature = "sqlite")]
 pub use self::sqlite::SqliteStore;
 use crate::Error;
