@@ -549,6 +549,21 @@ mod tests {
 
     fn assert_send<T: Send>(_: &T) {}
 
+    #[cfg(feature = "redis")]
+    #[test]
+    fn variables_in_the_redis_url_expand_and_errors_name_only_the_variable() {
+        // PATH and HOME are set wherever the tests run.
+        let path = std::env::var("PATH").unwrap();
+        assert_eq!(expand_variables("a${PATH}b${env:PATH}").unwrap(), format!("a{path}b{path}"));
+        assert_eq!(expand_variables("redis://${OMNIAGENT_UNSET_VARIABLE:-host}/").unwrap(), "redis://host/");
+        assert_eq!(expand_variables("redis://plain/").unwrap(), "redis://plain/");
+        assert_eq!(
+            expand_variables("redis://:pw@${OMNIAGENT_UNSET_VARIABLE}").unwrap_err(),
+            "`${OMNIAGENT_UNSET_VARIABLE}` names a variable that is not set"
+        );
+        assert_eq!(expand_variables("redis://:pw@${HOST").unwrap_err(), "a `${` is not closed by `}`");
+    }
+
     /// A multi-threaded server awaits these futures on any of its threads: this test does
     /// not compile if one of them is not `Send`.
     #[test]
