@@ -100,4 +100,17 @@ async fn check_store_contract(store: &dyn KvStore) {
     assert!(!store.delete("a", "k").await.unwrap());
     assert_eq!(store.get("a", "k").await.unwrap(), None);
     assert_eq!(store.get("b", "k").await.unwrap().as_deref(), Some(&b"5"[..]));
+    // Byte order, pattern characters taken literally, namespaces that prefix each other.
+    for key in ["b", "a*", "Z", "é", "a", "a?"] {
+        store.put("c", key, key.as_bytes().to_vec()).await.unwrap();
+    }
+    store.put("c/d", "a", b"other".to_vec()).await.unwrap();
+    assert_eq!(store.keys("c", "").await.unwrap(), ["Z", "a", "a*", "a?", "b", "é"]);
+    assert_eq!(store.keys("c", "a*").await.unwrap(), ["a*"]);
+    assert_eq!(store.keys("c/d", "").await.unwrap(), ["a"]);
+    // Values are bytes: empty, and not UTF-8.
+    store.put("c", "empty", Vec::new()).await.unwrap();
+    store.put("c", "binary", vec![0, 0xff, 0xfe]).await.unwrap();
+    assert_eq!(store.get("c", "empty").await.unwrap().as_deref(), Some(&b""[..]));
+    assert_eq!(store.get("c", "binary").await.unwrap().as_deref(), Some(&[0, 0xff, 0xfe][..]));
 }

@@ -1,4 +1,5 @@
 use std::fmt;
+use std::future::Future;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -89,27 +90,65 @@ fn hash_key(namespace: &str) -> String {
     format!("{KEY_PREFIX}{namespace}")
 }
 
+impl RedisStore {
+    /// Runs `operation` on the shared connection; once more if the connection was lost
+    /// (the server restarted, a network blip), which the manager then makes anew. Every
+    /// operation is safe to repeat.
+    async fn run<T, F, Fut>(&self, operation: F) -> Result<T, Error>
+    where
+        F: Fn(ConnectionManager) -> Fut + Send,
+        Fut: Future<Output = redis::RedisResult<T>> + Send,
+    {
+        let connection = self.connection().await?;
+        match operation(connection.clone()).await {
+            Err(error) if error.is_connection_dropped() || error.is_io_error() => {
+                tracing::debug!("{}: connection lost ({error}), retrying once", self.shown_url);
+                operation(connection).await.map_err(|error| self.error(error))
+            }
+            outcome => outcome.map_err(|error| self.error(error)),
+        }
+    }
+}
+
 #[async_trait]
 impl KvStore for RedisStore {
     async fn get(&self, namespace: &str, key: &str) -> Result<Option<Vec<u8>>, Error> {
-        let mut connection = self.connection().await?;
-        connection.hget(hash_key(namespace), key).await.map_err(|error| self.error(error))
+        let hash = hash_key(namespace);
+        self.run(|mut connection| {
+            let hash = hash.clone();
+            async move { connection.hget(hash, key).await }
+        })
+        .await
     }
 
     async fn put(&self, namespace: &str, key: &str, value: Vec<u8>) -> Result<(), Error> {
-        let mut connection = self.connection().await?;
-        connection.hset::<_, _, _, ()>(hash_key(namespace), key, value).await.map_err(|error| self.error(error))
+        let hash = hash_key(namespace);
+        self.run(|mut connection| {
+            let (hash, value) = (hash.clone(), value.clone());
+            async move { connection.hset::<_, _, _, ()>(hash, key, value).await }
+        })
+        .await
     }
 
     async fn delete(&self, namespace: &str, key: &str) -> Result<bool, Error> {
-        let mut connection = self.connection().await?;
-        let n_deleted: u64 = connection.hdel(hash_key(namespace), key).await.map_err(|error| self.error(error))?;
+        let hash = hash_key(namespace);
+        let n_deleted: u64 = self
+            .run(|mut connection| {
+                let hash = hash.clone();
+                async move { connection.hdel(hash, key).await }
+            })
+            .await?;
         Ok(n_deleted > 0)
     }
 
     async fn keys(&self, namespace: &str, prefix: &str) -> Result<Vec<String>, Error> {
-        let mut connection = self.connection().await?;
-        let mut keys: Vec<String> = connection.hkeys(hash_key(namespace)).await.map_err(|error| self.error(error))?;
+        let hash = hash_key(namespace);
+        let mut keys: Vec<String> = self
+            .run(|mut connection| {
+                let hash = hash.clone();
+                async move { connection.hkeys(hash).await }
+            })
+            .await?;
         keys.retain(|key| key.starts_with(prefix));
         // `str`'s order is its UTF-8 bytes' order.
         keys.sort_unstable();
@@ -134,7 +173,10 @@ pub(crate) struct TestServer {
 #[cfg(test)]
 impl TestServer {
     pub(crate) fn start() -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        Self::start_on(std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port())
+    }
+
+    fn start_on(port: u16) -> Self {
         let child = std::process::Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .stdout(std::process::Stdio::null())
@@ -182,6 +224,19 @@ mod tests {
         assert_eq!(other.get("ns", "key").await.unwrap().as_deref(), Some(&b"value"[..]));
     }
 
+    /// The shared connection comes back by itself after the server restarts.
+    #[tokio::test]
+    async fn reconnects_after_the_server_restarts() {
+        let server = TestServer::start();
+        let (port, url) = (server.port, server.url());
+        let store = RedisStore::new(&url).unwrap();
+        store.put("ns", "before", vec![1]).await.unwrap();
+        drop(server);
+        let _server = TestServer::start_on(port);
+        store.put("ns", "after", vec![2]).await.unwrap();
+        assert_eq!(store.keys("ns", "").await.unwrap(), ["after"], "the new server kept nothing");
+    }
+
     #[tokio::test]
     async fn a_server_that_is_down_is_an_error_naming_the_store_without_the_password() {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
@@ -198,5 +253,7 @@ mod tests {
         let message = RedisStore::new(&SecretString::from("http://user:hunter2@host/")).unwrap_err().to_string();
         assert!(message.starts_with("storage error: redis store http://host/: not a usable Redis URL"), "{message}");
         assert!(!message.contains("hunter2"), "{message}");
+        let message = RedisStore::new(&SecretString::from("rediss://:hunter2@host/")).unwrap_err().to_string();
+        assert!(message.starts_with("storage error: redis store rediss://host/: not a usable Redis URL"), "{message}");
     }
 }
