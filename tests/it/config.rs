@@ -62,7 +62,7 @@ fn a_bad_config_fails_every_command_with_file_line_and_key() {
             assert_eq!(stderr, format!("error: {}:{expect}\n", config.display()), "{args:?}");
         }
     };
-    check("storage:\n  backnd: memory\n", "2:3: storage: unknown field `backnd`, expected `backend`");
+    check("storage:\n  backnd: memory\n", "2:3: storage: unknown field `backnd`, expected `backend` or `url`");
     check(
         "compiled:\n  memory:\n    enabled: 3\n",
         "3:14: compiled.memory.enabled: invalid type: integer `3`, expected a boolean",

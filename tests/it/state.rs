@@ -57,3 +57,91 @@ fn the_memory_backend_keeps_nothing_between_processes() {
     assert_eq!(run(home.omniagent(&["tools", "call", "memory__recall", "--args", r#"{"key":"a"}"#])).0, 1);
     assert!(!home.path().join("state").exists());
 }
+
+/// A `redis-server` of the test's own on a free loopback port, keeping nothing on disk,
+/// killed when dropped.
+struct RedisServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl RedisServer {
+    fn start() -> Self {
+        let port = free_port();
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| {
+                panic!("cannot start redis-server ({error}): install it (`apt-get install redis-server`)")
+            });
+        let server = Self { child, port };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "redis-server did not listen on port {port} within 10 s");
+            thread::sleep(std::time::Duration::from_millis(20));
+        }
+        server
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// `storage: {backend: redis}`: a note remembered by one process is recalled by the next,
+/// and `config show` names the URL's reference, never the URL.
+#[test]
+fn the_redis_backend_keeps_state_between_processes() {
+    let server = RedisServer::start();
+    let home = Home::new().with_config("storage: {backend: redis, url: \"${REDIS_URL}\"}\n");
+    let with_url = |args: &[&str]| {
+        let mut command = home.omniagent(args);
+        command.env("REDIS_URL", server.url());
+        run(command)
+    };
+    let args = json!({"key": "city", "value": "Lyon"}).to_string();
+    let (code, _, stderr) = with_url(&["tools", "call", "memory__remember", "--args", &args]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = with_url(&["tools", "call", "memory__recall", "--args", r#"{"key":"city"}"#]);
+    assert_eq!((code, stdout.as_str()), (0, "Lyon\n"), "{stderr}");
+    assert!(!home.path().join("state").exists(), "nothing is kept in the home");
+
+    let (code, stdout, stderr) = with_url(&["config", "show"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("backend: redis"), "{stdout}");
+    assert!(!stdout.contains(&server.url()) && !stdout.contains("127.0.0.1"), "{stdout}");
+}
+
+/// A Redis that is down fails the call with a message naming the store, its URL without
+/// the password; the password is in no output.
+#[test]
+fn a_redis_that_is_down_is_a_clear_error_without_the_password() {
+    let port = free_port();
+    let home = Home::new().with_config("storage: {backend: redis, url: env:REDIS_URL}\n");
+    let args = json!({"key": "city", "value": "Lyon"}).to_string();
+    let mut command = home.omniagent(&["tools", "call", "memory__remember", "--args", &args]);
+    command.env("REDIS_URL", format!("redis://:hunter2-password@127.0.0.1:{port}/"));
+    let (code, stdout, stderr) = run(command);
+    assert_ne!(code, 0);
+    let output = format!("{stdout}{stderr}");
+    assert!(output.contains(&format!("redis store redis://127.0.0.1:{port}/")), "{output}");
+    assert!(!output.contains("hunter2"), "{output}");
+
+    let mut command = home.omniagent(&["config", "show"]);
+    command.env("REDIS_URL", format!("redis://:hunter2-password@127.0.0.1:{port}/"));
+    let (code, stdout, _) = run(command);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("url: env:REDIS_URL") && !stdout.contains("hunter2"), "{stdout}");
+}

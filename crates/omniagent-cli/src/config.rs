@@ -300,7 +300,7 @@ impl AgentConfig {
 
     /// Every secret reference of this config, each with the key it is written under
     /// (`compiled.memory.secrets.TOKEN`): markdown skills, compiled skills, MCP servers,
-    /// then OpenAPI skills.
+    /// OpenAPI skills, the gateway's clients, then `storage.url`.
     pub fn secret_references(&self) -> Vec<(String, SecretRef)> {
         let sections = &self.sections;
         let mut found: Vec<(String, Cow<'_, BTreeMap<String, SecretRef>>)> = Vec::new();
@@ -341,6 +341,9 @@ impl AgentConfig {
                 Cow::Owned(BTreeMap::from([("token".to_owned(), settings.token.clone())])),
             )
         }));
+        if let Some(url) = &sections.storage.url {
+            found.push(("storage".to_owned(), Cow::Owned(BTreeMap::from([("url".to_owned(), url.clone())]))));
+        }
         found
             .into_iter()
             .flat_map(|(prefix, secrets)| {
@@ -582,6 +585,69 @@ pub(crate) struct AAuthConfig {
 pub(crate) struct StorageConfig {
     #[serde(default)]
     pub(crate) backend: StorageBackend,
+    /// The Redis server of `backend: redis`, as a secret reference (it may hold a
+    /// password); a `redis://`, `rediss://` or `unix://` URL written as is is a literal.
+    /// `${VAR}` and `${env:VAR}` in its value are expanded from the environment.
+    #[serde(default, deserialize_with = "redis_url", skip_serializing_if = "Option::is_none")]
+    pub(crate) url: Option<SecretRef>,
+}
+
+/// `storage.url`: a Redis URL as written is a literal (its scheme is no secret scheme),
+/// anything else a secret reference. A value that is not a string is refused without
+/// being quoted, as [`SecretRef`] refuses it.
+fn redis_url<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<SecretRef>, D::Error> {
+    struct UrlVisitor;
+
+    impl UrlVisitor {
+        fn not_a_string<E: serde::de::Error>(found: &str) -> E {
+            E::custom(format_args!("expected a Redis URL or a secret reference string, found {found}"))
+        }
+    }
+
+    impl<'de> serde::de::Visitor<'de> for UrlVisitor {
+        type Value = SecretRef;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a Redis URL or a secret reference string")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SecretRef, E> {
+            if ["redis://", "rediss://", "unix://"].iter().any(|scheme| text.starts_with(scheme)) {
+                return Ok(SecretRef::Literal(skill_core::SecretString::from(text)));
+            }
+            text.parse().map_err(E::custom)
+        }
+
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<SecretRef, E> {
+            Err(Self::not_a_string("a boolean"))
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<SecretRef, E> {
+            Err(Self::not_a_string("a number"))
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<SecretRef, E> {
+            Err(Self::not_a_string("a number"))
+        }
+
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<SecretRef, E> {
+            Err(Self::not_a_string("a number"))
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<SecretRef, E> {
+            Err(Self::not_a_string("nothing"))
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<SecretRef, A::Error> {
+            Err(Self::not_a_string("a list"))
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, _: A) -> Result<SecretRef, A::Error> {
+            Err(Self::not_a_string("a mapping"))
+        }
+    }
+
+    deserializer.deserialize_any(UrlVisitor).map(Some)
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -592,6 +658,8 @@ pub(crate) enum StorageBackend {
     Sqlite,
     /// Memory, gone when the process ends.
     Memory,
+    /// A Redis server (`storage.url`), shared by every host that names it.
+    Redis,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -658,7 +726,7 @@ mod tests {
         );
         check(
             "storage: {backend: postgres}\n",
-            "config.yaml:1:20: storage.backend: unknown variant `postgres`, expected `sqlite` or `memory`",
+            "config.yaml:1:20: storage.backend: unknown variant `postgres`, expected one of `sqlite`, `memory`, `redis`",
         );
         check(
             "skils: {}\n",
@@ -695,6 +763,25 @@ mod tests {
             ),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_redis_url_is_a_secret_reference_shown_as_one() {
+        let config = parse("storage: {backend: redis, url: env:REDIS_URL}\n").unwrap().for_agent(None).unwrap();
+        assert_eq!(config.sections.storage.backend, StorageBackend::Redis);
+        let references: Vec<String> =
+            config.secret_references().into_iter().map(|(key, reference)| format!("{key}={reference}")).collect();
+        assert_eq!(references, ["storage.url=env:REDIS_URL"]);
+        let literal = parse("storage: {backend: redis, url: \"redis://:pw@host/\"}\n").unwrap();
+        let shown = serde_yaml_ng::to_string(&literal.for_agent(None).unwrap()).unwrap();
+        assert!(shown.contains("url: '[REDACTED]'") && !shown.contains("pw@host"), "{shown}");
+        assert!(!format!("{literal:?}").contains("pw@host"));
+        let error = parse("storage: {backend: redis, url: 8675309}\n").unwrap_err().to_string();
+        assert!(
+            error.contains("storage.url: expected a Redis URL or a secret reference string, found a number"),
+            "{error}"
+        );
+        assert!(!error.contains("8675309"), "{error}");
     }
 
     #[test]

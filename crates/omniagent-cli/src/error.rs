@@ -48,6 +48,21 @@ pub enum HostError {
          set `storage: {{backend: memory}}`"
     )]
     SqliteUnavailable,
+    /// `storage.backend: redis`, in a build without the `redis` feature.
+    #[error(
+        "storage.backend is redis, but this omniagent was built without the `redis` feature; \
+         set `storage: {{backend: sqlite}}` or `storage: {{backend: memory}}`"
+    )]
+    RedisUnavailable,
+    /// The `storage:` section names no usable store (`backend: redis` without a `url`, a
+    /// `url` whose secret cannot be resolved). The message never holds the URL itself.
+    #[error("storage.{key}: {message}")]
+    Storage {
+        /// The key: `url` or `backend`.
+        key: &'static str,
+        /// What is wrong.
+        message: String,
+    },
     /// The AAuth agent has nowhere to enroll: no `aauth.agent_provider`, and no override.
     #[cfg(feature = "aauth")]
     #[error("no AAuth agent provider: set `aauth.agent_provider` in the config (or pass --agent-provider)")]

@@ -129,8 +129,8 @@ pub async fn start_agent(
         }
         _ => None,
     };
-    let mut builder = Agent::builder().name(config.agent_name()).storage(store(config, home)?);
     let resolver = SecretResolver::default();
+    let mut builder = Agent::builder().name(config.agent_name()).storage(store(config, home, &resolver).await?);
     let mut skills = Vec::new();
     for (name, secrets, make) in candidates {
         if wanted_name.is_some_and(|wanted| wanted != name) {
@@ -344,8 +344,12 @@ pub async fn load_openapi_tools(config: &AgentConfig, home: &Home) -> Vec<(Strin
     loaded
 }
 
-fn store(config: &AgentConfig, home: &Home) -> Result<Arc<dyn KvStore>, HostError> {
-    match config.sections.storage.backend {
+async fn store(config: &AgentConfig, home: &Home, resolver: &SecretResolver) -> Result<Arc<dyn KvStore>, HostError> {
+    let storage = &config.sections.storage;
+    if storage.url.is_some() && storage.backend != StorageBackend::Redis {
+        return Err(HostError::Storage { key: "url", message: "only `backend: redis` takes a url".to_owned() });
+    }
+    match storage.backend {
         StorageBackend::Memory => Ok(Arc::new(MemoryStore::new())),
         #[cfg(feature = "sqlite")]
         StorageBackend::Sqlite => Ok(Arc::new(skill_core::SqliteStore::new(home.state_db()))),
@@ -354,7 +358,65 @@ fn store(config: &AgentConfig, home: &Home) -> Result<Arc<dyn KvStore>, HostErro
             let _ = home;
             Err(HostError::SqliteUnavailable)
         }
+        #[cfg(feature = "redis")]
+        StorageBackend::Redis => {
+            let url = redis_url(storage.url.as_ref(), resolver).await?;
+            let store = skill_core::RedisStore::new(&url)
+                .map_err(|error| HostError::Storage { key: "url", message: error.to_string() })?;
+            Ok(Arc::new(store))
+        }
+        #[cfg(not(feature = "redis"))]
+        StorageBackend::Redis => {
+            let _ = resolver;
+            Err(HostError::RedisUnavailable)
+        }
     }
+}
+
+/// The Redis URL of `storage.url`: the secret resolved, then `${VAR}`, `${env:VAR}` and
+/// `${VAR:-default}` expanded from the environment; it and its password are hidden from
+/// the logs.
+#[cfg(feature = "redis")]
+async fn redis_url(
+    reference: Option<&SecretRef>,
+    resolver: &SecretResolver,
+) -> Result<skill_core::SecretString, HostError> {
+    let error = |message: String| HostError::Storage { key: "url", message };
+    let reference = reference.ok_or_else(|| error("`backend: redis` needs a url (`url: env:REDIS_URL`)".to_owned()))?;
+    let resolved = resolver.resolve(reference).await.map_err(|failure| error(failure.to_string()))?;
+    let url = expand_variables(resolved.expose_secret()).map_err(error)?;
+    crate::log::hide(&url);
+    if let Ok(parsed) = url::Url::parse(&url) {
+        parsed.password().into_iter().for_each(crate::log::hide);
+    }
+    Ok(skill_core::SecretString::from(url))
+}
+
+/// `text` with `${VAR}`, `${env:VAR}` and `${VAR:-default}` replaced by the variables'
+/// values; the error names the variable, never the text.
+#[cfg(feature = "redis")]
+fn expand_variables(text: &str) -> Result<String, String> {
+    let mut expanded = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        expanded.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find('}').ok_or_else(|| "a `${` is not closed by `}`".to_owned())?;
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (inner, None),
+        };
+        let name = name.strip_prefix("env:").unwrap_or(name);
+        match (std::env::var(name).ok().filter(|value| !value.is_empty()), default) {
+            (Some(value), _) => expanded.push_str(&value),
+            (None, Some(default)) => expanded.push_str(default),
+            (None, None) => return Err(format!("`${{{name}}}` names a variable that is not set")),
+        }
+        rest = &after[end + 1..];
+    }
+    expanded.push_str(rest);
+    Ok(expanded)
 }
 
 /// Hides from the logs ([`crate::log`]) what an MCP server's config may carry as
@@ -486,6 +548,21 @@ mod tests {
     use crate::config::Config;
 
     fn assert_send<T: Send>(_: &T) {}
+
+    #[cfg(feature = "redis")]
+    #[test]
+    fn variables_in_the_redis_url_expand_and_errors_name_only_the_variable() {
+        // PATH and HOME are set wherever the tests run.
+        let path = std::env::var("PATH").unwrap();
+        assert_eq!(expand_variables("a${PATH}b${env:PATH}").unwrap(), format!("a{path}b{path}"));
+        assert_eq!(expand_variables("redis://${OMNIAGENT_UNSET_VARIABLE:-host}/").unwrap(), "redis://host/");
+        assert_eq!(expand_variables("redis://plain/").unwrap(), "redis://plain/");
+        assert_eq!(
+            expand_variables("redis://:pw@${OMNIAGENT_UNSET_VARIABLE}").unwrap_err(),
+            "`${OMNIAGENT_UNSET_VARIABLE}` names a variable that is not set"
+        );
+        assert_eq!(expand_variables("redis://:pw@${HOST").unwrap_err(), "a `${` is not closed by `}`");
+    }
 
     /// A multi-threaded server awaits these futures on any of its threads: this test does
     /// not compile if one of them is not `Send`.

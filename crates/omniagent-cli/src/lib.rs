@@ -45,6 +45,7 @@
 //! | `openapi`  | OpenAPI documents as skills: `openapi:`, `load_openapi_tools`         |
 //! | `aauth`    | the `aauth:` section, signed OpenAPI skills, `aauth_client`           |
 //! | `sqlite`   | state in the home's `state/omniagent.db`; else only `storage: memory` |
+//! | `redis`    | `storage: {backend: redis, url: …}`: state in a Redis server          |
 
 #![deny(missing_docs)]
 

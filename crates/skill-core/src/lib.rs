@@ -58,6 +58,7 @@
 //! | feature | default | gives |
 //! |---|---|---|
 //! | `sqlite` | yes | [`SqliteStore`], the embedded persistent store (bundled SQLite) |
+//! | `redis` | no | [`RedisStore`], a store in a Redis server shared by hosts (tokio, no TLS) |
 
 #![deny(missing_docs)]
 
@@ -106,4 +107,6 @@ pub use crate::source::{SourceKind, ToolSource};
 #[cfg(feature = "sqlite")]
 pub use crate::store::SqliteStore;
 pub use crate::store::{KvStore, MemoryStore, SkillStore};
+#[cfg(feature = "redis")]
+pub use crate::store::{RedisStore, RedisStoreError};
 pub use crate::tool::{Tool, ToolAnnotations, ToolContext};

@@ -1,7 +1,10 @@
 //! Key-value storage for skills: the [`KvStore`] trait, the per-skill [`SkillStore`]
-//! handle, and two stores: [`MemoryStore`] and (feature `sqlite`) [`SqliteStore`].
+//! handle, and three stores: [`MemoryStore`], (feature `sqlite`) [`SqliteStore`] and
+//! (feature `redis`) [`RedisStore`].
 
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
@@ -11,6 +14,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use self::memory::MemoryStore;
+#[cfg(feature = "redis")]
+pub use self::redis::{RedisStore, RedisStoreError};
 #[cfg(feature = "sqlite")]
 pub use self::sqlite::SqliteStore;
 use crate::Error;
@@ -95,4 +100,17 @@ async fn check_store_contract(store: &dyn KvStore) {
     assert!(!store.delete("a", "k").await.unwrap());
     assert_eq!(store.get("a", "k").await.unwrap(), None);
     assert_eq!(store.get("b", "k").await.unwrap().as_deref(), Some(&b"5"[..]));
+    // Byte order, pattern characters taken literally, namespaces that prefix each other.
+    for key in ["b", "a*", "Z", "é", "a", "a?"] {
+        store.put("c", key, key.as_bytes().to_vec()).await.unwrap();
+    }
+    store.put("c/d", "a", b"other".to_vec()).await.unwrap();
+    assert_eq!(store.keys("c", "").await.unwrap(), ["Z", "a", "a*", "a?", "b", "é"]);
+    assert_eq!(store.keys("c", "a*").await.unwrap(), ["a*"]);
+    assert_eq!(store.keys("c/d", "").await.unwrap(), ["a"]);
+    // Values are bytes: empty, and not UTF-8.
+    store.put("c", "empty", Vec::new()).await.unwrap();
+    store.put("c", "binary", vec![0, 0xff, 0xfe]).await.unwrap();
+    assert_eq!(store.get("c", "empty").await.unwrap().as_deref(), Some(&b""[..]));
+    assert_eq!(store.get("c", "binary").await.unwrap().as_deref(), Some(&[0, 0xff, 0xfe][..]));
 }

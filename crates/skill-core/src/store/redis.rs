@@ -1,0 +1,259 @@
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use redis::AsyncCommands as _;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use secrecy::{ExposeSecret as _, SecretString};
+use tokio::sync::OnceCell;
+
+use super::KvStore;
+use crate::Error;
+
+/// What every namespace's hash key starts with: `omniagent:store:{namespace}`.
+const KEY_PREFIX: &str = "omniagent:store:";
+
+/// How long connecting to the server may take before an operation fails.
+const CONNECTION_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the server may take to answer one command.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A store in a Redis server, shared by every host that names the same server: one hash
+/// per namespace (`omniagent:store:{namespace}`, its fields the keys).
+///
+/// The connection is made on first use and shared by every task (a multiplexed
+/// [`ConnectionManager`], which reconnects after the server goes away). Its URL may hold a
+/// password: messages and `Debug` show it as [`crate::redact::url_text`] does.
+pub struct RedisStore {
+    client: redis::Client,
+    /// The URL as it may be shown.
+    shown_url: String,
+    connection: OnceCell<ConnectionManager>,
+}
+
+/// Why the Redis store failed, naming the server by its redacted URL.
+#[derive(Debug, thiserror::Error)]
+#[error("redis store {url}: {reason}")]
+pub struct RedisStoreError {
+    /// The server's URL, redacted.
+    url: String,
+    /// What went wrong.
+    reason: String,
+}
+
+impl RedisStore {
+    /// A store on the server at `url` (`redis://[user:password@]host[:port][/db]`,
+    /// `rediss://` needs TLS, which this build lacks); nothing is connected until first use.
+    pub fn new(url: &SecretString) -> Result<Self, Error> {
+        let shown_url = crate::redact::url_text(url.expose_secret());
+        // The parser's messages may quote the URL, so only its kind is kept.
+        let client = redis::Client::open(url.expose_secret()).map_err(|error| {
+            Error::Storage(
+                RedisStoreError {
+                    url: shown_url.clone(),
+                    reason: format!("not a usable Redis URL ({:?})", error.kind()),
+                }
+                .into(),
+            )
+        })?;
+        Ok(Self { client, shown_url, connection: OnceCell::new() })
+    }
+
+    /// The server's URL as it may be shown (no password, no query values).
+    pub fn shown_url(&self) -> &str {
+        &self.shown_url
+    }
+
+    fn error(&self, error: impl fmt::Display) -> Error {
+        let reason = crate::redact::url_text(&error.to_string());
+        Error::Storage(RedisStoreError { url: self.shown_url.clone(), reason }.into())
+    }
+
+    async fn connection(&self) -> Result<ConnectionManager, Error> {
+        self.connection
+            .get_or_try_init(|| async {
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(CONNECTION_TIMEOUT))
+                    .set_response_timeout(Some(RESPONSE_TIMEOUT))
+                    .set_number_of_retries(2);
+                ConnectionManager::new_with_config(self.client.clone(), config)
+                    .await
+                    .map_err(|error| self.error(format_args!("cannot connect: {error}")))
+            })
+            .await
+            .cloned()
+    }
+}
+
+fn hash_key(namespace: &str) -> String {
+    format!("{KEY_PREFIX}{namespace}")
+}
+
+impl RedisStore {
+    /// Runs `operation` on the shared connection; once more if the connection was lost
+    /// (the server restarted, a network blip), which the manager then makes anew. Every
+    /// operation is safe to repeat.
+    async fn run<T, F, Fut>(&self, operation: F) -> Result<T, Error>
+    where
+        F: Fn(ConnectionManager) -> Fut + Send,
+        Fut: Future<Output = redis::RedisResult<T>> + Send,
+    {
+        let connection = self.connection().await?;
+        match operation(connection.clone()).await {
+            Err(error) if error.is_connection_dropped() || error.is_io_error() => {
+                tracing::debug!("{}: connection lost ({error}), retrying once", self.shown_url);
+                operation(connection).await.map_err(|error| self.error(error))
+            }
+            outcome => outcome.map_err(|error| self.error(error)),
+        }
+    }
+}
+
+#[async_trait]
+impl KvStore for RedisStore {
+    async fn get(&self, namespace: &str, key: &str) -> Result<Option<Vec<u8>>, Error> {
+        let hash = hash_key(namespace);
+        self.run(|mut connection| {
+            let hash = hash.clone();
+            async move { connection.hget(hash, key).await }
+        })
+        .await
+    }
+
+    async fn put(&self, namespace: &str, key: &str, value: Vec<u8>) -> Result<(), Error> {
+        let hash = hash_key(namespace);
+        self.run(|mut connection| {
+            let (hash, value) = (hash.clone(), value.clone());
+            async move { connection.hset::<_, _, _, ()>(hash, key, value).await }
+        })
+        .await
+    }
+
+    async fn delete(&self, namespace: &str, key: &str) -> Result<bool, Error> {
+        let hash = hash_key(namespace);
+        let n_deleted: u64 = self
+            .run(|mut connection| {
+                let hash = hash.clone();
+                async move { connection.hdel(hash, key).await }
+            })
+            .await?;
+        Ok(n_deleted > 0)
+    }
+
+    async fn keys(&self, namespace: &str, prefix: &str) -> Result<Vec<String>, Error> {
+        let hash = hash_key(namespace);
+        let mut keys: Vec<String> = self
+            .run(|mut connection| {
+                let hash = hash.clone();
+                async move { connection.hkeys(hash).await }
+            })
+            .await?;
+        keys.retain(|key| key.starts_with(prefix));
+        // `str`'s order is its UTF-8 bytes' order.
+        keys.sort_unstable();
+        Ok(keys)
+    }
+}
+
+impl fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore").field("url", &self.shown_url).finish_non_exhaustive()
+    }
+}
+
+/// A `redis-server` of its own for a test, on a free loopback port, that keeps nothing on
+/// disk and is killed when dropped.
+#[cfg(test)]
+pub(crate) struct TestServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+#[cfg(test)]
+impl TestServer {
+    pub(crate) fn start() -> Self {
+        Self::start_on(std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port())
+    }
+
+    fn start_on(port: u16) -> Self {
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| {
+                panic!("cannot start redis-server ({error}): install it (`apt-get install redis-server`)")
+            });
+        let server = Self { child, port };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "redis-server did not listen on port {port} within 10 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server
+    }
+
+    pub(crate) fn url(&self) -> SecretString {
+        SecretString::from(format!("redis://127.0.0.1:{}/", self.port))
+    }
+}
+
+#[cfg(test)]
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn keeps_the_store_contract() {
+        let server = TestServer::start();
+        super::super::check_store_contract(&RedisStore::new(&server.url()).unwrap()).await;
+    }
+
+    #[tokio::test]
+    async fn two_stores_on_one_server_share_state() {
+        let server = TestServer::start();
+        RedisStore::new(&server.url()).unwrap().put("ns", "key", b"value".to_vec()).await.unwrap();
+        let other = RedisStore::new(&server.url()).unwrap();
+        assert_eq!(other.get("ns", "key").await.unwrap().as_deref(), Some(&b"value"[..]));
+    }
+
+    /// The shared connection comes back by itself after the server restarts.
+    #[tokio::test]
+    async fn reconnects_after_the_server_restarts() {
+        let server = TestServer::start();
+        let (port, url) = (server.port, server.url());
+        let store = RedisStore::new(&url).unwrap();
+        store.put("ns", "before", vec![1]).await.unwrap();
+        drop(server);
+        let _server = TestServer::start_on(port);
+        store.put("ns", "after", vec![2]).await.unwrap();
+        assert_eq!(store.keys("ns", "").await.unwrap(), ["after"], "the new server kept nothing");
+    }
+
+    #[tokio::test]
+    async fn a_server_that_is_down_is_an_error_naming_the_store_without_the_password() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let url = SecretString::from(format!("redis://:hunter2@127.0.0.1:{port}/"));
+        let store = RedisStore::new(&url).unwrap();
+        let message = store.get("ns", "k").await.unwrap_err().to_string();
+        assert!(message.starts_with(&format!("storage error: redis store redis://127.0.0.1:{port}/: ")), "{message}");
+        assert!(!message.contains("hunter2"), "{message}");
+        assert!(!format!("{store:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn a_bad_url_is_refused_without_showing_it() {
+        let message = RedisStore::new(&SecretString::from("http://user:hunter2@host/")).unwrap_err().to_string();
+        assert!(message.starts_with("storage error: redis store http://host/: not a usable Redis URL"), "{message}");
+        assert!(!message.contains("hunter2"), "{message}");
+        let message = RedisStore::new(&SecretString::from("rediss://:hunter2@host/")).unwrap_err().to_string();
+        assert!(message.starts_with("storage error: redis store rediss://host/: not a usable Redis URL"), "{message}");
+    }
+}
