@@ -384,39 +384,15 @@ async fn redis_url(
     let error = |message: String| HostError::Storage { key: "url", message };
     let reference = reference.ok_or_else(|| error("`backend: redis` needs a url (`url: env:REDIS_URL`)".to_owned()))?;
     let resolved = resolver.resolve(reference).await.map_err(|failure| error(failure.to_string()))?;
-    let url = expand_variables(resolved.expose_secret()).map_err(error)?;
+    let url = skill_core::expand_vars(resolved.expose_secret(), |name| {
+        std::env::var(name).ok().filter(|value| !value.is_empty())
+    })
+    .map_err(error)?;
     crate::log::hide(&url);
     if let Ok(parsed) = url::Url::parse(&url) {
         parsed.password().into_iter().for_each(crate::log::hide);
     }
     Ok(skill_core::SecretString::from(url))
-}
-
-/// `text` with `${VAR}`, `${env:VAR}` and `${VAR:-default}` replaced by the variables'
-/// values; the error names the variable, never the text.
-#[cfg(feature = "redis")]
-fn expand_variables(text: &str) -> Result<String, String> {
-    let mut expanded = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        expanded.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after.find('}').ok_or_else(|| "a `${` is not closed by `}`".to_owned())?;
-        let inner = &after[..end];
-        let (name, default) = match inner.split_once(":-") {
-            Some((name, default)) => (name, Some(default)),
-            None => (inner, None),
-        };
-        let name = name.strip_prefix("env:").unwrap_or(name);
-        match (std::env::var(name).ok().filter(|value| !value.is_empty()), default) {
-            (Some(value), _) => expanded.push_str(&value),
-            (None, Some(default)) => expanded.push_str(default),
-            (None, None) => return Err(format!("`${{{name}}}` names a variable that is not set")),
-        }
-        rest = &after[end + 1..];
-    }
-    expanded.push_str(rest);
-    Ok(expanded)
 }
 
 /// Hides from the logs ([`crate::log`]) what an MCP server's config may carry as
@@ -548,21 +524,6 @@ mod tests {
     use crate::config::Config;
 
     fn assert_send<T: Send>(_: &T) {}
-
-    #[cfg(feature = "redis")]
-    #[test]
-    fn variables_in_the_redis_url_expand_and_errors_name_only_the_variable() {
-        // PATH and HOME are set wherever the tests run.
-        let path = std::env::var("PATH").unwrap();
-        assert_eq!(expand_variables("a${PATH}b${env:PATH}").unwrap(), format!("a{path}b{path}"));
-        assert_eq!(expand_variables("redis://${OMNIAGENT_UNSET_VARIABLE:-host}/").unwrap(), "redis://host/");
-        assert_eq!(expand_variables("redis://plain/").unwrap(), "redis://plain/");
-        assert_eq!(
-            expand_variables("redis://:pw@${OMNIAGENT_UNSET_VARIABLE}").unwrap_err(),
-            "`${OMNIAGENT_UNSET_VARIABLE}` names a variable that is not set"
-        );
-        assert_eq!(expand_variables("redis://:pw@${HOST").unwrap_err(), "a `${` is not closed by `}`");
-    }
 
     /// A multi-threaded server awaits these futures on any of its threads: this test does
     /// not compile if one of them is not `Send`.

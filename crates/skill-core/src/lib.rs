@@ -100,7 +100,7 @@ pub use crate::resource::{
     ResourceCatalog, ResourceInfo, ResourceOutput, ResourceReader, ResourceTemplateInfo, SKILL_FRONTMATTER_META_KEY,
 };
 pub use crate::secret::{
-    ExposeSecret, MAX_SECRET_FILE_BYTES, SecretRef, SecretResolver, SecretString, Secrets, expand_home,
+    ExposeSecret, MAX_SECRET_FILE_BYTES, SecretRef, SecretResolver, SecretString, Secrets, expand_home, expand_vars,
 };
 pub use crate::skill::Skill;
 pub use crate::source::{SourceKind, ToolSource};

@@ -105,7 +105,7 @@ impl ServerConfig {
         let names = RefCell::new(BTreeSet::new());
         for text in texts {
             // Every name stands for the empty value, so that the walk never stops at one.
-            let _ = crate::environment::expand(text, |name| {
+            let _ = skill_core::expand_vars(text, |name| {
                 names.borrow_mut().insert(name.to_owned());
                 Some(String::new())
             });

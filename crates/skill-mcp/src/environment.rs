@@ -33,34 +33,6 @@ pub(crate) fn server_env(
     vars
 }
 
-/// Expands `${VAR}`, `${env:VAR}` and `${VAR:-default}` in `text`, looking names up in
-/// `lookup`. An unset name without a default is an error naming it; no error shows the
-/// rest of `text`, which may hold a credential.
-pub(crate) fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
-    let mut expanded = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        expanded.push_str(&rest[..start]);
-        let Some(end) = rest[start..].find('}') else {
-            return Err("a `${` is not closed by `}`".to_owned());
-        };
-        let inner = &rest[start + 2..start + end];
-        let (name, default) = match inner.split_once(":-") {
-            Some((name, default)) => (name, Some(default)),
-            None => (inner, None),
-        };
-        let name = name.strip_prefix("env:").unwrap_or(name);
-        match (lookup(name), default) {
-            (Some(value), _) => expanded.push_str(&value),
-            (None, Some(default)) => expanded.push_str(default),
-            (None, None) => return Err(format!("`${{{inner}}}` names a variable that is not set")),
-        }
-        rest = &rest[start + end + 1..];
-    }
-    expanded.push_str(rest);
-    Ok(expanded)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,19 +54,5 @@ mod tests {
                 .map(|(name, value)| (name.to_owned(), value.to_owned()))
                 .collect();
         assert_eq!(vars, expect);
-    }
-
-    #[test]
-    fn expansion_reads_both_spellings_and_defaults() {
-        let lookup = |name: &str| (name == "TOKEN").then(|| "t0k".to_owned());
-        let check = |text: &str, expect: Result<&str, &str>| {
-            assert_eq!(expand(text, lookup), expect.map(str::to_owned).map_err(str::to_owned), "{text}");
-        };
-        check("Bearer ${TOKEN}", Ok("Bearer t0k"));
-        check("Bearer ${env:TOKEN}", Ok("Bearer t0k"));
-        check("${MISSING:-fallback}/x", Ok("fallback/x"));
-        check("plain $TOKEN", Ok("plain $TOKEN"));
-        check("${MISSING}", Err("`${MISSING}` names a variable that is not set"));
-        check("Bearer s3cret ${TOKEN", Err("a `${` is not closed by `}`"));
     }
 }

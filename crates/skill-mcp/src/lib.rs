@@ -73,7 +73,7 @@ pub use crate::environment::INHERITED_VARS;
 /// `${VAR}` expansion, for the fuzz targets (built with `--cfg fuzzing`) only.
 #[cfg(fuzzing)]
 pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
-    environment::expand(text, lookup)
+    skill_core::expand_vars(text, lookup)
 }
 pub use crate::error::Error;
 pub use crate::oauth::{Login, TokenFile};

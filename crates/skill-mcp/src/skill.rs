@@ -15,7 +15,7 @@ use crate::Error;
 use crate::config::{ServerConfig, Transport};
 use crate::connection::{Connection, Endpoint, Handler, Person};
 use crate::elicit::Elicitor;
-use crate::environment::{expand, server_env};
+use crate::environment::server_env;
 use crate::oauth::TokenFile;
 use crate::route::CallRoutes;
 
@@ -102,7 +102,7 @@ impl McpSkill {
         };
         // An error names where the text is, never the text: it may hold a credential.
         let expand_at = |text: &str, place: &dyn Fn() -> String| {
-            expand(text, lookup).map_err(|problem| Error::Expansion(format!("{}: {problem}", place())))
+            skill_core::expand_vars(text, lookup).map_err(|problem| Error::Expansion(format!("{}: {problem}", place())))
         };
         let expand_all = |values: &[String]| -> Result<Vec<String>, Error> {
             values.iter().enumerate().map(|(index, value)| expand_at(value, &|| format!("args[{index}]"))).collect()
