@@ -58,44 +58,6 @@ fn the_memory_backend_keeps_nothing_between_processes() {
     assert!(!home.path().join("state").exists());
 }
 
-/// A `redis-server` of the test's own on a free loopback port, keeping nothing on disk,
-/// killed when dropped.
-struct RedisServer {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl RedisServer {
-    fn start() -> Self {
-        let port = free_port();
-        let child = std::process::Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap_or_else(|error| {
-                panic!("cannot start redis-server ({error}): install it (`apt-get install redis-server`)")
-            });
-        let server = Self { child, port };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "redis-server did not listen on port {port} within 10 s");
-            thread::sleep(std::time::Duration::from_millis(20));
-        }
-        server
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
@@ -104,7 +66,7 @@ fn free_port() -> u16 {
 /// and `config show` names the URL's reference, never the URL.
 #[test]
 fn the_redis_backend_keeps_state_between_processes() {
-    let server = RedisServer::start();
+    let server = test_peers::RedisServer::start();
     let home = Home::new().with_config("storage: {backend: redis, url: \"${REDIS_URL}\"}\n");
     let with_url = |args: &[&str]| {
         let mut command = home.omniagent(args);

@@ -1,8 +1,8 @@
 //! Where the real peers of the tests and benchmarks are: the in-repo MCP sample server,
 //! the npm packages (and files of npm packages: real OpenAPI documents) and the Python
 //! virtual environments with PyPI packages (among them `skills-ref`, the Agent Skills
-//! validator) that `cargo xtask peers` installs into one
-//! cache folder. One place for
+//! validator) that `cargo xtask peers` installs into one cache folder, and a
+//! `redis-server` of the system's packages ([`RedisServer`]). One place for
 //! these paths, so that xtask (which installs), the tests and the benchmarks (which use)
 //! never disagree.
 //!
@@ -420,5 +420,58 @@ fn existing(path: Option<PathBuf>, what: &str, variable: &str, remedy: &str) -> 
             path.display()
         ),
         None => panic!("cannot find {what}: run `{remedy}` (`cargo xtask test` does it), or set {variable}"),
+    }
+}
+
+/// A `redis-server` (the system's package) of a test's own on a loopback port, keeping
+/// nothing on disk, killed when dropped.
+#[derive(Debug)]
+pub struct RedisServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl RedisServer {
+    /// A server on a free port.
+    pub fn start() -> Self {
+        Self::start_on(
+            std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port").local_addr().unwrap().port(),
+        )
+    }
+
+    /// A server on `port` (to start one again where another was), listening when this
+    /// returns; a missing `redis-server` fails the test saying how to install it.
+    pub fn start_on(port: u16) -> Self {
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| {
+                panic!("cannot start redis-server ({error}): install it (`apt-get install redis-server`)")
+            });
+        let server = Self { child, port };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "redis-server did not listen on port {port} within 10 s");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        server
+    }
+
+    /// Its port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Its URL, `redis://127.0.0.1:PORT/`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -162,77 +162,33 @@ impl fmt::Debug for RedisStore {
     }
 }
 
-/// A `redis-server` of its own for a test, on a free loopback port, that keeps nothing on
-/// disk and is killed when dropped.
-#[cfg(test)]
-pub(crate) struct TestServer {
-    child: std::process::Child,
-    port: u16,
-}
-
-#[cfg(test)]
-impl TestServer {
-    pub(crate) fn start() -> Self {
-        Self::start_on(std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port())
-    }
-
-    fn start_on(port: u16) -> Self {
-        let child = std::process::Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap_or_else(|error| {
-                panic!("cannot start redis-server ({error}): install it (`apt-get install redis-server`)")
-            });
-        let server = Self { child, port };
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "redis-server did not listen on port {port} within 10 s");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        server
-    }
-
-    pub(crate) fn url(&self) -> SecretString {
-        SecretString::from(format!("redis://127.0.0.1:{}/", self.port))
-    }
-}
-
-#[cfg(test)]
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[tokio::test]
     async fn keeps_the_store_contract() {
-        let server = TestServer::start();
-        super::super::check_store_contract(&RedisStore::new(&server.url()).unwrap()).await;
+        let server = test_peers::RedisServer::start();
+        super::super::check_store_contract(&RedisStore::new(&SecretString::from(server.url())).unwrap()).await;
     }
 
     #[tokio::test]
     async fn two_stores_on_one_server_share_state() {
-        let server = TestServer::start();
-        RedisStore::new(&server.url()).unwrap().put("ns", "key", b"value".to_vec()).await.unwrap();
-        let other = RedisStore::new(&server.url()).unwrap();
+        let server = test_peers::RedisServer::start();
+        RedisStore::new(&SecretString::from(server.url())).unwrap().put("ns", "key", b"value".to_vec()).await.unwrap();
+        let other = RedisStore::new(&SecretString::from(server.url())).unwrap();
         assert_eq!(other.get("ns", "key").await.unwrap().as_deref(), Some(&b"value"[..]));
     }
 
     /// The shared connection comes back by itself after the server restarts.
     #[tokio::test]
     async fn reconnects_after_the_server_restarts() {
-        let server = TestServer::start();
-        let (port, url) = (server.port, server.url());
+        let server = test_peers::RedisServer::start();
+        let (port, url) = (server.port(), SecretString::from(server.url()));
         let store = RedisStore::new(&url).unwrap();
         store.put("ns", "before", vec![1]).await.unwrap();
         drop(server);
-        let _server = TestServer::start_on(port);
+        let _server = test_peers::RedisServer::start_on(port);
         store.put("ns", "after", vec![2]).await.unwrap();
         assert_eq!(store.keys("ns", "").await.unwrap(), ["after"], "the new server kept nothing");
     }
