@@ -3,6 +3,7 @@
 //! prompt` would inject, at `skill://{name}/{path in its folder}`.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,8 +22,6 @@ pub const SKILL_FILES_NAME: &str = "skill-files";
 const MAX_FILES: usize = 512;
 /// At most this many bytes of one skill's files, together (the extension's limit).
 const MAX_TOTAL_BYTES: u64 = 16 * 1024 * 1024;
-/// Folders deeper than this inside a skill are not offered.
-const MAX_DEPTH: usize = 4;
 
 /// A skill whose resources are the files of the skills [`crate::inject_into_prompt`]
 /// would inject: `skill://{name}/SKILL.md` (described as the skill is) and every other
@@ -168,31 +167,23 @@ fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
 fn folder_files(dir: &Path) -> Vec<(String, FileSource, u64)> {
     let mut found = Vec::new();
     let mut total = 0;
-    walk(dir, "", 0, &mut found, &mut total);
+    crate::folder::walk_files(dir, &|_| false, &mut |relative, entry| {
+        if found.len() >= MAX_FILES {
+            return ControlFlow::Break(());
+        }
+        let size = entry.metadata().map(|metadata| metadata.len()).unwrap_or(0);
+        if total + size <= MAX_TOTAL_BYTES {
+            total += size;
+            found.push((relative, FileSource::Disk(entry.path()), size));
+        }
+        ControlFlow::Continue(())
+    });
     found
 }
 
-fn walk(dir: &Path, prefix: &str, depth: usize, found: &mut Vec<(String, FileSource, u64)>, total: &mut u64) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(|entry| entry.file_name());
-    for entry in entries {
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
-        let Ok(kind) = entry.file_type() else { continue };
-        if name.starts_with('.') || kind.is_symlink() || found.len() >= MAX_FILES {
-            continue;
-        }
-        let relative = format!("{prefix}{name}");
-        if kind.is_dir() && depth < MAX_DEPTH {
-            walk(&entry.path(), &format!("{relative}/"), depth + 1, found, total);
-        } else if kind.is_file() {
-            let size = entry.metadata().map(|metadata| metadata.len()).unwrap_or(0);
-            if *total + size <= MAX_TOTAL_BYTES {
-                *total += size;
-                found.push((relative, FileSource::Disk(entry.path()), size));
-            }
-        }
-    }
+/// The media type `skill://` gives a file of text.
+fn mime_type(path: &str) -> &'static str {
+    crate::folder::media_type(path).unwrap_or("text/plain")
 }
 
 /// The `SKILL.md` text of the pack skill at `path` (`pack:{pack}/{dir}/SKILL.md`).
@@ -202,17 +193,6 @@ fn pack_text(path: &Path) -> Option<&'static str> {
     let dir = rest.strip_suffix("/SKILL.md")?;
     let pack = PACKS.iter().find(|pack| pack.name == pack_name)?;
     pack.skills.iter().find(|(name, _)| *name == dir).map(|(_, text)| *text)
-}
-
-fn mime_type(path: &str) -> &'static str {
-    match path.rsplit_once('.').map(|(_, extension)| extension) {
-        Some("md") => "text/markdown",
-        Some("json") => "application/json",
-        Some("yaml" | "yml") => "application/yaml",
-        Some("sh") => "text/x-shellscript",
-        Some("py") => "text/x-python",
-        _ => "text/plain",
-    }
 }
 
 #[cfg(test)]

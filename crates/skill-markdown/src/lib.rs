@@ -47,6 +47,7 @@
 mod config;
 mod discover;
 mod files;
+mod folder;
 mod frontmatter;
 mod on_demand;
 mod packs;

@@ -5,7 +5,8 @@
 mod read;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::ops::ControlFlow;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
@@ -13,6 +14,7 @@ use serde_json::{Value, json};
 use skill_core::{Content, Skill, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput};
 
 use self::read::{Folder, Refused, resolved_private_paths};
+use crate::folder::{media_type, walk_files};
 use crate::{LoadedSkill, Origin};
 
 /// The name of the skill, and so the prefix of its tools: `skills__activate`,
@@ -21,8 +23,6 @@ pub const SKILL_TOOLS_NAME: &str = "skills";
 
 /// At most this many of a skill's files are listed when it is activated.
 const MAX_LISTED_FILES: usize = 100;
-/// Folders deeper than this inside a skill are not listed.
-const MAX_LISTED_DEPTH: usize = 4;
 
 /// The compiled skill `skills`: two tools over the markdown skills that are available and
 /// allow model invocation (whatever a prompt's budget left out).
@@ -334,7 +334,7 @@ impl OnDemandTool {
             Err(refused) => return ToolOutput::error(refused.message(name, &path)),
         };
         let size = bytes.len();
-        let mime_type = mime_type(&path);
+        let mime_type = media_type(&path);
         let structured = |binary: bool, mime_type: &str| json!({"name": name, "path": path, "size": size, "binary": binary, "mime_type": mime_type});
         if !bytes.contains(&0)
             && let Ok(text) = std::str::from_utf8(&bytes)
@@ -389,51 +389,17 @@ fn activation_text(name: &str, offered: &Offered, location: Option<&str>, files:
 fn listed_files(folder: &Folder) -> (Vec<String>, usize) {
     let mut files = Vec::new();
     let mut more = 0;
-    walk(folder, folder.real(), "", 0, &mut files, &mut more);
-    (files, more)
-}
-
-fn walk(folder: &Folder, dir: &Path, prefix: &str, depth: usize, files: &mut Vec<String>, more: &mut usize) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(|entry| entry.file_name());
-    for entry in entries {
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
-        let Ok(kind) = entry.file_type() else { continue };
-        let path = entry.path();
-        if name.starts_with('.') || kind.is_symlink() || folder.is_private(&path) {
-            continue;
-        }
-        let relative = format!("{prefix}{name}");
-        if kind.is_dir() && depth < MAX_LISTED_DEPTH {
-            walk(folder, &path, &format!("{relative}/"), depth + 1, files, more);
-        } else if kind.is_file() && relative != "SKILL.md" {
+    walk_files(folder.real(), &|path| folder.is_private(path), &mut |relative, _| {
+        if relative != "SKILL.md" {
             if files.len() < MAX_LISTED_FILES {
                 files.push(relative);
             } else {
-                *more += 1;
+                more += 1;
             }
         }
-    }
-}
-
-/// The media type of a file, by its extension, when it is one a model host knows.
-fn mime_type(path: &str) -> Option<&'static str> {
-    let extension = path.rsplit_once('.').map(|(_, extension)| extension.to_ascii_lowercase())?;
-    Some(match extension.as_str() {
-        "md" => "text/markdown",
-        "json" => "application/json",
-        "yaml" | "yml" => "application/yaml",
-        "sh" => "text/x-shellscript",
-        "py" => "text/x-python",
-        "txt" => "text/plain",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "pdf" => "application/pdf",
-        _ => return None,
-    })
+        ControlFlow::Continue(())
+    });
+    (files, more)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
