@@ -5,13 +5,23 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_yaml_ng::{Mapping, Value};
-use skill_core::{MemorySkill, SecretRef, Skill};
+use skill_core::SecretRef;
 #[cfg(feature = "markdown")]
 use skill_markdown::SkillsConfig;
 
 use crate::HostError;
+
+mod sections;
+#[cfg(feature = "mcp")]
+mod serve;
+mod storage;
+
+pub(crate) use sections::Sections;
+#[cfg(feature = "mcp")]
+pub use serve::{ServeClient, ServeConfig};
+pub(crate) use storage::StorageBackend;
 
 /// The name of the agent that runs with the top level of the config, without overrides.
 const TOP_LEVEL_AGENT: &str = "default";
@@ -429,280 +439,6 @@ fn yaml_error(path: &Path, error: &serde_yaml_ng::Error) -> HostError {
     let (line, column) = (location.line(), location.column());
     let message = message.replacen(&format!(" at line {line} column {column}"), "", 1);
     HostError::InvalidConfig { file, at: Some((line, column)), message }
-}
-
-/// What a config file may hold, and what an agent's overrides may hold. Unknown keys are
-/// errors, so that a typo is reported rather than silently ignored.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Sections {
-    /// Markdown skills.
-    #[cfg(feature = "markdown")]
-    #[serde(default)]
-    pub(crate) skills: SkillsConfig,
-    /// MCP servers.
-    #[cfg(feature = "mcp")]
-    #[serde(default)]
-    pub(crate) mcp: McpConfig,
-    /// A pasted MCP client config's servers (Claude Desktop, Cursor, Claude Code).
-    #[cfg(feature = "mcp")]
-    #[serde(default, rename = "mcpServers", with = "pasted", skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) mcp_servers: BTreeMap<String, skill_mcp::ServerConfig>,
-    /// OpenAPI documents, by skill name.
-    #[cfg(feature = "openapi")]
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) openapi: BTreeMap<String, skill_openapi::OpenApiConfig>,
-    /// The AAuth agent: where it enrolls and how it signs.
-    #[cfg(feature = "aauth")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) aauth: Option<AAuthConfig>,
-    /// Where skills keep state.
-    #[serde(default)]
-    pub(crate) storage: StorageConfig,
-    /// The compiled skills built into the binary.
-    #[serde(default)]
-    pub(crate) compiled: CompiledConfig,
-    /// The gateway, `omniagent mcp serve`.
-    #[cfg(feature = "mcp")]
-    #[serde(default, skip_serializing_if = "ServeConfig::is_empty")]
-    pub(crate) serve: ServeConfig,
-    /// Per-agent overrides of the sections above, selected by agent name.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) agents: BTreeMap<String, Sections>,
-}
-
-/// The `serve:` section: how `omniagent mcp serve --http` listens and whom it serves.
-#[cfg(feature = "mcp")]
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServeConfig {
-    /// The address `--http` listens on when given no value (default `127.0.0.1:8765`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http: Option<String>,
-    /// The names requests may give in `Host` (and browsers in `Origin`); default the
-    /// loopback names.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub allowed_hosts: Vec<String>,
-    /// Who may call over HTTP, by client name; each gets an agent of its own.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub clients: BTreeMap<String, ServeClient>,
-}
-
-#[cfg(feature = "mcp")]
-impl ServeConfig {
-    fn is_empty(&self) -> bool {
-        self.http.is_none() && self.allowed_hosts.is_empty() && self.clients.is_empty()
-    }
-}
-
-/// One client of `serve.clients`.
-#[cfg(feature = "mcp")]
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServeClient {
-    /// The bearer token it sends, as a secret reference.
-    pub token: SecretRef,
-    /// The agent of `agents:` it runs as; default the top level.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-}
-
-/// The `mcp:` section.
-#[cfg(feature = "mcp")]
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct McpConfig {
-    /// Our own server entries, by name.
-    #[serde(default)]
-    pub(crate) servers: BTreeMap<String, skill_mcp::ServerConfig>,
-    /// A pasted MCP client `mcpServers` map.
-    #[serde(default, rename = "mcpServers", with = "pasted", skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) mcp_servers: BTreeMap<String, skill_mcp::ServerConfig>,
-}
-
-#[cfg(feature = "mcp")]
-impl Sections {
-    /// Every configured MCP server by name: `mcp.servers`, then the pasted maps.
-    pub(crate) fn mcp_servers(&self) -> impl Iterator<Item = (&String, &skill_mcp::ServerConfig)> {
-        self.mcp.servers.iter().chain(&self.mcp.mcp_servers).chain(&self.mcp_servers)
-    }
-}
-
-/// Reads a pasted `mcpServers` map leniently (unknown keys are warned about elsewhere)
-/// and writes it back as our own entries.
-#[cfg(feature = "mcp")]
-mod pasted {
-    use std::collections::BTreeMap;
-
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use skill_mcp::{PastedServer, ServerConfig};
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<BTreeMap<String, ServerConfig>, D::Error> {
-        BTreeMap::<String, PastedServer>::deserialize(deserializer)?
-            .into_iter()
-            .map(|(name, pasted)| {
-                let config = ServerConfig::try_from(pasted)
-                    .map_err(|error| serde::de::Error::custom(format!("mcpServers.{name}: {error}")))?;
-                Ok((name, config))
-            })
-            .collect()
-    }
-
-    pub(super) fn serialize<S: Serializer>(
-        servers: &BTreeMap<String, ServerConfig>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        servers.serialize(serializer)
-    }
-}
-
-/// The `aauth:` section.
-#[cfg(feature = "aauth")]
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct AAuthConfig {
-    /// Where `aauth enroll` goes for an agent token (`https://host`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) agent_provider: Option<String>,
-    /// The agent key (a JWK file, 0600); default `$OMNIAGENT_HOME/aauth/agent.jwk`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) key: Option<String>,
-    /// The person server; default: the agent token's `ps` claim.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) person_server: Option<String>,
-    /// An extra trust root (PEM), for a private PKI or tests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) ca_file: Option<String>,
-    /// Allow `http://` servers on 127.0.0.1 and ::1 (local testing).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) allow_http_loopback: bool,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct StorageConfig {
-    #[serde(default)]
-    pub(crate) backend: StorageBackend,
-    /// The Redis server of `backend: redis`, as a secret reference (it may hold a
-    /// password); a `redis://`, `rediss://` or `unix://` URL written as is is a literal.
-    /// `${VAR}` and `${env:VAR}` in its value are expanded from the environment.
-    #[serde(default, deserialize_with = "redis_url", skip_serializing_if = "Option::is_none")]
-    pub(crate) url: Option<SecretRef>,
-}
-
-/// `storage.url`: a Redis URL as written is a literal (its scheme is no secret scheme),
-/// anything else a secret reference. A value that is not a string is refused without
-/// being quoted, as [`SecretRef`] refuses it.
-fn redis_url<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<SecretRef>, D::Error> {
-    struct UrlVisitor;
-
-    impl UrlVisitor {
-        fn not_a_string<E: serde::de::Error>(found: &str) -> E {
-            E::custom(format_args!("expected a Redis URL or a secret reference string, found {found}"))
-        }
-    }
-
-    impl<'de> serde::de::Visitor<'de> for UrlVisitor {
-        type Value = SecretRef;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a Redis URL or a secret reference string")
-        }
-
-        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SecretRef, E> {
-            if ["redis://", "rediss://", "unix://"].iter().any(|scheme| text.starts_with(scheme)) {
-                return Ok(SecretRef::Literal(skill_core::SecretString::from(text)));
-            }
-            text.parse().map_err(E::custom)
-        }
-
-        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<SecretRef, E> {
-            Err(Self::not_a_string("a boolean"))
-        }
-
-        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<SecretRef, E> {
-            Err(Self::not_a_string("a number"))
-        }
-
-        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<SecretRef, E> {
-            Err(Self::not_a_string("a number"))
-        }
-
-        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<SecretRef, E> {
-            Err(Self::not_a_string("a number"))
-        }
-
-        fn visit_unit<E: serde::de::Error>(self) -> Result<SecretRef, E> {
-            Err(Self::not_a_string("nothing"))
-        }
-
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<SecretRef, A::Error> {
-            Err(Self::not_a_string("a list"))
-        }
-
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, _: A) -> Result<SecretRef, A::Error> {
-            Err(Self::not_a_string("a mapping"))
-        }
-    }
-
-    deserializer.deserialize_any(UrlVisitor).map(Some)
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum StorageBackend {
-    /// One SQLite file under `$OMNIAGENT_HOME/state/`, shared by every process.
-    #[default]
-    Sqlite,
-    /// Memory, gone when the process ends.
-    Memory,
-    /// A Redis server (`storage.url`), shared by every host that names it.
-    Redis,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct CompiledConfig {
-    #[serde(default)]
-    pub(crate) memory: CompiledSkillConfig,
-}
-
-impl CompiledConfig {
-    /// Every compiled skill built into this binary, with its settings: the one list of
-    /// them (one field above per entry).
-    pub(crate) fn skills(&self) -> [CompiledSkill<'_>; 1] {
-        [CompiledSkill { name: "memory", settings: &self.memory, build: || Box::new(MemorySkill::new()) }]
-    }
-}
-
-/// A compiled skill, its settings, and how to make one.
-pub(crate) struct CompiledSkill<'a> {
-    pub(crate) name: &'static str,
-    pub(crate) settings: &'a CompiledSkillConfig,
-    pub(crate) build: fn() -> Box<dyn Skill>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct CompiledSkillConfig {
-    /// Whether the skill is registered.
-    #[serde(default = "enabled_by_default")]
-    pub(crate) enabled: bool,
-    /// The skill's secrets: name -> reference.
-    #[serde(default)]
-    pub(crate) secrets: BTreeMap<String, SecretRef>,
-}
-
-impl Default for CompiledSkillConfig {
-    fn default() -> Self {
-        Self { enabled: true, secrets: BTreeMap::new() }
-    }
-}
-
-fn enabled_by_default() -> bool {
-    true
 }
 
 #[cfg(test)]

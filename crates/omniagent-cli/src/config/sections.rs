@@ -1,0 +1,168 @@
+//! The sections of a config file, as they are read and shown.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use skill_core::{MemorySkill, SecretRef, Skill};
+#[cfg(feature = "markdown")]
+use skill_markdown::SkillsConfig;
+
+#[cfg(feature = "mcp")]
+use super::ServeConfig;
+use super::storage::StorageConfig;
+
+/// What a config file may hold, and what an agent's overrides may hold. Unknown keys are
+/// errors, so that a typo is reported rather than silently ignored.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Sections {
+    /// Markdown skills.
+    #[cfg(feature = "markdown")]
+    #[serde(default)]
+    pub(crate) skills: SkillsConfig,
+    /// MCP servers.
+    #[cfg(feature = "mcp")]
+    #[serde(default)]
+    pub(crate) mcp: McpConfig,
+    /// A pasted MCP client config's servers (Claude Desktop, Cursor, Claude Code).
+    #[cfg(feature = "mcp")]
+    #[serde(default, rename = "mcpServers", with = "pasted", skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) mcp_servers: BTreeMap<String, skill_mcp::ServerConfig>,
+    /// OpenAPI documents, by skill name.
+    #[cfg(feature = "openapi")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) openapi: BTreeMap<String, skill_openapi::OpenApiConfig>,
+    /// The AAuth agent: where it enrolls and how it signs.
+    #[cfg(feature = "aauth")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) aauth: Option<AAuthConfig>,
+    /// Where skills keep state.
+    #[serde(default)]
+    pub(crate) storage: StorageConfig,
+    /// The compiled skills built into the binary.
+    #[serde(default)]
+    pub(crate) compiled: CompiledConfig,
+    /// The gateway, `omniagent mcp serve`.
+    #[cfg(feature = "mcp")]
+    #[serde(default, skip_serializing_if = "ServeConfig::is_empty")]
+    pub(crate) serve: ServeConfig,
+    /// Per-agent overrides of the sections above, selected by agent name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) agents: BTreeMap<String, Sections>,
+}
+
+/// The `mcp:` section.
+#[cfg(feature = "mcp")]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct McpConfig {
+    /// Our own server entries, by name.
+    #[serde(default)]
+    pub(crate) servers: BTreeMap<String, skill_mcp::ServerConfig>,
+    /// A pasted MCP client `mcpServers` map.
+    #[serde(default, rename = "mcpServers", with = "pasted", skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) mcp_servers: BTreeMap<String, skill_mcp::ServerConfig>,
+}
+
+#[cfg(feature = "mcp")]
+impl Sections {
+    /// Every configured MCP server by name: `mcp.servers`, then the pasted maps.
+    pub(crate) fn mcp_servers(&self) -> impl Iterator<Item = (&String, &skill_mcp::ServerConfig)> {
+        self.mcp.servers.iter().chain(&self.mcp.mcp_servers).chain(&self.mcp_servers)
+    }
+}
+
+/// Reads a pasted `mcpServers` map leniently (unknown keys are warned about elsewhere)
+/// and writes it back as our own entries.
+#[cfg(feature = "mcp")]
+mod pasted {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use skill_mcp::{PastedServer, ServerConfig};
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<BTreeMap<String, ServerConfig>, D::Error> {
+        BTreeMap::<String, PastedServer>::deserialize(deserializer)?
+            .into_iter()
+            .map(|(name, pasted)| {
+                let config = ServerConfig::try_from(pasted)
+                    .map_err(|error| serde::de::Error::custom(format!("mcpServers.{name}: {error}")))?;
+                Ok((name, config))
+            })
+            .collect()
+    }
+
+    pub(super) fn serialize<S: Serializer>(
+        servers: &BTreeMap<String, ServerConfig>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        servers.serialize(serializer)
+    }
+}
+
+/// The `aauth:` section.
+#[cfg(feature = "aauth")]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AAuthConfig {
+    /// Where `aauth enroll` goes for an agent token (`https://host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) agent_provider: Option<String>,
+    /// The agent key (a JWK file, 0600); default `$OMNIAGENT_HOME/aauth/agent.jwk`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) key: Option<String>,
+    /// The person server; default: the agent token's `ps` claim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) person_server: Option<String>,
+    /// An extra trust root (PEM), for a private PKI or tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ca_file: Option<String>,
+    /// Allow `http://` servers on 127.0.0.1 and ::1 (local testing).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) allow_http_loopback: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CompiledConfig {
+    #[serde(default)]
+    pub(crate) memory: CompiledSkillConfig,
+}
+
+impl CompiledConfig {
+    /// Every compiled skill built into this binary, with its settings: the one list of
+    /// them (one field above per entry).
+    pub(crate) fn skills(&self) -> [CompiledSkill<'_>; 1] {
+        [CompiledSkill { name: "memory", settings: &self.memory, build: || Box::new(MemorySkill::new()) }]
+    }
+}
+
+/// A compiled skill, its settings, and how to make one.
+pub(crate) struct CompiledSkill<'a> {
+    pub(crate) name: &'static str,
+    pub(crate) settings: &'a CompiledSkillConfig,
+    pub(crate) build: fn() -> Box<dyn Skill>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CompiledSkillConfig {
+    /// Whether the skill is registered.
+    #[serde(default = "enabled_by_default")]
+    pub(crate) enabled: bool,
+    /// The skill's secrets: name -> reference.
+    #[serde(default)]
+    pub(crate) secrets: BTreeMap<String, SecretRef>,
+}
+
+impl Default for CompiledSkillConfig {
+    fn default() -> Self {
+        Self { enabled: true, secrets: BTreeMap::new() }
+    }
+}
+
+fn enabled_by_default() -> bool {
+    true
+}
