@@ -25,6 +25,12 @@ use skill_core::ToolError;
 
 use crate::args::Cli;
 
+/// mimalloc, not glibc's allocator: loading GitHub's OpenAPI document (13 MB) on a
+/// worker thread spent a fifth of its time in glibc growing that thread's heap
+/// (`mprotect`) and consolidating freed chunks.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A mistake in how the command was called: exit code 2, as for a [`HostError`] (a
 /// mistake in the config).
 #[derive(Debug)]
