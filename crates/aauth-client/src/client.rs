@@ -30,15 +30,19 @@
 //! takes what another process left for its resource (checked as a new token is), and
 //! every token obtained is written back. One `omniagent` command after another then
 //! presents the auth token the first obtained, and a person who approved once is not
-//! asked again while it lasts.
+//! asked again while it lasts. With Redis instead
+//! ([`state_in_redis`](AAuthClientBuilder::state_in_redis)) the same holds across
+//! machines: replicas with the same key share one enrollment and one approval.
 //!
 //! The `created` of a state-changing request is kept strictly increasing per method,
-//! authority and path within the process, so that a verifier's replay cache never sees the
-//! same tuple twice; a request that would reuse one waits for the next second.
+//! authority and path within the process, and among the processes sharing the folder or
+//! the Redis server, so that a verifier's replay cache never sees the same tuple twice; a
+//! request that would reuse one waits for the next second.
 //!
-//! The token cache files are read and written on tokio's blocking threads, and never
-//! while one of the client's locks is held: a slow disk delays the request that waits for
-//! it, not the runtime, nor the requests that wait for a lock.
+//! The shared state (files, or Redis) is read and written never while one of the
+//! client's locks is held, the files on tokio's blocking threads: a slow disk or server
+//! delays the request that waits for it, not the runtime, nor the requests that wait for
+//! a lock.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -59,8 +63,8 @@ use crate::error::{Step, url_for_errors};
 use crate::interaction::{self, ClarificationBody, PollSchedule, Problem};
 use crate::jwt::TokenKind;
 use crate::metadata::{self, PersonServerMetadata, Role, ServerId};
-use crate::private_file::{self, Purpose};
 use crate::requirement::{AAUTH_REQUIREMENT, Requirement, RequirementError};
+use crate::shared_state::{Files, SharedState};
 use crate::shared_tokens::{self, Owner, ResourceTokens};
 use crate::signing::{SignatureKey, sign_request};
 use crate::tokens::{self, CachedToken, TokenCache};
@@ -80,6 +84,26 @@ const PREFER_WAIT: Duration = Duration::from_secs(45);
 
 type InteractionCallback = Arc<dyn Fn(&Url, &str) + Send + Sync>;
 type ClarificationCallback = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Where a client shares its tokens and `created` with other processes.
+enum StateChoice {
+    /// A token cache folder.
+    Files(PathBuf),
+    /// A Redis server, at this URL.
+    #[cfg(feature = "redis")]
+    Redis(SecretString),
+}
+
+impl fmt::Debug for StateChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StateChoice::Files(dir) => f.debug_tuple("Files").field(dir).finish(),
+            // The URL may hold a password.
+            #[cfg(feature = "redis")]
+            StateChoice::Redis(_) => f.write_str("Redis"),
+        }
+    }
+}
 
 /// Who the agent is, as its agent token says; no token inside.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,7 +135,7 @@ pub struct AAuthClientBuilder {
     person_server: Option<Url>,
     ca_file: Option<PathBuf>,
     allow_http_loopback: bool,
-    agent_token_cache_dir: Option<PathBuf>,
+    state: Option<StateChoice>,
     exchange_timeout: Duration,
     on_interaction: Option<InteractionCallback>,
     on_clarification: Option<ClarificationCallback>,
@@ -128,7 +152,7 @@ impl AAuthClient {
             person_server: None,
             ca_file: None,
             allow_http_loopback: false,
-            agent_token_cache_dir: None,
+            state: None,
             exchange_timeout: exchange::DEFAULT_EXCHANGE_TIMEOUT,
             on_interaction: None,
             on_clarification: None,
@@ -180,7 +204,7 @@ impl AAuthClient {
     /// the client accepts.
     pub fn resource_token_cache_file(&self, url: &Url) -> Option<PathBuf> {
         let inner = &self.inner;
-        let dir = inner.token_cache_dir.as_deref()?;
+        let dir = inner.shared.as_deref()?.folder()?;
         let resource = ServerId::of(Role::Resource, url, inner.allow_http_loopback).ok()?;
         Some(shared_tokens::cache_file(dir, &inner.agent_provider, &inner.key, &resource))
     }
@@ -195,7 +219,7 @@ impl fmt::Debug for AAuthClient {
             .field("person_server", &inner.person_server.as_ref().map(ServerId::as_str))
             .field("allow_http_loopback", &inner.allow_http_loopback)
             .field("agent_token_cache", &inner.agent_token_cache)
-            .field("token_cache_dir", &inner.token_cache_dir)
+            .field("shared_state", &inner.shared.as_ref().map(|shared| shared.describe()))
             .field("exchange_timeout", &inner.exchange_timeout)
             .field("on_interaction", &inner.on_interaction.is_some())
             .field("on_clarification", &inner.on_clarification.is_some())
@@ -243,8 +267,30 @@ impl AAuthClientBuilder {
     /// used (corrupt, readable by others, another agent's, expired) counts as none and is
     /// replaced by the next token obtained. A person or auth token that cannot be written
     /// is still used by this client (with a warning).
+    ///
+    /// Replaces [`state_in_redis`](Self::state_in_redis), if it was called.
     pub fn agent_token_cache_dir(mut self, dir: PathBuf) -> Self {
-        self.agent_token_cache_dir = Some(dir);
+        self.state = Some(StateChoice::Files(dir));
+        self
+    }
+
+    /// Keeps the tokens and the `created` of signatures in the Redis server at `url`
+    /// (`redis://[user:password@]host[:port][/db]`) instead of a token cache folder, so that
+    /// replicas on several machines with the same key and agent provider share them: one
+    /// enrollment, one person approval, and strictly increasing `created` across them (no
+    /// replay). The keys are `omniagent:aauth:agent-token-<16 hex digits>`,
+    /// `omniagent:aauth:resource-tokens-<16 hex digits>` (the names of the folder's files,
+    /// holding the same text, read back with the same checks, and expiring with their
+    /// last token) and `omniagent:aauth:created-<16 hex digits>-<second>` (each claimed
+    /// atomically with `SET NX EX 120`).
+    ///
+    /// The server is reached on first use. While it cannot be reached, requests fail with
+    /// [`Error::RedisState`]: they are not signed on this process's clock alone, which
+    /// another replica might share. The URL appears in no error, log or `Debug` output.
+    /// Replaces [`agent_token_cache_dir`](Self::agent_token_cache_dir), if it was called.
+    #[cfg(feature = "redis")]
+    pub fn state_in_redis(mut self, url: SecretString) -> Self {
+        self.state = Some(StateChoice::Redis(url));
         self
     }
 
@@ -309,8 +355,16 @@ impl AAuthClientBuilder {
             http = http.tls_certs_merge(certificates);
         }
         let http = http.build().map_err(|source| Error::HttpClient { source })?;
-        let agent_token_cache =
-            self.agent_token_cache_dir.as_ref().map(|dir| enroll::cache_file(dir, &agent_provider, &self.key));
+        let agent_token_cache = match &self.state {
+            Some(StateChoice::Files(dir)) => Some(enroll::cache_file(dir, &agent_provider, &self.key)),
+            _ => None,
+        };
+        let shared: Option<Box<dyn SharedState>> = match self.state {
+            Some(StateChoice::Files(dir)) => Some(Box::new(Files::new(dir))),
+            #[cfg(feature = "redis")]
+            Some(StateChoice::Redis(url)) => Some(Box::new(crate::redis_state::RedisState::new(&url)?)),
+            None => None,
+        };
         Ok(AAuthClient {
             inner: Arc::new(Inner {
                 key: self.key,
@@ -320,7 +374,7 @@ impl AAuthClientBuilder {
                 http,
                 exchange_timeout: self.exchange_timeout,
                 agent_token_cache,
-                token_cache_dir: self.agent_token_cache_dir,
+                shared,
                 on_interaction: self.on_interaction,
                 on_clarification: self.on_clarification,
                 max_rounds: self.max_requirement_rounds,
@@ -341,7 +395,7 @@ impl fmt::Debug for AAuthClientBuilder {
             .field("person_server", &self.person_server.as_ref().map(Url::as_str))
             .field("ca_file", &self.ca_file)
             .field("allow_http_loopback", &self.allow_http_loopback)
-            .field("agent_token_cache_dir", &self.agent_token_cache_dir)
+            .field("state", &self.state)
             .field("exchange_timeout", &self.exchange_timeout)
             .field("on_interaction", &self.on_interaction.is_some())
             .field("on_clarification", &self.on_clarification.is_some())
@@ -381,10 +435,11 @@ struct Inner {
     http: reqwest::Client,
     /// The bound on each of the client's own exchanges.
     exchange_timeout: Duration,
-    /// The agent token cache file of this provider and key.
+    /// The agent token cache file of this provider and key, with a token cache folder.
     agent_token_cache: Option<PathBuf>,
-    /// The token cache folder, where the person and auth tokens of each resource are shared.
-    token_cache_dir: Option<PathBuf>,
+    /// Where the tokens and `created` are shared with other processes: the token cache
+    /// folder, or Redis.
+    shared: Option<Box<dyn SharedState>>,
     on_interaction: Option<InteractionCallback>,
     on_clarification: Option<ClarificationCallback>,
     max_rounds: usize,
@@ -455,7 +510,7 @@ impl Inner {
             if let Some(capabilities) = self.capabilities_header() {
                 attempt.headers_mut().insert(AAUTH_CAPABILITIES, capabilities);
             }
-            let created = created::created_for(&self.key, &attempt, self.token_cache_dir.as_deref()).await;
+            let created = created::created_for(&self.key, &attempt, self.shared.as_deref()).await?;
             sign_request(&self.key, &mut attempt, &SignatureKey::Jwt(presented.token.clone()), created)?;
             let response = channel.send(attempt, Step::Request).await?;
             let status = response.status().as_u16();
@@ -509,7 +564,7 @@ impl Inner {
     async fn best_token(&self, url: &Url) -> Result<Presented, Error> {
         let now = now();
         let resource = url.origin().ascii_serialization();
-        if self.token_cache_dir.is_some()
+        if self.shared.is_some()
             && self.tokens.get(&resource, TokenKind::Auth, now).is_none()
             && let Ok(resource_id) = ServerId::of(Role::Resource, url, self.allow_http_loopback)
             && let Some(person_server) = self.known_person_server().await?
@@ -621,7 +676,7 @@ impl Inner {
             }
             tokio::time::sleep(schedule.delay()).await;
             let mut poll = Request::new(Method::GET, location.clone());
-            let created = created::created_for(&self.key, &poll, self.token_cache_dir.as_deref()).await;
+            let created = created::created_for(&self.key, &poll, self.shared.as_deref()).await?;
             sign_request(&self.key, &mut poll, &SignatureKey::Jwt(token.clone()), created)?;
             let response = channel.send(poll, Step::Poll).await?;
             match response.status().as_u16() {
@@ -665,7 +720,7 @@ impl Inner {
         let mut request = Request::new(Method::POST, location.clone());
         request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         *request.body_mut() = Some(body.to_string().into());
-        let created = created::created_for(&self.key, &request, self.token_cache_dir.as_deref()).await;
+        let created = created::created_for(&self.key, &request, self.shared.as_deref()).await?;
         sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), created)?;
         let response = channel.send(request, Step::Clarification).await?;
         if !response.status().is_success() {
@@ -678,7 +733,13 @@ impl Inner {
     /// lets it: the error the caller gets is the reason for withdrawing, not this.
     async fn withdraw(&self, channel: &mut Channel<'_>, location: &Url, token: &SecretString) {
         let mut request = Request::new(Method::DELETE, location.clone());
-        let created = created::created_for(&self.key, &request, self.token_cache_dir.as_deref()).await;
+        let created = match created::created_for(&self.key, &request, self.shared.as_deref()).await {
+            Ok(created) => created,
+            Err(error) => {
+                tracing::debug!(pending = %url_for_errors(location), %error, "the pending request cannot be withdrawn");
+                return;
+            }
+        };
         if sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), created).is_ok()
             && let Err(error) = channel.send(request, Step::Poll).await
         {
@@ -696,8 +757,8 @@ impl Inner {
         }
         // Another process may have enrolled or refreshed meanwhile. The file is read before
         // the lock is taken again, so that no request waits for another's file work.
-        let cached = match &self.agent_token_cache {
-            Some(path) => self.load_agent_token(path).await?,
+        let cached = match &self.shared {
+            Some(shared) => shared.agent_token(&self.agent_provider, &self.key).await?,
             None => None,
         };
         let mut current = self.agent.lock().await;
@@ -739,7 +800,7 @@ impl Inner {
             self.person_server.as_ref(),
             enrollment,
             now,
-            self.token_cache_dir.as_deref(),
+            self.shared.as_deref(),
         )
         .await?;
         tracing::debug!(agent_id = %token.agent_id, ?enrollment, "agent token obtained");
@@ -757,8 +818,8 @@ impl Inner {
     ) -> Result<AgentToken, Error> {
         let previous = current.replace(token.clone());
         drop(current);
-        let Some(path) = &self.agent_token_cache else { return Ok(token) };
-        if let Err(error) = self.store_agent_token(path, &token).await {
+        let Some(shared) = &self.shared else { return Ok(token) };
+        if let Err(error) = shared.keep_agent_token(&self.agent_provider, &self.key, &token).await {
             let mut current = self.agent.lock().await;
             if current.as_ref().is_some_and(|held| held.token.expose_secret() == token.token.expose_secret()) {
                 *current = previous;
@@ -766,22 +827,6 @@ impl Inner {
             return Err(error);
         }
         Ok(token)
-    }
-
-    /// The agent token cached at `path` for this provider and key, read off the runtime.
-    async fn load_agent_token(&self, path: &Path) -> Result<Option<AgentToken>, Error> {
-        let (file, provider, key) = (path.to_owned(), self.agent_provider.clone(), self.key.clone());
-        private_file::off_runtime(Purpose::TokenCache, path, move || enroll::load_cached(&file, &provider, &key)).await
-    }
-
-    /// Writes `token` to the agent token cache file at `path`, off the runtime.
-    async fn store_agent_token(&self, path: &Path, token: &AgentToken) -> Result<(), Error> {
-        let (file, provider, key, token) =
-            (path.to_owned(), self.agent_provider.clone(), self.key.clone(), token.clone());
-        private_file::off_runtime(Purpose::TokenCache, path, move || {
-            enroll::store_cached(&file, &provider, &key, &token)
-        })
-        .await
     }
 
     fn identity(&self, token: &AgentToken) -> AgentIdentity {
@@ -896,8 +941,8 @@ impl Inner {
         if let Some(agent) = self.agent.lock().await.as_ref() {
             return Ok(person_server(agent));
         }
-        let Some(path) = &self.agent_token_cache else { return Ok(None) };
-        let cached = self.load_agent_token(path).await?;
+        let Some(shared) = &self.shared else { return Ok(None) };
+        let cached = shared.agent_token(&self.agent_provider, &self.key).await?;
         let mut current = self.agent.lock().await;
         if current.is_none() {
             *current = cached;
@@ -905,60 +950,34 @@ impl Inner {
         Ok(current.as_ref().and_then(person_server))
     }
 
-    /// Runs `work` on the token cache file of `resource` in `dir` and the owner of its
-    /// tokens, off the runtime.
-    async fn with_resource_file<T: Send + 'static>(
-        &self,
-        dir: &Path,
-        resource: &ServerId,
-        person_server: &ServerId,
-        work: impl FnOnce(&Path, Owner<'_>) -> Result<T, Error> + Send + 'static,
-    ) -> Result<T, Error> {
-        let path = shared_tokens::cache_file(dir, &self.agent_provider, &self.key, resource);
-        let file = path.clone();
-        let (provider, key) = (self.agent_provider.clone(), self.key.clone());
-        let (resource, person_server) = (resource.clone(), person_server.clone());
-        private_file::off_runtime(Purpose::TokenCache, &path, move || {
-            work(&file, Owner { provider: &provider, key: &key, resource: &resource, person_server: &person_server })
-        })
-        .await
+    /// The owner of the tokens of `resource` from `person_server`: this agent.
+    fn owner<'a>(&'a self, resource: &'a ServerId, person_server: &'a ServerId) -> Owner<'a> {
+        Owner { provider: &self.agent_provider, key: &self.key, resource, person_server }
     }
 
-    /// The fresh, checked person and auth tokens the token cache holds for `resource` from
-    /// `person_server`; none without a cache folder.
+    /// The fresh, checked person and auth tokens the shared state holds for `resource`
+    /// from `person_server`; none without shared state.
     async fn shared_tokens(
         &self,
         resource: &ServerId,
         person_server: &ServerId,
         now: u64,
     ) -> Result<ResourceTokens, Error> {
-        let Some(dir) = &self.token_cache_dir else { return Ok(ResourceTokens::default()) };
-        self.with_resource_file(dir, resource, person_server, move |path, owner| shared_tokens::load(path, owner, now))
-            .await
+        let Some(shared) = &self.shared else { return Ok(ResourceTokens::default()) };
+        shared.resource_tokens(self.owner(resource, person_server), now).await
     }
 
-    /// Writes the tokens this client holds for `resource` to the token cache, keeping a
+    /// Writes the tokens this client holds for `resource` to the shared state, keeping a
     /// token of the other kind that another process left there when this client holds
     /// none. A failure is logged: the token obtained is still used.
     async fn share_tokens(&self, resource: &ServerId, person_server: &ServerId) {
-        let Some(dir) = &self.token_cache_dir else { return };
+        let Some(shared) = &self.shared else { return };
         let now = now();
         let held = ResourceTokens {
             person: self.tokens.get(resource.as_str(), TokenKind::Person, now),
             auth: self.tokens.get(resource.as_str(), TokenKind::Auth, now),
         };
-        let written = self
-            .with_resource_file(dir, resource, person_server, move |path, owner| {
-                let merged = if held.person.is_some() && held.auth.is_some() {
-                    held
-                } else {
-                    let on_disk = shared_tokens::load(path, owner, now)?;
-                    ResourceTokens { person: held.person.or(on_disk.person), auth: held.auth.or(on_disk.auth) }
-                };
-                shared_tokens::store(path, owner, &merged)
-            })
-            .await;
-        if let Err(error) = written {
+        if let Err(error) = shared.keep_resource_tokens(self.owner(resource, person_server), held, now).await {
             tracing::warn!(%error, "the person and auth tokens were not written to the token cache");
         }
     }
@@ -991,7 +1010,7 @@ impl Inner {
             *request.body_mut() = Some(body.into());
             // The exchange is bounded; the polling of a deferred answer is not.
             *request.timeout_mut() = Some(timeout);
-            let created = created::created_for(&self.key, &request, self.token_cache_dir.as_deref()).await;
+            let created = created::created_for(&self.key, &request, self.shared.as_deref()).await?;
             sign_request(&self.key, &mut request, &SignatureKey::Jwt(agent.token.clone()), created)?;
             let mut channel = Channel::Direct(&self.http);
             let mut response = channel.send(request, step).await?;

@@ -140,7 +140,10 @@ mod jwt;
 mod key;
 mod metadata;
 mod private_file;
+#[cfg(feature = "redis")]
+mod redis_state;
 mod requirement;
+mod shared_state;
 mod shared_tokens;
 mod signing;
 mod tokens;
