@@ -31,7 +31,7 @@
 //! every token obtained is written back. One `omniagent` command after another then
 //! presents the auth token the first obtained, and a person who approved once is not
 //! asked again while it lasts. With Redis instead
-//! ([`state_in_redis`](AAuthClientBuilder::state_in_redis)) the same holds across
+//! (`state_in_redis`, feature `redis`) the same holds across
 //! machines: replicas with the same key share one enrollment and one approval.
 //!
 //! The `created` of a state-changing request is kept strictly increasing per method,
@@ -268,7 +268,7 @@ impl AAuthClientBuilder {
     /// replaced by the next token obtained. A person or auth token that cannot be written
     /// is still used by this client (with a warning).
     ///
-    /// Replaces [`state_in_redis`](Self::state_in_redis), if it was called.
+    /// Replaces `state_in_redis` (feature `redis`), if it was called.
     pub fn agent_token_cache_dir(mut self, dir: PathBuf) -> Self {
         self.state = Some(StateChoice::Files(dir));
         self
