@@ -441,3 +441,25 @@ fn redis_keys(redis: &test_peers::RedisServer) -> Vec<String> {
         })
         .collect()
 }
+
+/// With `storage.backend: redis` and the server down, an AAuth command fails saying the
+/// shared state cannot be reached, and neither the URL nor its password shows, at any
+/// verbosity.
+#[test]
+fn with_redis_down_aauth_commands_fail_without_showing_the_url() {
+    let (_runtime, harness) = start_harness();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("redis://:hunter2@127.0.0.1:{closed}/");
+    let home = Home::new().with_config(&format!(
+        "compiled: {{memory: {{enabled: false}}}}\nstorage: {{backend: redis, url: env:TEST_REDIS_URL}}\n\
+         aauth:\n  agent_provider: {}\n  allow_http_loopback: true\n",
+        harness.ap
+    ));
+    let mut whoami = home.omniagent(&["-vv", "aauth", "whoami"]);
+    whoami.env("TEST_REDIS_URL", &url);
+    let (code, stdout, stderr) = run(whoami);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stderr.contains("AAuth state in Redis: cannot read the agent token: cannot connect"), "{stderr}");
+    assert!(!format!("{stdout}{stderr}").contains("hunter2"), "{stderr}");
+    assert_eq!(harness.count("ap.bootstrap"), 0);
+}
