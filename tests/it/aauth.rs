@@ -347,7 +347,8 @@ fn replicas_sharing_redis_sign_no_replay_and_ask_the_person_once() {
     let homes = [replica_home(), replica_home()];
     let replicas: Vec<_> = homes.iter().map(|home| crate::gateway::HttpGateway::start(home, &[], &[])).collect();
 
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/python_alternate.py");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/python_alternate.py");
     let mut client = std::process::Command::new(test_peers::mcp_python_or_panic())
         .arg(script)
         .arg("legacy")
@@ -397,7 +398,11 @@ fn replicas_sharing_redis_sign_no_replay_and_ask_the_person_once() {
     for (index, answer) in answers.iter().enumerate() {
         assert_eq!(answer["replica"], index % 2, "{answer}");
         let result = &answer["structuredContent"];
-        assert_eq!((result["method"].as_str(), result["scope"].as_str()), (Some("POST"), Some("data.read")), "{answer}");
+        assert_eq!(
+            (result["method"].as_str(), result["scope"].as_str()),
+            (Some("POST"), Some("data.read")),
+            "{answer}"
+        );
     }
     assert_eq!(out["logs"].as_array().unwrap().len(), 1, "the person was asked once: {out}");
     for (step, count) in [
@@ -410,11 +415,17 @@ fn replicas_sharing_redis_sign_no_replay_and_ask_the_person_once() {
     ] {
         assert_eq!(harness.count(step), count, "{step}: {:?}", harness.counts());
     }
-    assert_eq!(harness.counts().keys().filter(|step| step.starts_with("rejected:")).count(), 0, "{:?}", harness.counts());
+    assert_eq!(
+        harness.counts().keys().filter(|step| step.starts_with("rejected:")).count(),
+        0,
+        "{:?}",
+        harness.counts()
+    );
     // The tokens are in Redis, not in the replicas' folders (which hold nothing of AAuth).
     for home in &homes {
         let aauth = home.path().join("aauth");
-        let entries: Vec<_> = std::fs::read_dir(&aauth).map(|dir| dir.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        let entries: Vec<_> =
+            std::fs::read_dir(&aauth).map(|dir| dir.flatten().map(|e| e.path()).collect()).unwrap_or_default();
         assert!(entries.is_empty(), "{entries:?}");
     }
     let redis_keys = redis_keys(&redis);

@@ -108,7 +108,10 @@ impl RedisState {
         let connection = self.connection(action).await?;
         match command(connection.clone()).await {
             Err(error) if error.is_connection_dropped() || error.is_io_error() => {
-                tracing::debug!("AAuth state in Redis: connection lost ({}), retrying once", self.error(action, &error));
+                tracing::debug!(
+                    "AAuth state in Redis: connection lost ({}), retrying once",
+                    self.error(action, &error)
+                );
                 command(connection).await.map_err(|error| self.error(action, error))
             }
             outcome => outcome.map_err(|error| self.error(action, error)),
@@ -191,7 +194,14 @@ impl SharedState for RedisState {
             .run("claim a signature time", |mut connection| {
                 let key = key.clone();
                 async move {
-                    redis::cmd("SET").arg(key).arg("").arg("NX").arg("EX").arg(CREATED_TTL).query_async(&mut connection).await
+                    redis::cmd("SET")
+                        .arg(key)
+                        .arg("")
+                        .arg("NX")
+                        .arg("EX")
+                        .arg(CREATED_TTL)
+                        .query_async(&mut connection)
+                        .await
                 }
             })
             .await?;
@@ -272,7 +282,8 @@ mod tests {
         let server = test_peers::RedisServer::start();
         let (first, second) = (state(&server), state(&server));
         let provider = id(Role::AgentProvider, "https://ap.example");
-        let (resource, person_server) = (id(Role::Resource, "https://r.example"), id(Role::PersonServer, "https://ps.example"));
+        let (resource, person_server) =
+            (id(Role::Resource, "https://r.example"), id(Role::PersonServer, "https://ps.example"));
         let key = AgentKey::generate();
         let owner = Owner { provider: &provider, key: &key, resource: &resource, person_server: &person_server };
         let now = now();
@@ -291,7 +302,10 @@ mod tests {
             .await
             .unwrap();
         let auth = token(TokenKind::Auth, &key, now + 1800);
-        second.keep_resource_tokens(owner, ResourceTokens { person: None, auth: Some(auth.clone()) }, now).await.unwrap();
+        second
+            .keep_resource_tokens(owner, ResourceTokens { person: None, auth: Some(auth.clone()) }, now)
+            .await
+            .unwrap();
         let read = first.resource_tokens(owner, now).await.unwrap();
         let secret = |token: Option<&CachedToken>| token.map(|token| token.token.expose_secret().to_owned());
         assert_eq!(secret(read.person.as_ref()), secret(Some(&person)), "the person token was kept");

@@ -285,8 +285,15 @@ impl<'a> Signer<'a> {
     fn sign(&self, skill: skill_openapi::OpenApiSkill) -> Result<skill_openapi::OpenApiSkill, String> {
         let client = self.client.get_or_init(|| {
             let overrides = AAuthOverrides::default();
-            build_aauth_client(self.config, self.home, overrides, self.on_interaction.clone(), self.key_use, &self.state)
-                .map_err(|error| error.to_string())
+            build_aauth_client(
+                self.config,
+                self.home,
+                overrides,
+                self.on_interaction.clone(),
+                self.key_use,
+                &self.state,
+            )
+            .map_err(|error| error.to_string())
         });
         client.as_ref().map(|client| skill.with_client(client.http_client())).map_err(Clone::clone)
     }
