@@ -123,12 +123,7 @@ impl Inner {
 
     /// The person server for a requirement from `url`: the configured one, else the agent
     /// token's `ps`.
-    fn person_server_for(
-        &self,
-        agent: &AgentToken,
-        url: &Url,
-        requirement: &'static str,
-    ) -> Result<ServerId, Error> {
+    fn person_server_for(&self, agent: &AgentToken, url: &Url, requirement: &'static str) -> Result<ServerId, Error> {
         if let Some(configured) = &self.person_server {
             return Ok(configured.clone());
         }
