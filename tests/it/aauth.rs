@@ -316,3 +316,161 @@ fn through_the_gateway_the_interaction_reaches_the_calling_client() {
     let printed = seen.lines().filter(|line| !line.starts_with("LOG ")).any(|line| line.contains("action needed"));
     assert!(!printed, "the gateway printed the interaction itself:\n{seen}");
 }
+
+/// Issue 15, "Must show": two `omniagent mcp serve --http` replicas (each its own
+/// `OMNIAGENT_HOME`, one agent key, one `redis-server`), and the Python SDK's calls of the
+/// signed OpenAPI tool alternating between them, back to back to one resource path. The
+/// replicas share their AAuth state in Redis: one enrollment, one person approval, and
+/// `created` strictly increasing across them, so the harness's replay cache refuses none.
+#[test]
+fn replicas_sharing_redis_sign_no_replay_and_ask_the_person_once() {
+    const CALLS: usize = 24;
+    let (runtime, harness) = start_harness();
+    harness.set(|scenario| scenario.consent = aauth_harness::Consent::Interaction);
+    let redis = test_peers::RedisServer::start();
+    let keys = tempfile::tempdir().unwrap();
+    let key = keys.path().join("aauth/agent.jwk");
+    aauth_client::AgentKey::load_or_generate(&key).unwrap();
+    let replica_home = || {
+        let home = Home::new();
+        home.write("data.json", DATA_DOCUMENT);
+        home.with_config(&format!(
+            "compiled: {{memory: {{enabled: false}}}}\nstorage: {{backend: redis, url: '{}'}}\n\
+             aauth:\n  agent_provider: {}\n  allow_http_loopback: true\n  key: '{}'\n\
+             openapi:\n  data: {{spec: data.json, base_url: '{}', aauth: true}}\n",
+            redis.url(),
+            harness.ap,
+            key.display(),
+            harness.resource
+        ))
+    };
+    let homes = [replica_home(), replica_home()];
+    let replicas: Vec<_> = homes.iter().map(|home| crate::gateway::HttpGateway::start(home, &[], &[])).collect();
+
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/python_alternate.py");
+    let mut client = std::process::Command::new(test_peers::mcp_python_or_panic())
+        .arg(script)
+        .arg("legacy")
+        .args(replicas.iter().map(crate::gateway::HttpGateway::url))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let calls: Vec<_> = (0..CALLS).map(|_| serde_json::json!(["data__query", {"body": {"query": "all"}}])).collect();
+    let plan = serde_json::json!({"calls": calls});
+    std::io::Write::write_all(&mut client.stdin.take().unwrap(), plan.to_string().as_bytes()).unwrap();
+
+    // The first call, on the first replica, waits for the person.
+    let mut stderr = std::io::BufReader::new(client.stderr.take().unwrap());
+    let mut seen = String::new();
+    let log = loop {
+        let mut line = String::new();
+        assert_ne!(std::io::BufRead::read_line(&mut stderr, &mut line).unwrap(), 0, "no log message:\n{seen}");
+        seen.push_str(&line);
+        if let Some(log) = line.strip_prefix("LOG ") {
+            break serde_json::from_str::<serde_json::Value>(log).unwrap();
+        }
+    };
+    let page = url::Url::parse(log["url"].as_str().unwrap()).unwrap();
+    let code = page.query_pairs().find(|(name, _)| name == "code").map(|(_, code)| code.into_owned()).unwrap();
+    runtime.block_on(harness.wait_for_ps_polls(1));
+    approve(&page, &code);
+
+    // Nobody is asked again: a second request for the person would wait for ever.
+    loop {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() == 0 {
+            break;
+        }
+        seen.push_str(&line);
+        if line.starts_with("LOG ") {
+            let _ = client.kill();
+            panic!("the person was asked again:\n{seen}");
+        }
+    }
+    let output = client.wait_with_output().unwrap();
+    assert!(output.status.success(), "{seen}");
+    let out = json(&String::from_utf8(output.stdout).unwrap());
+    let answers = out["calls"].as_array().unwrap();
+    assert_eq!(answers.len(), CALLS);
+    for (index, answer) in answers.iter().enumerate() {
+        assert_eq!(answer["replica"], index % 2, "{answer}");
+        let result = &answer["structuredContent"];
+        assert_eq!(
+            (result["method"].as_str(), result["scope"].as_str()),
+            (Some("POST"), Some("data.read")),
+            "{answer}"
+        );
+    }
+    assert_eq!(out["logs"].as_array().unwrap().len(), 1, "the person was asked once: {out}");
+    for (step, count) in [
+        ("ap.bootstrap", 1),
+        ("ps.person_token", 1),
+        ("ps.auth_token", 1),
+        ("ps.interaction_decision", 1),
+        ("resource.auth_token", CALLS),
+        ("rejected:replay", 0),
+    ] {
+        assert_eq!(harness.count(step), count, "{step}: {:?}", harness.counts());
+    }
+    assert_eq!(
+        harness.counts().keys().filter(|step| step.starts_with("rejected:")).count(),
+        0,
+        "{:?}",
+        harness.counts()
+    );
+    // The tokens are in Redis, not in the replicas' folders (which hold nothing of AAuth).
+    for home in &homes {
+        let aauth = home.path().join("aauth");
+        let entries: Vec<_> =
+            std::fs::read_dir(&aauth).map(|dir| dir.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        assert!(entries.is_empty(), "{entries:?}");
+    }
+    let redis_keys = redis_keys(&redis);
+    assert!(redis_keys.iter().any(|key| key.starts_with("omniagent:aauth:agent-token-")), "{redis_keys:?}");
+    assert!(redis_keys.iter().any(|key| key.starts_with("omniagent:aauth:resource-tokens-")), "{redis_keys:?}");
+    assert!(harness.issued_tokens().iter().all(|token| !seen.contains(token.as_str())), "a token leaked");
+}
+
+/// Every key in `redis` (`KEYS *`, in RESP by hand).
+fn redis_keys(redis: &test_peers::RedisServer) -> Vec<String> {
+    use std::io::{BufRead as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", redis.port())).unwrap();
+    stream.write_all(b"*2\r\n$4\r\nKEYS\r\n$1\r\n*\r\n").unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let count: usize = line.trim().strip_prefix('*').unwrap().parse().unwrap();
+    (0..count)
+        .map(|_| {
+            let (mut length, mut key) = (String::new(), String::new());
+            reader.read_line(&mut length).unwrap();
+            reader.read_line(&mut key).unwrap();
+            key.trim_end().to_owned()
+        })
+        .collect()
+}
+
+/// With `storage.backend: redis` and the server down, an AAuth command fails saying the
+/// shared state cannot be reached, and neither the URL nor its password shows, at any
+/// verbosity.
+#[test]
+fn with_redis_down_aauth_commands_fail_without_showing_the_url() {
+    let (_runtime, harness) = start_harness();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("redis://:hunter2@127.0.0.1:{closed}/");
+    let home = Home::new().with_config(&format!(
+        "compiled: {{memory: {{enabled: false}}}}\nstorage: {{backend: redis, url: env:TEST_REDIS_URL}}\n\
+         aauth:\n  agent_provider: {}\n  allow_http_loopback: true\n",
+        harness.ap
+    ));
+    let mut whoami = home.omniagent(&["-vv", "aauth", "whoami"]);
+    whoami.env("TEST_REDIS_URL", &url);
+    let (code, stdout, stderr) = run(whoami);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stderr.contains("AAuth state in Redis: cannot read the agent token: cannot connect"), "{stderr}");
+    assert!(!format!("{stdout}{stderr}").contains("hunter2"), "{stderr}");
+    assert_eq!(harness.count("ap.bootstrap"), 0);
+}

@@ -30,56 +30,69 @@
 //! takes what another process left for its resource (checked as a new token is), and
 //! every token obtained is written back. One `omniagent` command after another then
 //! presents the auth token the first obtained, and a person who approved once is not
-//! asked again while it lasts.
+//! asked again while it lasts. With Redis instead
+//! (`state_in_redis`, feature `redis`) the same holds across
+//! machines: replicas with the same key share one enrollment and one approval.
 //!
 //! The `created` of a state-changing request is kept strictly increasing per method,
-//! authority and path within the process, so that a verifier's replay cache never sees the
-//! same tuple twice; a request that would reuse one waits for the next second.
+//! authority and path within the process, and among the processes sharing the folder or
+//! the Redis server, so that a verifier's replay cache never sees the same tuple twice; a
+//! request that would reuse one waits for the next second.
 //!
-//! The token cache files are read and written on tokio's blocking threads, and never
-//! while one of the client's locks is held: a slow disk delays the request that waits for
-//! it, not the runtime, nor the requests that wait for a lock.
+//! The shared state (files, or Redis) is read and written never while one of the
+//! client's locks is held, the files on tokio's blocking threads: a slow disk or server
+//! delays the request that waits for it, not the runtime, nor the requests that wait for
+//! a lock.
 
 use std::collections::HashMap;
 use std::fmt;
-use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
-use reqwest::{Method, Request, Response, StatusCode};
+use reqwest::{Request, Response};
 use reqwest_middleware::{ClientWithMiddleware, Middleware, Next};
-use skill_core::{ExposeSecret as _, SecretString};
+use skill_core::SecretString;
 use url::Url;
 
 use crate::enroll::{self, AgentToken, Enrollment};
-use crate::error::{Step, url_for_errors};
-use crate::interaction::{self, ClarificationBody, PollSchedule, Problem};
-use crate::jwt::TokenKind;
-use crate::metadata::{self, PersonServerMetadata, Role, ServerId};
-use crate::private_file::{self, Purpose};
-use crate::requirement::{AAUTH_REQUIREMENT, Requirement, RequirementError};
-use crate::shared_tokens::{self, Owner, ResourceTokens};
-use crate::signing::{SignatureKey, sign_request};
-use crate::tokens::{self, CachedToken, TokenCache};
-use crate::{AgentKey, Error, created, exchange};
+use crate::metadata::{PersonServerMetadata, Role, ServerId};
+use crate::shared_state::{Files, SharedState};
+use crate::shared_tokens;
+use crate::tokens::TokenCache;
+use crate::{AgentKey, Error, exchange};
 
-/// The request header an agent declares what it can handle in (protocol draft,
-/// "AAuth-Capabilities Request Header").
-const AAUTH_CAPABILITIES: HeaderName = HeaderName::from_static("aauth-capabilities");
-/// The response header naming a signature failure (Signature-Key draft).
-const SIGNATURE_ERROR: &str = "signature-error";
+mod requirements;
+mod token_requests;
+
+use self::requirements::Channel;
+
 /// How many requirement rounds one request may take by default: the whole three-party
 /// dance needs two (person token, auth token), a step-up a third.
 const DEFAULT_MAX_ROUNDS: usize = 5;
-/// How long the agent lets the person server wait before deferring an auth token request
-/// (`Prefer: wait=45`, as in the draft's token request).
-const PREFER_WAIT: Duration = Duration::from_secs(45);
 
 type InteractionCallback = Arc<dyn Fn(&Url, &str) + Send + Sync>;
 type ClarificationCallback = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Where a client shares its tokens and `created` with other processes.
+enum StateChoice {
+    /// A token cache folder.
+    Files(PathBuf),
+    /// A Redis server, at this URL.
+    #[cfg(feature = "redis")]
+    Redis(SecretString),
+}
+
+impl fmt::Debug for StateChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StateChoice::Files(dir) => f.debug_tuple("Files").field(dir).finish(),
+            // The URL may hold a password.
+            #[cfg(feature = "redis")]
+            StateChoice::Redis(_) => f.write_str("Redis"),
+        }
+    }
+}
 
 /// Who the agent is, as its agent token says; no token inside.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,7 +124,7 @@ pub struct AAuthClientBuilder {
     person_server: Option<Url>,
     ca_file: Option<PathBuf>,
     allow_http_loopback: bool,
-    agent_token_cache_dir: Option<PathBuf>,
+    state: Option<StateChoice>,
     exchange_timeout: Duration,
     on_interaction: Option<InteractionCallback>,
     on_clarification: Option<ClarificationCallback>,
@@ -128,7 +141,7 @@ impl AAuthClient {
             person_server: None,
             ca_file: None,
             allow_http_loopback: false,
-            agent_token_cache_dir: None,
+            state: None,
             exchange_timeout: exchange::DEFAULT_EXCHANGE_TIMEOUT,
             on_interaction: None,
             on_clarification: None,
@@ -180,7 +193,7 @@ impl AAuthClient {
     /// the client accepts.
     pub fn resource_token_cache_file(&self, url: &Url) -> Option<PathBuf> {
         let inner = &self.inner;
-        let dir = inner.token_cache_dir.as_deref()?;
+        let dir = inner.shared.as_deref()?.folder()?;
         let resource = ServerId::of(Role::Resource, url, inner.allow_http_loopback).ok()?;
         Some(shared_tokens::cache_file(dir, &inner.agent_provider, &inner.key, &resource))
     }
@@ -195,7 +208,7 @@ impl fmt::Debug for AAuthClient {
             .field("person_server", &inner.person_server.as_ref().map(ServerId::as_str))
             .field("allow_http_loopback", &inner.allow_http_loopback)
             .field("agent_token_cache", &inner.agent_token_cache)
-            .field("token_cache_dir", &inner.token_cache_dir)
+            .field("shared_state", &inner.shared.as_ref().map(|shared| shared.describe()))
             .field("exchange_timeout", &inner.exchange_timeout)
             .field("on_interaction", &inner.on_interaction.is_some())
             .field("on_clarification", &inner.on_clarification.is_some())
@@ -243,8 +256,30 @@ impl AAuthClientBuilder {
     /// used (corrupt, readable by others, another agent's, expired) counts as none and is
     /// replaced by the next token obtained. A person or auth token that cannot be written
     /// is still used by this client (with a warning).
+    ///
+    /// Replaces `state_in_redis` (feature `redis`), if it was called.
     pub fn agent_token_cache_dir(mut self, dir: PathBuf) -> Self {
-        self.agent_token_cache_dir = Some(dir);
+        self.state = Some(StateChoice::Files(dir));
+        self
+    }
+
+    /// Keeps the tokens and the `created` of signatures in the Redis server at `url`
+    /// (`redis://[user:password@]host[:port][/db]`) instead of a token cache folder, so that
+    /// replicas on several machines with the same key and agent provider share them: one
+    /// enrollment, one person approval, and strictly increasing `created` across them (no
+    /// replay). The keys are `omniagent:aauth:agent-token-<16 hex digits>`,
+    /// `omniagent:aauth:resource-tokens-<16 hex digits>` (the names of the folder's files,
+    /// holding the same text, read back with the same checks, and expiring with their
+    /// last token) and `omniagent:aauth:created-<16 hex digits>-<second>` (each claimed
+    /// atomically with `SET NX EX 120`).
+    ///
+    /// The server is reached on first use. While it cannot be reached, requests fail with
+    /// [`Error::RedisState`]: they are not signed on this process's clock alone, which
+    /// another replica might share. The URL appears in no error, log or `Debug` output.
+    /// Replaces [`agent_token_cache_dir`](Self::agent_token_cache_dir), if it was called.
+    #[cfg(feature = "redis")]
+    pub fn state_in_redis(mut self, url: SecretString) -> Self {
+        self.state = Some(StateChoice::Redis(url));
         self
     }
 
@@ -309,8 +344,16 @@ impl AAuthClientBuilder {
             http = http.tls_certs_merge(certificates);
         }
         let http = http.build().map_err(|source| Error::HttpClient { source })?;
-        let agent_token_cache =
-            self.agent_token_cache_dir.as_ref().map(|dir| enroll::cache_file(dir, &agent_provider, &self.key));
+        let agent_token_cache = match &self.state {
+            Some(StateChoice::Files(dir)) => Some(enroll::cache_file(dir, &agent_provider, &self.key)),
+            _ => None,
+        };
+        let shared: Option<Box<dyn SharedState>> = match self.state {
+            Some(StateChoice::Files(dir)) => Some(Box::new(Files::new(dir))),
+            #[cfg(feature = "redis")]
+            Some(StateChoice::Redis(url)) => Some(Box::new(crate::redis_state::RedisState::new(&url)?)),
+            None => None,
+        };
         Ok(AAuthClient {
             inner: Arc::new(Inner {
                 key: self.key,
@@ -320,7 +363,7 @@ impl AAuthClientBuilder {
                 http,
                 exchange_timeout: self.exchange_timeout,
                 agent_token_cache,
-                token_cache_dir: self.agent_token_cache_dir,
+                shared,
                 on_interaction: self.on_interaction,
                 on_clarification: self.on_clarification,
                 max_rounds: self.max_requirement_rounds,
@@ -341,7 +384,7 @@ impl fmt::Debug for AAuthClientBuilder {
             .field("person_server", &self.person_server.as_ref().map(Url::as_str))
             .field("ca_file", &self.ca_file)
             .field("allow_http_loopback", &self.allow_http_loopback)
-            .field("agent_token_cache_dir", &self.agent_token_cache_dir)
+            .field("state", &self.state)
             .field("exchange_timeout", &self.exchange_timeout)
             .field("on_interaction", &self.on_interaction.is_some())
             .field("on_clarification", &self.on_clarification.is_some())
@@ -381,10 +424,11 @@ struct Inner {
     http: reqwest::Client,
     /// The bound on each of the client's own exchanges.
     exchange_timeout: Duration,
-    /// The agent token cache file of this provider and key.
+    /// The agent token cache file of this provider and key, with a token cache folder.
     agent_token_cache: Option<PathBuf>,
-    /// The token cache folder, where the person and auth tokens of each resource are shared.
-    token_cache_dir: Option<PathBuf>,
+    /// Where the tokens and `created` are shared with other processes: the token cache
+    /// folder, or Redis.
+    shared: Option<Box<dyn SharedState>>,
     on_interaction: Option<InteractionCallback>,
     on_clarification: Option<ClarificationCallback>,
     max_rounds: usize,
@@ -396,748 +440,6 @@ struct Inner {
     person_token_locks: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
-/// Where requests go: through the rest of the middleware stack (the caller's request and
-/// its polls), or straight to the client (agent provider and person server).
-enum Channel<'a> {
-    Direct(&'a reqwest::Client),
-    Next { next: Next<'a>, extensions: &'a mut http::Extensions },
-}
-
-impl Channel<'_> {
-    async fn send(&mut self, request: Request, step: Step) -> Result<Response, Error> {
-        let url = request.url().clone();
-        match self {
-            Channel::Direct(client) => client.execute(request).await.map_err(|source| Error::http(step, &url, source)),
-            Channel::Next { next, extensions } => {
-                next.clone().run(request, extensions).await.map_err(|source| Error::http(step, &url, source))
-            }
-        }
-    }
-}
-
-/// The token a request presents, and whether it was obtained for this very request.
-struct Presented {
-    kind: TokenKind,
-    token: SecretString,
-    sub: Option<String>,
-    obtained_now: bool,
-}
-
-/// The requirement rounds one request has used.
-struct Rounds {
-    used: usize,
-    max: usize,
-    url: String,
-}
-
-impl Rounds {
-    fn take(&mut self, requirement: &'static str) -> Result<(), Error> {
-        self.used += 1;
-        if self.used > self.max {
-            return Err(Error::TooManyRounds { url: self.url.clone(), rounds: self.max, last: requirement });
-        }
-        Ok(())
-    }
-}
-
-impl Inner {
-    /// Sends the caller's request, satisfying the requirements its resource answers with.
-    async fn execute(&self, request: Request, channel: &mut Channel<'_>) -> Result<Response, Error> {
-        let url = request.url().clone();
-        let shown_url = url_for_errors(&url);
-        if request.try_clone().is_none() {
-            return Err(Error::StreamingBody { method: request.method().to_string(), url: shown_url });
-        }
-        let mut rounds = Rounds { used: 0, max: self.max_rounds, url: shown_url.clone() };
-        let mut presented = self.best_token(&url).await?;
-        loop {
-            let mut attempt = request.try_clone().expect("the body was checked to be in memory");
-            if let Some(capabilities) = self.capabilities_header() {
-                attempt.headers_mut().insert(AAUTH_CAPABILITIES, capabilities);
-            }
-            let created = created::created_for(&self.key, &attempt, self.token_cache_dir.as_deref()).await;
-            sign_request(&self.key, &mut attempt, &SignatureKey::Jwt(presented.token.clone()), created)?;
-            let response = channel.send(attempt, Step::Request).await?;
-            let status = response.status().as_u16();
-            if !matches!(status, 401 | 402 | 202) {
-                return Ok(response);
-            }
-            let Some(requirement) = requirement_of(&url, &response)? else {
-                return Ok(response);
-            };
-            if !requirement.allowed_with(status) {
-                return Err(Error::RequirementStatus { url: shown_url, requirement: requirement.name(), status });
-            }
-            tracing::debug!(url = %shown_url, status, requirement = requirement.name(), "AAuth requirement");
-            if status == 202 {
-                // A pending answer: the resource holds the call, and its result comes at
-                // `Location`; the requirement is handled (and counted) there.
-                return self
-                    .follow_pending(channel, &url, response, presented.token, Some(&url), presented.sub, &mut rounds)
-                    .await;
-            }
-            rounds.take(requirement.name())?;
-            presented = match requirement {
-                Requirement::AgentToken => {
-                    if presented.kind == TokenKind::Agent {
-                        return Err(Error::RequirementNotMet { url: shown_url, requirement: "agent-token" });
-                    }
-                    let agent = self.agent_token().await?;
-                    Presented { kind: TokenKind::Agent, token: agent.token, sub: None, obtained_now: false }
-                }
-                Requirement::PersonToken => {
-                    if presented.kind == TokenKind::Person && presented.obtained_now {
-                        return Err(Error::RequirementNotMet { url: shown_url, requirement: "person-token" });
-                    }
-                    let refused = (presented.kind == TokenKind::Person).then_some(&presented.token);
-                    let person = self.person_token(&url, refused).await?;
-                    Presented { kind: TokenKind::Person, token: person.token, sub: person.sub, obtained_now: true }
-                }
-                Requirement::AuthToken { resource_token } => {
-                    let auth = self.auth_token(&url, &resource_token, presented.sub.as_deref()).await?;
-                    Presented { kind: TokenKind::Auth, token: auth.token, sub: auth.sub, obtained_now: true }
-                }
-                other => {
-                    return Err(Error::RequirementStatus { url: shown_url, requirement: other.name(), status });
-                }
-            };
-        }
-    }
-
-    /// The token to present first to the resource of `url`: auth, else person, else
-    /// agent; in memory, else left in the token cache by another process.
-    async fn best_token(&self, url: &Url) -> Result<Presented, Error> {
-        let now = now();
-        let resource = url.origin().ascii_serialization();
-        if self.token_cache_dir.is_some()
-            && self.tokens.get(&resource, TokenKind::Auth, now).is_none()
-            && let Ok(resource_id) = ServerId::of(Role::Resource, url, self.allow_http_loopback)
-            && let Some(person_server) = self.known_person_server().await?
-        {
-            let shared = self.shared_tokens(&resource_id, &person_server, now).await?;
-            for (kind, token) in [(TokenKind::Auth, shared.auth), (TokenKind::Person, shared.person)] {
-                if let Some(token) = token
-                    && self.tokens.get(&resource, kind, now).is_none()
-                {
-                    self.tokens.insert(&resource, kind, token);
-                }
-            }
-        }
-        for kind in [TokenKind::Auth, TokenKind::Person] {
-            if let Some(cached) = self.tokens.get(&resource, kind, now) {
-                return Ok(Presented { kind, token: cached.token, sub: cached.sub, obtained_now: false });
-            }
-        }
-        let agent = self.agent_token().await?;
-        Ok(Presented { kind: TokenKind::Agent, token: agent.token, sub: None, obtained_now: false })
-    }
-
-    /// `AAuth-Capabilities` for the callbacks that are set.
-    fn capabilities_header(&self) -> Option<HeaderValue> {
-        let capabilities = self.capabilities();
-        (!capabilities.is_empty()).then(|| HeaderValue::from_str(&capabilities.join(", ")).expect("tokens are ASCII"))
-    }
-
-    fn capabilities(&self) -> Vec<&'static str> {
-        let mut capabilities = Vec::new();
-        if self.on_interaction.is_some() {
-            capabilities.push("interaction");
-        }
-        if self.on_clarification.is_some() {
-            capabilities.push("clarification");
-        }
-        capabilities
-    }
-
-    /// Follows a `202`: handles its requirement, then polls `Location` with signed GETs
-    /// until a final answer. `resource_url` is set for the caller's own requests, where a
-    /// deferred `auth-token` requirement may arrive; `token` is what the polls present.
-    #[allow(clippy::too_many_arguments)]
-    async fn follow_pending(
-        &self,
-        channel: &mut Channel<'_>,
-        request_url: &Url,
-        first: Response,
-        mut token: SecretString,
-        resource_url: Option<&Url>,
-        person_sub: Option<String>,
-        rounds: &mut Rounds,
-    ) -> Result<Response, Error> {
-        let location = interaction::pending_location(request_url, first.headers())?;
-        let mut schedule = PollSchedule::new(interaction::retry_after(first.headers()));
-        let mut announced: Option<(Url, String)> = None;
-        let mut exchanged: Option<SecretString> = None;
-        let mut pending = Some(first);
-        loop {
-            if let Some(response) = pending.take() {
-                match (requirement_of(&location, &response)?, resource_url) {
-                    (None | Some(Requirement::Approval), _) => {}
-                    (Some(Requirement::Interaction { url, code }), _) => {
-                        interaction::check_interaction_url(&location, &url, self.allow_http_loopback)?;
-                        // Every pending answer may repeat the requirement: tell the person once.
-                        if announced.as_ref() != Some(&(url.clone(), code.clone())) {
-                            let Some(callback) = &self.on_interaction else {
-                                self.withdraw(channel, &location, &token).await;
-                                return Err(Error::InteractionUnhandled {
-                                    url: url_for_errors(&location),
-                                    interaction_url: url_for_errors(&url),
-                                    code,
-                                });
-                            };
-                            tracing::info!(
-                                pending = %url_for_errors(&location),
-                                interaction = %url_for_errors(&url),
-                                "a person must act"
-                            );
-                            callback(&url, &code);
-                            announced = Some((url, code));
-                        }
-                    }
-                    (Some(Requirement::Clarification), _) => {
-                        rounds.take("clarification")?;
-                        self.clarify(channel, &location, response, &token).await?;
-                    }
-                    (Some(Requirement::AuthToken { resource_token }), Some(resource_url)) => {
-                        // Deferred delivery: exchange the resource token once, then present
-                        // the auth token at the pending URL. A fresh resource token (the
-                        // first expired) is exchanged again.
-                        let already = exchanged
-                            .as_ref()
-                            .is_some_and(|done| done.expose_secret() == resource_token.expose_secret());
-                        if !already {
-                            rounds.take("auth-token")?;
-                            token = self.auth_token(resource_url, &resource_token, person_sub.as_deref()).await?.token;
-                            exchanged = Some(resource_token);
-                        }
-                    }
-                    (Some(other), _) => {
-                        return Err(Error::RequirementStatus {
-                            url: url_for_errors(&location),
-                            requirement: other.name(),
-                            status: 202,
-                        });
-                    }
-                }
-            }
-            tokio::time::sleep(schedule.delay()).await;
-            let mut poll = Request::new(Method::GET, location.clone());
-            let created = created::created_for(&self.key, &poll, self.token_cache_dir.as_deref()).await;
-            sign_request(&self.key, &mut poll, &SignatureKey::Jwt(token.clone()), created)?;
-            let response = channel.send(poll, Step::Poll).await?;
-            match response.status().as_u16() {
-                202 => {
-                    schedule.pending(interaction::retry_after(response.headers()));
-                    pending = Some(response);
-                }
-                429 => schedule.slow_down(interaction::retry_after(response.headers())),
-                503 => schedule.pending(interaction::retry_after(response.headers())),
-                403 | 408 | 410 | 500 => return Err(terminal_error(&location, response).await),
-                _ => return Ok(response),
-            }
-        }
-    }
-
-    /// Answers a `202 requirement=clarification` through the callback (or withdraws the
-    /// request), as `{"action":"clarification_response","clarification_response":…}`.
-    async fn clarify(
-        &self,
-        channel: &mut Channel<'_>,
-        location: &Url,
-        response: Response,
-        token: &SecretString,
-    ) -> Result<(), Error> {
-        let body = exchange::read_body(Step::Poll, location, response).await?;
-        let question: ClarificationBody = serde_json::from_slice(&body).map_err(|_| Error::InvalidResponse {
-            step: Step::Poll,
-            url: url_for_errors(location),
-            reason: "a clarification without a string `clarification` in its body".to_owned(),
-        })?;
-        let question = interaction::printable(&question.clarification, 2000);
-        let Some(callback) = &self.on_clarification else {
-            self.withdraw(channel, location, token).await;
-            return Err(Error::ClarificationUnhandled { url: url_for_errors(location), question });
-        };
-        let Some(answer) = callback(&question) else {
-            self.withdraw(channel, location, token).await;
-            return Err(Error::ClarificationDeclined { url: url_for_errors(location) });
-        };
-        let body = serde_json::json!({"action": "clarification_response", "clarification_response": answer});
-        let mut request = Request::new(Method::POST, location.clone());
-        request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        *request.body_mut() = Some(body.to_string().into());
-        let created = created::created_for(&self.key, &request, self.token_cache_dir.as_deref()).await;
-        sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), created)?;
-        let response = channel.send(request, Step::Clarification).await?;
-        if !response.status().is_success() {
-            return Err(error_from_response(Step::Clarification, location, response).await);
-        }
-        Ok(())
-    }
-
-    /// Withdraws a pending request (a signed `DELETE` of its URL), as far as the server
-    /// lets it: the error the caller gets is the reason for withdrawing, not this.
-    async fn withdraw(&self, channel: &mut Channel<'_>, location: &Url, token: &SecretString) {
-        let mut request = Request::new(Method::DELETE, location.clone());
-        let created = created::created_for(&self.key, &request, self.token_cache_dir.as_deref()).await;
-        if sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), created).is_ok()
-            && let Err(error) = channel.send(request, Step::Poll).await
-        {
-            tracing::debug!(pending = %url_for_errors(location), %error, "withdrawing the pending request failed");
-        }
-    }
-
-    /// The agent token: the cached one while fresh; else renewed (refresh before it
-    /// expires, a new enrollment after).
-    async fn agent_token(&self) -> Result<AgentToken, Error> {
-        if let Some(token) = self.agent.lock().await.as_ref()
-            && tokens::fresh(token.expires_at, now())
-        {
-            return Ok(token.clone());
-        }
-        // Another process may have enrolled or refreshed meanwhile. The file is read before
-        // the lock is taken again, so that no request waits for another's file work.
-        let cached = match &self.agent_token_cache {
-            Some(path) => self.load_agent_token(path).await?,
-            None => None,
-        };
-        let mut current = self.agent.lock().await;
-        let now = now();
-        if let Some(token) = current.as_ref()
-            && tokens::fresh(token.expires_at, now)
-        {
-            // Renewed by another request while this one read the file.
-            return Ok(token.clone());
-        }
-        if let Some(cached) = cached {
-            if tokens::fresh(cached.expires_at, now) {
-                *current = Some(cached.clone());
-                return Ok(cached);
-            }
-            if current.as_ref().is_none_or(|token| cached.expires_at > token.expires_at) {
-                *current = Some(cached);
-            }
-        }
-        let enrollment = match current.as_ref() {
-            Some(token) if now < token.expires_at => Enrollment::Refresh,
-            _ => Enrollment::Bootstrap,
-        };
-        let token = self.obtain_agent_token(enrollment, now).await?;
-        self.keep_agent_token(current, token).await
-    }
-
-    /// A new agent token from the agent provider.
-    async fn obtain_agent_token(&self, enrollment: Enrollment, now: u64) -> Result<AgentToken, Error> {
-        let metadata =
-            metadata::agent_provider(&self.http, self.exchange_timeout, &self.agent_provider, self.allow_http_loopback)
-                .await?;
-        let token = enroll::request_agent_token(
-            &self.http,
-            self.exchange_timeout,
-            &self.key,
-            &self.agent_provider,
-            &metadata,
-            self.person_server.as_ref(),
-            enrollment,
-            now,
-            self.token_cache_dir.as_deref(),
-        )
-        .await?;
-        tracing::debug!(agent_id = %token.agent_id, ?enrollment, "agent token obtained");
-        Ok(token)
-    }
-
-    /// Puts the agent token just obtained in `current` (the locked agent token), releases
-    /// the lock, and writes the token to the cache file: the requests that waited use it
-    /// meanwhile. A token that cannot be written is not kept, as if it had not been
-    /// obtained: the next request tries again, and reports why it cannot.
-    async fn keep_agent_token(
-        &self,
-        mut current: tokio::sync::MutexGuard<'_, Option<AgentToken>>,
-        token: AgentToken,
-    ) -> Result<AgentToken, Error> {
-        let previous = current.replace(token.clone());
-        drop(current);
-        let Some(path) = &self.agent_token_cache else { return Ok(token) };
-        if let Err(error) = self.store_agent_token(path, &token).await {
-            let mut current = self.agent.lock().await;
-            if current.as_ref().is_some_and(|held| held.token.expose_secret() == token.token.expose_secret()) {
-                *current = previous;
-            }
-            return Err(error);
-        }
-        Ok(token)
-    }
-
-    /// The agent token cached at `path` for this provider and key, read off the runtime.
-    async fn load_agent_token(&self, path: &Path) -> Result<Option<AgentToken>, Error> {
-        let (file, provider, key) = (path.to_owned(), self.agent_provider.clone(), self.key.clone());
-        private_file::off_runtime(Purpose::TokenCache, path, move || enroll::load_cached(&file, &provider, &key)).await
-    }
-
-    /// Writes `token` to the agent token cache file at `path`, off the runtime.
-    async fn store_agent_token(&self, path: &Path, token: &AgentToken) -> Result<(), Error> {
-        let (file, provider, key, token) =
-            (path.to_owned(), self.agent_provider.clone(), self.key.clone(), token.clone());
-        private_file::off_runtime(Purpose::TokenCache, path, move || {
-            enroll::store_cached(&file, &provider, &key, &token)
-        })
-        .await
-    }
-
-    fn identity(&self, token: &AgentToken) -> AgentIdentity {
-        AgentIdentity {
-            agent_id: token.agent_id.clone(),
-            thumbprint: self.key.thumbprint(),
-            expires_at: UNIX_EPOCH + Duration::from_secs(token.expires_at),
-            person_server: match &self.person_server {
-                Some(configured) => Some(configured.url()),
-                None => enroll::person_server_url(token),
-            },
-        }
-    }
-
-    /// The person server for a requirement from `url`: the configured one, else the agent
-    /// token's `ps`.
-    fn person_server_for(&self, agent: &AgentToken, url: &Url, requirement: &'static str) -> Result<ServerId, Error> {
-        if let Some(configured) = &self.person_server {
-            return Ok(configured.clone());
-        }
-        enroll::person_server_id(agent, self.allow_http_loopback)?
-            .ok_or_else(|| Error::NoPersonServer { url: url_for_errors(url), requirement })
-    }
-
-    async fn person_server_metadata(&self, person_server: &ServerId) -> Result<PersonServerMetadata, Error> {
-        let mut known = self.person_metadata.lock().await;
-        if let Some(metadata) = known.get(person_server) {
-            return Ok(metadata.clone());
-        }
-        let metadata =
-            metadata::person_server(&self.http, self.exchange_timeout, person_server, self.allow_http_loopback).await?;
-        known.insert(person_server.clone(), metadata.clone());
-        Ok(metadata)
-    }
-
-    /// A person token for the resource of `url`: a cached one unless it is `refused`,
-    /// else a new one from the person server.
-    async fn person_token(&self, url: &Url, refused: Option<&SecretString>) -> Result<CachedToken, Error> {
-        let resource = ServerId::of(Role::Resource, url, self.allow_http_loopback)?;
-        let agent = self.agent_token().await?;
-        let person_server = self.person_server_for(&agent, url, "person-token")?;
-        // Another process may have left one since the request began (read before the lock,
-        // so that no request waits for another's file work). After a refusal the person
-        // server is asked: a token from elsewhere may be refused just the same.
-        let shared = match refused {
-            None => self.shared_tokens(&resource, &person_server, now()).await?.person,
-            Some(_) => None,
-        };
-        let lock = {
-            let mut locks = self.person_token_locks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            locks.entry(resource.as_str().to_owned()).or_default().clone()
-        };
-        let serialized = lock.lock().await;
-        if let Some(cached) = self.tokens.get(resource.as_str(), TokenKind::Person, now())
-            && refused.is_none_or(|refused| refused.expose_secret() != cached.token.expose_secret())
-        {
-            // Another request got one while this one waited.
-            return Ok(cached);
-        }
-        if let Some(refused) = refused {
-            self.tokens.forget(resource.as_str(), TokenKind::Person, refused);
-        }
-        if let Some(shared) = shared {
-            self.tokens.insert(resource.as_str(), TokenKind::Person, shared.clone());
-            return Ok(shared);
-        }
-        let metadata = self.person_server_metadata(&person_server).await?;
-        let endpoint = &metadata.person_token_endpoint;
-        let body = tokens::person_token_request_body(&resource);
-        let answer = self.call_person_server(Step::PersonToken, endpoint, body, &agent, false).await?;
-        let (token, expires_in) = tokens::token_from_response(Step::PersonToken, endpoint, &answer, "person_token")?;
-        let person = tokens::check_person_token(token, expires_in, &resource, &person_server, &self.key, now())?;
-        self.tokens.insert(resource.as_str(), TokenKind::Person, person.clone());
-        // The requests that waited take it from memory; the file is written after.
-        drop(serialized);
-        self.share_tokens(&resource, &person_server).await;
-        Ok(person)
-    }
-
-    /// An auth token for the resource of `url`, in exchange for its `resource_token`
-    /// after checking it.
-    async fn auth_token(
-        &self,
-        url: &Url,
-        resource_token: &SecretString,
-        person_sub: Option<&str>,
-    ) -> Result<CachedToken, Error> {
-        let resource = ServerId::of(Role::Resource, url, self.allow_http_loopback)?;
-        let agent = self.agent_token().await?;
-        let person_server = self.person_server_for(&agent, url, "auth-token")?;
-        let checked =
-            tokens::check_resource_token(resource_token, &resource, &person_server, person_sub, &self.key, now())?;
-        let metadata = self.person_server_metadata(&person_server).await?;
-        let endpoint = &metadata.auth_token_endpoint;
-        let body = tokens::auth_token_request_body(resource_token, &self.capabilities());
-        let answer = self.call_person_server(Step::AuthToken, endpoint, body, &agent, true).await?;
-        let (token, expires_in) = tokens::token_from_response(Step::AuthToken, endpoint, &answer, "auth_token")?;
-        let auth = tokens::check_auth_token(token, expires_in, &resource, &checked, &self.key, now())?;
-        self.tokens.insert(resource.as_str(), TokenKind::Auth, auth.clone());
-        self.share_tokens(&resource, &person_server).await;
-        Ok(auth)
-    }
-
-    /// The person server known without any exchange: the configured one, else the `ps` of
-    /// the agent token in memory or in its cache file (taken into memory).
-    async fn known_person_server(&self) -> Result<Option<ServerId>, Error> {
-        if let Some(configured) = &self.person_server {
-            return Ok(Some(configured.clone()));
-        }
-        let person_server =
-            |agent: &AgentToken| enroll::person_server_id(agent, self.allow_http_loopback).ok().flatten();
-        if let Some(agent) = self.agent.lock().await.as_ref() {
-            return Ok(person_server(agent));
-        }
-        let Some(path) = &self.agent_token_cache else { return Ok(None) };
-        let cached = self.load_agent_token(path).await?;
-        let mut current = self.agent.lock().await;
-        if current.is_none() {
-            *current = cached;
-        }
-        Ok(current.as_ref().and_then(person_server))
-    }
-
-    /// Runs `work` on the token cache file of `resource` in `dir` and the owner of its
-    /// tokens, off the runtime.
-    async fn with_resource_file<T: Send + 'static>(
-        &self,
-        dir: &Path,
-        resource: &ServerId,
-        person_server: &ServerId,
-        work: impl FnOnce(&Path, Owner<'_>) -> Result<T, Error> + Send + 'static,
-    ) -> Result<T, Error> {
-        let path = shared_tokens::cache_file(dir, &self.agent_provider, &self.key, resource);
-        let file = path.clone();
-        let (provider, key) = (self.agent_provider.clone(), self.key.clone());
-        let (resource, person_server) = (resource.clone(), person_server.clone());
-        private_file::off_runtime(Purpose::TokenCache, &path, move || {
-            work(&file, Owner { provider: &provider, key: &key, resource: &resource, person_server: &person_server })
-        })
-        .await
-    }
-
-    /// The fresh, checked person and auth tokens the token cache holds for `resource` from
-    /// `person_server`; none without a cache folder.
-    async fn shared_tokens(
-        &self,
-        resource: &ServerId,
-        person_server: &ServerId,
-        now: u64,
-    ) -> Result<ResourceTokens, Error> {
-        let Some(dir) = &self.token_cache_dir else { return Ok(ResourceTokens::default()) };
-        self.with_resource_file(dir, resource, person_server, move |path, owner| shared_tokens::load(path, owner, now))
-            .await
-    }
-
-    /// Writes the tokens this client holds for `resource` to the token cache, keeping a
-    /// token of the other kind that another process left there when this client holds
-    /// none. A failure is logged: the token obtained is still used.
-    async fn share_tokens(&self, resource: &ServerId, person_server: &ServerId) {
-        let Some(dir) = &self.token_cache_dir else { return };
-        let now = now();
-        let held = ResourceTokens {
-            person: self.tokens.get(resource.as_str(), TokenKind::Person, now),
-            auth: self.tokens.get(resource.as_str(), TokenKind::Auth, now),
-        };
-        let written = self
-            .with_resource_file(dir, resource, person_server, move |path, owner| {
-                let merged = if held.person.is_some() && held.auth.is_some() {
-                    held
-                } else {
-                    let on_disk = shared_tokens::load(path, owner, now)?;
-                    ResourceTokens { person: held.person.or(on_disk.person), auth: held.auth.or(on_disk.auth) }
-                };
-                shared_tokens::store(path, owner, &merged)
-            })
-            .await;
-        if let Err(error) = written {
-            tracing::warn!(%error, "the person and auth tokens were not written to the token cache");
-        }
-    }
-
-    /// POSTs `body` to a person server endpoint, signed with the agent token, follows a
-    /// pending answer to its end, and returns the final `200` body.
-    ///
-    /// The future is boxed: a pending answer may, through an auth token exchange, lead
-    /// here again, and a boxed `Send` future ends that cycle of types.
-    fn call_person_server<'a>(
-        &'a self,
-        step: Step,
-        endpoint: &'a Url,
-        body: String,
-        agent: &'a AgentToken,
-        prefer_wait: bool,
-    ) -> Pin<Box<dyn Future<Output = Result<Vec<u8>, Error>> + Send + 'a>> {
-        Box::pin(async move {
-            let mut request = Request::new(Method::POST, endpoint.clone());
-            let headers = request.headers_mut();
-            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
-            let mut timeout = self.exchange_timeout;
-            if prefer_wait {
-                // As in the draft's token request: the agent is willing to wait 45 s for a
-                // direct answer before the server defers.
-                headers.insert(HeaderName::from_static("prefer"), HeaderValue::from_static("wait=45"));
-                timeout = timeout.saturating_add(PREFER_WAIT);
-            }
-            *request.body_mut() = Some(body.into());
-            // The exchange is bounded; the polling of a deferred answer is not.
-            *request.timeout_mut() = Some(timeout);
-            let created = created::created_for(&self.key, &request, self.token_cache_dir.as_deref()).await;
-            sign_request(&self.key, &mut request, &SignatureKey::Jwt(agent.token.clone()), created)?;
-            let mut channel = Channel::Direct(&self.http);
-            let mut response = channel.send(request, step).await?;
-            if response.status() == StatusCode::ACCEPTED {
-                let mut rounds = Rounds { used: 0, max: self.max_rounds, url: url_for_errors(endpoint) };
-                response = self
-                    .follow_pending(&mut channel, endpoint, response, agent.token.clone(), None, None, &mut rounds)
-                    .await?;
-            }
-            if response.status() != StatusCode::OK {
-                return Err(error_from_response(step, endpoint, response).await);
-            }
-            exchange::read_body(step, endpoint, response).await
-        })
-    }
-}
-
-/// The requirement a response carries, if any.
-fn requirement_of(url: &Url, response: &Response) -> Result<Option<Requirement>, Error> {
-    let Some(value) = response.headers().get(AAUTH_REQUIREMENT) else { return Ok(None) };
-    let value = value.to_str().map_err(|_| Error::Requirement {
-        url: url_for_errors(url),
-        problem: RequirementError::Malformed("not visible ASCII".to_owned()),
-    })?;
-    Requirement::parse(value).map(Some).map_err(|problem| Error::Requirement { url: url_for_errors(url), problem })
-}
-
-/// The error for a terminal poll answer: `403` denied or abandoned, `408` expired, `410`
-/// gone, anything else as its status.
-async fn terminal_error(location: &Url, response: Response) -> Error {
-    let status = response.status().as_u16();
-    let problem = Problem::from_body(&exchange::read_error_body(response).await);
-    let url = url_for_errors(location);
-    match status {
-        403 => {
-            Error::Denied { url, error: problem.error.unwrap_or_else(|| "denied".to_owned()), detail: problem.detail }
-        }
-        408 => Error::Expired { url, detail: problem.detail },
-        410 => Error::Gone { url, detail: problem.detail },
-        _ => Error::HttpStatus { step: Step::Poll, url, status, error: problem.error, detail: problem.detail },
-    }
-}
-
-/// The error for an unexpected answer: its status, the problem details of its body, or
-/// its `Signature-Error` when the body has none.
-async fn error_from_response(step: Step, url: &Url, response: Response) -> Error {
-    let status = response.status().as_u16();
-    let signature_error = response
-        .headers()
-        .get(SIGNATURE_ERROR)
-        .and_then(|value| value.to_str().ok())
-        .map(|value| interaction::printable(value, 100));
-    let body = exchange::read_error_body(response).await;
-    match Error::status(step, url, status, &body) {
-        Error::HttpStatus { step, url, status, error: None, detail } => {
-            Error::HttpStatus { step, url, status, error: signature_error, detail }
-        }
-        other => other,
-    }
-}
-
 fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn response(status: u16, headers: &[(&str, &str)], body: &str) -> Response {
-        let mut builder = http::Response::builder().status(status);
-        for (name, value) in headers {
-            builder = builder.header(*name, *value);
-        }
-        Response::from(builder.body(body.to_owned()).unwrap())
-    }
-
-    #[tokio::test]
-    async fn terminal_poll_answers_become_typed_errors() {
-        let location = Url::parse("https://ps.example/pending/1").unwrap();
-        let problem = |error: &str| format!(r#"{{"error":"{error}","detail":"why"}}"#);
-        let denied = terminal_error(&location, response(403, &[], &problem("abandoned"))).await;
-        assert!(
-            matches!(&denied, Error::Denied { error, detail: Some(detail), .. } if error == "abandoned" && detail == "why"),
-            "{denied:?}"
-        );
-        assert_eq!(denied.to_string(), "https://ps.example/pending/1: the request was refused (abandoned): why");
-        let denied = terminal_error(&location, response(403, &[], "")).await;
-        assert!(matches!(&denied, Error::Denied { error, detail: None, .. } if error == "denied"), "{denied:?}");
-        let expired = terminal_error(&location, response(408, &[], &problem("expired"))).await;
-        assert!(matches!(expired, Error::Expired { .. }), "{expired:?}");
-        let gone = terminal_error(&location, response(410, &[], &problem("invalid_code"))).await;
-        assert_eq!(gone.to_string(), "https://ps.example/pending/1: the pending request is gone: why");
-        let failed = terminal_error(&location, response(500, &[], &problem("server_error"))).await;
-        assert!(
-            matches!(&failed, Error::HttpStatus { step: Step::Poll, status: 500, error: Some(error), .. } if error == "server_error"),
-            "{failed:?}"
-        );
-    }
-
-    #[tokio::test]
-    async fn unexpected_answers_carry_their_problem_or_signature_error() {
-        let url = Url::parse("https://ps.example/token").unwrap();
-        let error = error_from_response(
-            Step::AuthToken,
-            &url,
-            response(401, &[("signature-error", "error=invalid_signature")], "not json"),
-        )
-        .await;
-        assert_eq!(
-            error.to_string(),
-            "requesting an auth token: https://ps.example/token answered 401 (error=invalid_signature)"
-        );
-        let error = error_from_response(
-            Step::PersonToken,
-            &url,
-            response(400, &[], r#"{"error":"invalid_request","detail":"no resource"}"#),
-        )
-        .await;
-        assert_eq!(
-            error.to_string(),
-            "requesting a person token: https://ps.example/token answered 400 (invalid_request): no resource"
-        );
-    }
-
-    #[tokio::test]
-    async fn transport_errors_keep_the_query_out() {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let url = Url::parse("http://user:pw@127.0.0.1:1/items?api_key=secret").unwrap();
-        let refused = reqwest::Client::new().get(url.clone()).send().await.unwrap_err();
-        assert!(format!("{refused:?}").contains("secret"), "reqwest itself keeps the URL: {refused:?}");
-        let error = Error::http(Step::Request, &url, refused);
-        let shown = format!("{error} {error:?} {:?}", std::error::Error::source(&error));
-        assert!(!shown.contains("secret") && !shown.contains("pw@"), "{shown}");
-        assert!(shown.contains("sending the request: request to http://127.0.0.1:1/items failed"), "{shown}");
-    }
-
-    #[test]
-    fn rounds_are_bounded() {
-        let mut rounds = Rounds { used: 0, max: 2, url: "https://r.example/x".to_owned() };
-        rounds.take("person-token").unwrap();
-        rounds.take("auth-token").unwrap();
-        let error = rounds.take("auth-token").unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "https://r.example/x: more than 2 AAuth requirement rounds for one request (the last asked for `auth-token`)"
-        );
-    }
 }

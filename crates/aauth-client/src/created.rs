@@ -18,6 +18,13 @@
 //! few seconds only, however many tuples were used before. Without the folder, or when it
 //! cannot be written, the rule holds within the process only. The folder's file work runs
 //! on tokio's blocking threads, never on the async runtime's.
+//!
+//! With Redis instead (`redis_state`), processes on different machines keep the rule
+//! between them: a second is claimed with `SET omniagent:aauth:created-<tuple>-<second> ""
+//! NX EX 120`, which only one of them can do and which removes itself; 120 s covers two
+//! clocks that are each within a verifier's ±60 s window. A Redis that cannot be reached
+//! is an error, never a fall back to this process's own rule: another replica may take the
+//! same second meanwhile, and that would be a replay.
 
 use std::collections::HashMap;
 use std::io::ErrorKind;
@@ -29,7 +36,8 @@ use reqwest::{Method, Request};
 
 use sha2::{Digest as _, Sha256};
 
-use crate::AgentKey;
+use crate::shared_state::SharedState;
+use crate::{AgentKey, Error};
 
 /// How far back the wall clock may step before the tuples seen are forgotten rather than
 /// waited out (seconds). A marker of a second this far back from the current one is still
@@ -42,48 +50,58 @@ static LAST: LazyLock<Mutex<HashMap<Tuple, u64>>> = LazyLock::new(|| Mutex::new(
 /// The second each marker folder was last swept by this process.
 static SWEPT: LazyLock<Mutex<HashMap<PathBuf, u64>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
+/// What a verifier's replay cache keys a state-changing request by, but `created`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Tuple {
+pub(crate) struct Tuple {
     thumbprint: String,
     method: String,
     authority: String,
     path: String,
 }
 
+impl Tuple {
+    /// The tuple's name in shared state: 16 hex digits of its SHA-256.
+    pub(crate) fn name(&self) -> String {
+        let digest = Sha256::digest(format!("{}\n{}\n{}\n{}", self.thumbprint, self.method, self.authority, self.path));
+        digest[..8].iter().map(|byte| format!("{byte:02x}")).collect()
+    }
+}
+
 /// The `created` to sign `request` with as `key`: now, or for a state-changing request
 /// whose tuple was used this second (by this process, or by another one sharing `shared`,
-/// the token cache folder), the next second once it has come.
-pub(crate) async fn created_for(key: &AgentKey, request: &Request, shared: Option<&Path>) -> u64 {
+/// the token cache folder or Redis), the next second once it has come. An error only when
+/// `shared` cannot say whether the second is free (Redis is down): signing then would risk
+/// a replay.
+pub(crate) async fn created_for(
+    key: &AgentKey,
+    request: &Request,
+    shared: Option<&dyn SharedState>,
+) -> Result<u64, Error> {
     created_at(key, request, shared, now).await
 }
 
 /// [`created_for`] with the wall clock read from `clock`.
-async fn created_at(key: &AgentKey, request: &Request, shared: Option<&Path>, clock: impl Fn() -> Duration) -> u64 {
+async fn created_at(
+    key: &AgentKey,
+    request: &Request,
+    shared: Option<&dyn SharedState>,
+    clock: impl Fn() -> Duration,
+) -> Result<u64, Error> {
     if matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE) {
-        return clock().as_secs();
+        return Ok(clock().as_secs());
     }
-    let url = request.url();
-    let tuple = Tuple {
-        thumbprint: key.thumbprint(),
-        method: request.method().as_str().to_owned(),
-        authority: match (url.host_str(), url.port()) {
-            (Some(host), Some(port)) => format!("{host}:{port}"),
-            (host, None) => host.unwrap_or_default().to_owned(),
-            (None, Some(port)) => format!(":{port}"),
-        },
-        path: url.path().to_owned(),
-    };
+    let tuple = tuple_of(key, request);
     loop {
         let now = clock();
         let claimed = claim(&mut LAST.lock().unwrap_or_else(PoisonError::into_inner), &tuple, now);
         let wait = match claimed {
             Ok(created) => {
                 let free = match shared {
-                    Some(dir) => claim_shared_off_runtime(dir, &tuple, created).await,
+                    Some(shared) => shared.claim(&tuple, created).await?,
                     None => true,
                 };
                 if free {
-                    return created;
+                    return Ok(created);
                 }
                 // Another process has this second: the next one, once it has come.
                 Duration::from_secs(created + 1).saturating_sub(now)
@@ -94,8 +112,23 @@ async fn created_at(key: &AgentKey, request: &Request, shared: Option<&Path>, cl
     }
 }
 
+/// The tuple of `request` signed by `key`.
+pub(crate) fn tuple_of(key: &AgentKey, request: &Request) -> Tuple {
+    let url = request.url();
+    Tuple {
+        thumbprint: key.thumbprint(),
+        method: request.method().as_str().to_owned(),
+        authority: match (url.host_str(), url.port()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (host, None) => host.unwrap_or_default().to_owned(),
+            (None, Some(port)) => format!(":{port}"),
+        },
+        path: url.path().to_owned(),
+    }
+}
+
 /// [`claim_shared`] on tokio's blocking threads.
-async fn claim_shared_off_runtime(dir: &Path, tuple: &Tuple, second: u64) -> bool {
+pub(crate) async fn claim_shared_off_runtime(dir: &Path, tuple: &Tuple, second: u64) -> bool {
     let (dir, tuple) = (dir.to_owned(), tuple.clone());
     match skill_core::off_runtime(move || claim_shared(&dir, &tuple, second)).await {
         Ok(claimed) => claimed,
@@ -110,8 +143,7 @@ async fn claim_shared_off_runtime(dir: &Path, tuple: &Tuple, second: u64) -> boo
 /// Claims `second` for `tuple` among the processes sharing `dir`: true unless another one
 /// has. A folder that cannot be written falls back to this process's own rule.
 fn claim_shared(dir: &Path, tuple: &Tuple, second: u64) -> bool {
-    let digest = Sha256::digest(format!("{}\n{}\n{}\n{}", tuple.thumbprint, tuple.method, tuple.authority, tuple.path));
-    let name: String = digest[..8].iter().map(|byte| format!("{byte:02x}")).collect();
+    let name = tuple.name();
     let markers = dir.join(".created");
     let mut folder = std::fs::DirBuilder::new();
     folder.recursive(true);
@@ -187,6 +219,7 @@ fn now() -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shared_state::Files;
 
     fn tuple(path: &str) -> Tuple {
         Tuple {
@@ -220,14 +253,14 @@ mod tests {
         let key = AgentKey::generate();
         let post = Request::new(Method::POST, "https://r.example/items".parse().unwrap());
         let get = Request::new(Method::GET, "https://r.example/items".parse().unwrap());
-        let first = created_for(&key, &post, None).await;
-        let second = created_for(&key, &post, None).await;
+        let first = created_for(&key, &post, None).await.unwrap();
+        let second = created_for(&key, &post, None).await.unwrap();
         assert!(second > first, "{first} {second}");
         // GETs are not state-changing: no waiting.
-        let get_first = created_for(&key, &get, None).await;
-        assert!(created_for(&key, &get, None).await >= get_first);
+        let get_first = created_for(&key, &get, None).await.unwrap();
+        assert!(created_for(&key, &get, None).await.unwrap() >= get_first);
         // Another key is another tuple.
-        assert!(created_for(&AgentKey::generate(), &post, None).await >= first);
+        assert!(created_for(&AgentKey::generate(), &post, None).await.unwrap() >= first);
     }
 
     #[tokio::test]
@@ -244,7 +277,8 @@ mod tests {
         // Another process has claimed this second and the next.
         let taken = now().as_secs();
         assert!(claim_shared(dir.path(), &tuple, taken) && claim_shared(dir.path(), &tuple, taken + 1));
-        let created = created_for(&key, &post, Some(dir.path())).await;
+        let files = Files::new(dir.path().to_owned());
+        let created = created_for(&key, &post, Some(&files)).await.unwrap();
         assert!(created >= taken + 2, "{created} {taken}");
         assert!(!claim_shared(dir.path(), &tuple, created), "the second it took is taken");
         // An unusable folder does not stop signing.
@@ -266,10 +300,11 @@ mod tests {
         let start = 1_000_000_000;
         let clock = std::sync::atomic::AtomicU64::new(start);
         let tick = || Duration::from_secs(clock.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let files = Files::new(dir.path().to_owned());
         for index in 0..200 {
             let url = format!("https://r.example/items/{index}").parse().unwrap();
             let post = Request::new(Method::POST, url);
-            assert_eq!(created_at(&key, &post, Some(dir.path()), tick).await, start + index);
+            assert_eq!(created_at(&key, &post, Some(&files), tick).await.unwrap(), start + index);
         }
         let left = marker_count(dir.path());
         assert!(left <= CLOCK_STEP as usize + 1, "{left} markers left");

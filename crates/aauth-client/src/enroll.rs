@@ -16,7 +16,9 @@
 //! so concurrent processes read a whole token or none. A file that cannot be used (not
 //! JSON, another provider's or key's token, readable by others, unreadable) counts as no
 //! token: the next enrollment replaces it. The same folder holds the person and auth
-//! tokens of each resource (`shared_tokens`).
+//! tokens of each resource (`shared_tokens`). A Redis server holds the same text under
+//! `omniagent:aauth:agent-token-<16 hex digits>` instead (`redis_state`), read back with
+//! the same checks ([`from_cache_text`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -31,6 +33,7 @@ use crate::error::{Step, url_for_errors};
 use crate::jwt::{Jwt, TokenKind};
 use crate::metadata::{AgentProviderMetadata, Role, ServerId};
 use crate::private_file::{self, Contents, Placement, Purpose};
+use crate::shared_state::SharedState;
 use crate::signing::{SignatureKey, sign_request};
 use crate::{AgentKey, Error, created, exchange};
 
@@ -86,7 +89,7 @@ pub(crate) async fn request_agent_token(
     person_server: Option<&ServerId>,
     enrollment: Enrollment,
     now: u64,
-    shared: Option<&Path>,
+    shared: Option<&dyn SharedState>,
 ) -> Result<AgentToken, Error> {
     let (step, endpoint) = match (enrollment, &metadata.refresh_endpoint) {
         (Enrollment::Refresh, Some(refresh)) => (Step::Refresh, refresh),
@@ -104,7 +107,7 @@ pub(crate) async fn request_agent_token(
         .timeout(timeout)
         .build()
         .map_err(|source| Error::http(step, endpoint, source))?;
-    let created = created::created_for(key, &request, shared).await;
+    let created = created::created_for(key, &request, shared).await?;
     sign_request(key, &mut request, &SignatureKey::Hwk, created)?;
     let response = http.execute(request).await.map_err(|source| Error::http(step, endpoint, source))?;
     let status = response.status();
@@ -167,11 +170,17 @@ struct CacheFileRef<'a> {
     agent_token: &'a str,
 }
 
-/// The cache file of `provider` and `key` in the cache folder `dir`.
-pub(crate) fn cache_file(dir: &Path, provider: &ServerId, key: &AgentKey) -> PathBuf {
+/// The name of the cache entry of `provider` and `key`: `agent-token-<16 hex digits>`, the
+/// file's name without `.json` in a cache folder, or the Redis key's end.
+pub(crate) fn cache_name(provider: &ServerId, key: &AgentKey) -> String {
     let digest = Sha256::digest(format!("{}\n{}", provider.as_str(), key.thumbprint()));
     let short: String = digest[..8].iter().map(|byte| format!("{byte:02x}")).collect();
-    dir.join(format!("agent-token-{short}.json"))
+    format!("agent-token-{short}")
+}
+
+/// The cache file of `provider` and `key` in the cache folder `dir`.
+pub(crate) fn cache_file(dir: &Path, provider: &ServerId, key: &AgentKey) -> PathBuf {
+    dir.join(format!("{}.json", cache_name(provider, key)))
 }
 
 /// The agent token cached at `path` for this provider and key, if there is one.
@@ -191,7 +200,22 @@ pub(crate) fn load_cached(path: &Path, provider: &ServerId, key: &AgentKey) -> R
         Err(Error::TokenCacheIo { source, .. }) => return unusable(&format!("cannot be read ({source})")),
         Err(error) => return Err(error),
     };
-    let Ok(cached) = serde_json::from_str::<CacheFile>(&text) else {
+    Ok(from_cache_text(&text, provider, key, &path.display()))
+}
+
+/// The agent token of a cache entry's `text` (a file's, or a Redis value's), if it is this
+/// provider's and key's; none, with a warning naming `place`, when it cannot be used.
+pub(crate) fn from_cache_text(
+    text: &str,
+    provider: &ServerId,
+    key: &AgentKey,
+    place: &dyn std::fmt::Display,
+) -> Option<AgentToken> {
+    let unusable = |why: &str| {
+        tracing::warn!(%place, "agent token cache {why}; it will be replaced");
+        None
+    };
+    let Ok(cached) = serde_json::from_str::<CacheFile>(text) else {
         return unusable("is not a JSON agent token cache");
     };
     if cached.agent_provider != provider.as_str() || cached.thumbprint != key.thumbprint() {
@@ -204,16 +228,22 @@ pub(crate) fn load_cached(path: &Path, provider: &ServerId, key: &AgentKey) -> R
     if bound.is_err() {
         return unusable("holds a token that is not bound to this key");
     }
-    Ok(Some(AgentToken {
+    Some(AgentToken {
         token,
         agent_id: cached.agent_id,
         expires_at: cached.expires_at,
         person_server: cached.person_server,
-    }))
+    })
 }
 
 /// Writes the agent token to `path` (0600, folders 0700), replacing what was there.
 pub(crate) fn store_cached(path: &Path, provider: &ServerId, key: &AgentKey, token: &AgentToken) -> Result<(), Error> {
+    let text = cache_text(provider, key, token);
+    private_file::write(Purpose::TokenCache, path, &text, Placement::Replace).map(|_| ())
+}
+
+/// The text of the cache entry of `token`: what a file or a Redis value holds.
+pub(crate) fn cache_text(provider: &ServerId, key: &AgentKey, token: &AgentToken) -> Zeroizing<Vec<u8>> {
     let thumbprint = key.thumbprint();
     let file = CacheFileRef {
         agent_provider: provider.as_str(),
@@ -223,8 +253,7 @@ pub(crate) fn store_cached(path: &Path, provider: &ServerId, key: &AgentKey, tok
         person_server: token.person_server.as_deref(),
         agent_token: token.token.expose_secret(),
     };
-    let text = Zeroizing::new(serde_json::to_vec_pretty(&file).expect("the cache file serializes"));
-    private_file::write(Purpose::TokenCache, path, &text, Placement::Replace).map(|_| ())
+    Zeroizing::new(serde_json::to_vec_pretty(&file).expect("the cache file serializes"))
 }
 
 /// The agent's person server as a URL, for [`AgentIdentity`](crate::AgentIdentity).

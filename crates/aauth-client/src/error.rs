@@ -368,6 +368,18 @@ pub enum Error {
         /// Its permission bits.
         mode: u32,
     },
+    /// The agent's state in Redis (tokens, signature times) cannot be used: the server is
+    /// down or refuses. Nothing is signed meanwhile, since another replica might sign the
+    /// same request in the same second. The server's URL is not shown: it may hold a
+    /// password.
+    #[cfg(feature = "redis")]
+    #[error("AAuth state in Redis: cannot {action}: {reason}")]
+    RedisState {
+        /// What was being done.
+        action: &'static str,
+        /// Why it failed.
+        reason: String,
+    },
     /// The `ca_file` cannot be read or holds no PEM certificate.
     #[error("CA file {}: {reason}", path.display())]
     CaFile {

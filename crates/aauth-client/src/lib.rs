@@ -32,13 +32,21 @@
 //!   this key, audience, issuer, expiry) and ignored (then replaced) when corrupt,
 //!   another agent's, expired or readable by others. One process per command (the
 //!   `omniagent` CLI) then does not ask the person server, or the person, again while the
-//!   tokens last;
+//!   tokens last. With the `redis` feature they can be kept in a Redis server instead
+//!   (`AAuthClientBuilder::state_in_redis`, feature `redis`), the same entries under
+//!   `omniagent:aauth:…` keys read back with the same checks, so that replicas on several
+//!   machines share one enrollment and one approval;
 //! - [`Requirement`] and [`Jwt`]: the `AAuth-Requirement` header, and decoding the tokens
 //!   with the checks an agent makes on them.
 //!
 //! Every failure is an [`Error`] naming its step and URL (without user info, query or
-//! fragment, which may carry secrets); keys and tokens never appear in errors, logs or
-//! `Debug` output.
+//! fragment, which may carry secrets); keys, tokens and the Redis URL never appear in
+//! errors, logs or `Debug` output.
+//!
+//! # Features
+//!
+//! - `redis` (off by default): `AAuthClientBuilder::state_in_redis`, on the `redis`
+//!   crate's tokio `ConnectionManager`.
 //!
 //! # Secrets
 //!
@@ -62,8 +70,11 @@
 //!   requirement rounds per request.
 //! - Signing is deterministic and `created` has whole seconds; so that a verifier's
 //!   replay cache (key, `created`, method, authority, path) never sees a tuple twice,
-//!   state-changing requests of one process wait for the next second rather than reuse
-//!   one. Two processes with the same key can still collide within a second.
+//!   state-changing requests wait for the next second rather than reuse one, within the
+//!   process and among the processes sharing its token folder or Redis server (a second
+//!   is claimed atomically there; a Redis that cannot be reached fails the request rather
+//!   than risk a replay). Processes with the same key that share neither can still
+//!   collide within a second.
 //!
 //! # Not done
 //!
@@ -140,7 +151,10 @@ mod jwt;
 mod key;
 mod metadata;
 mod private_file;
+#[cfg(feature = "redis")]
+mod redis_state;
 mod requirement;
+mod shared_state;
 mod shared_tokens;
 mod signing;
 mod tokens;

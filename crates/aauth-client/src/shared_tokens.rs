@@ -33,7 +33,11 @@
 //! that fails (not JSON, another agent's, expired, not bound to this key, readable by
 //! others) counts as none, and is replaced when the next token for the resource is
 //! stored; only a folder others can write is an error ([`Error::FolderPermissions`]).
+//!
+//! A Redis server holds the same text under `omniagent:aauth:resource-tokens-<16 hex
+//! digits>` instead (`redis_state`), read back with the same checks ([`from_cache_text`]).
 
+use std::fmt::Display;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -107,11 +111,18 @@ impl<'a> EntryRef<'a> {
     }
 }
 
-/// The file of `provider`, `key` and `resource` in the cache folder `dir`.
-pub(crate) fn cache_file(dir: &Path, provider: &ServerId, key: &AgentKey, resource: &ServerId) -> PathBuf {
+/// The name of the cache entry of `provider`, `key` and `resource`:
+/// `resource-tokens-<16 hex digits>`, the file's name without `.json` in a cache folder,
+/// or the Redis key's end.
+pub(crate) fn cache_name(provider: &ServerId, key: &AgentKey, resource: &ServerId) -> String {
     let digest = Sha256::digest(format!("{}\n{}\n{}", provider.as_str(), key.thumbprint(), resource.as_str()));
     let short: String = digest[..8].iter().map(|byte| format!("{byte:02x}")).collect();
-    dir.join(format!("resource-tokens-{short}.json"))
+    format!("resource-tokens-{short}")
+}
+
+/// The file of `provider`, `key` and `resource` in the cache folder `dir`.
+pub(crate) fn cache_file(dir: &Path, provider: &ServerId, key: &AgentKey, resource: &ServerId) -> PathBuf {
+    dir.join(format!("{}.json", cache_name(provider, key, resource)))
 }
 
 /// The tokens cached at `path` for `owner` that are still fresh at `now` and pass the
@@ -128,7 +139,18 @@ pub(crate) fn load(path: &Path, owner: Owner<'_>, now: u64) -> Result<ResourceTo
         Err(Error::TokenCacheIo { source, .. }) => return unusable(&format!("cannot be read ({source})")),
         Err(error) => return Err(error),
     };
-    let Ok(cached) = serde_json::from_str::<CacheFile>(&text) else {
+    Ok(from_cache_text(&text, owner, now, &path.display()))
+}
+
+/// The tokens of a cache entry's `text` (a file's, or a Redis value's) for `owner` that are
+/// still fresh at `now` and pass the checks; none, with a warning naming `place`, when the
+/// entry cannot be used.
+pub(crate) fn from_cache_text(text: &str, owner: Owner<'_>, now: u64, place: &dyn Display) -> ResourceTokens {
+    let unusable = |why: &str| {
+        tracing::warn!(%place, "resource token cache {why}; it will be replaced");
+        ResourceTokens::default()
+    };
+    let Ok(cached) = serde_json::from_str::<CacheFile>(text) else {
         return unusable("is not a JSON resource token cache");
     };
     let thumbprint = owner.key.thumbprint();
@@ -150,7 +172,7 @@ pub(crate) fn load(path: &Path, owner: Owner<'_>, now: u64) -> Result<ResourceTo
             owner.key,
             now,
         );
-        usable(path, checked, now)
+        usable(place, checked, now)
     });
     let auth = cached.auth_token.and_then(|entry| {
         let checked = tokens::check_cached_auth_token(
@@ -160,26 +182,38 @@ pub(crate) fn load(path: &Path, owner: Owner<'_>, now: u64) -> Result<ResourceTo
             owner.key,
             now,
         );
-        usable(path, checked, now)
+        usable(place, checked, now)
     });
-    Ok(ResourceTokens { person, auth })
+    ResourceTokens { person, auth }
 }
 
-/// A checked token from the file if it is still fresh; a token that fails a check is
+/// A checked token from the cache if it is still fresh; a token that fails a check is
 /// reported (the error names the token and the claim, never the token itself).
-fn usable(path: &Path, checked: Result<CachedToken, Error>, now: u64) -> Option<CachedToken> {
+fn usable(place: &dyn Display, checked: Result<CachedToken, Error>, now: u64) -> Option<CachedToken> {
     match checked {
         Ok(cached) if tokens::fresh(cached.expires_at, now) => Some(cached),
         Ok(_) | Err(Error::TokenExpired { .. }) => None,
         Err(error) => {
-            tracing::warn!(path = %path.display(), %error, "a cached token is not usable; it will be replaced");
+            tracing::warn!(%place, %error, "a cached token is not usable; it will be replaced");
             None
         }
     }
 }
 
+/// `held`, with the token of the other kind that the cache holds (`stored`) where `held`
+/// has none: what is written back, so that a process holding one kind does not drop the
+/// other another process left.
+pub(crate) fn merged(held: ResourceTokens, stored: ResourceTokens) -> ResourceTokens {
+    ResourceTokens { person: held.person.or(stored.person), auth: held.auth.or(stored.auth) }
+}
+
 /// Writes `tokens` to `path` for `owner` (0600, folders 0700), replacing what was there.
 pub(crate) fn store(path: &Path, owner: Owner<'_>, tokens: &ResourceTokens) -> Result<(), Error> {
+    private_file::write(Purpose::TokenCache, path, &cache_text(owner, tokens), Placement::Replace).map(|_| ())
+}
+
+/// The text of the cache entry of `owner`'s `tokens`: what a file or a Redis value holds.
+pub(crate) fn cache_text(owner: Owner<'_>, tokens: &ResourceTokens) -> Zeroizing<Vec<u8>> {
     let thumbprint = owner.key.thumbprint();
     let file = CacheFileRef {
         agent_provider: owner.provider.as_str(),
@@ -189,8 +223,7 @@ pub(crate) fn store(path: &Path, owner: Owner<'_>, tokens: &ResourceTokens) -> R
         person_token: tokens.person.as_ref().map(EntryRef::of),
         auth_token: tokens.auth.as_ref().map(EntryRef::of),
     };
-    let text = Zeroizing::new(serde_json::to_vec_pretty(&file).expect("the cache file serializes"));
-    private_file::write(Purpose::TokenCache, path, &text, Placement::Replace).map(|_| ())
+    Zeroizing::new(serde_json::to_vec_pretty(&file).expect("the cache file serializes"))
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ mod aauth;
 #[cfg(feature = "aauth")]
 pub use aauth::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key};
 #[cfg(all(feature = "openapi", feature = "aauth"))]
-use aauth::{KeyUse, build_aauth_client};
+use aauth::{AAuthState, KeyUse, aauth_state, build_aauth_client};
 
 /// The name of the markdown skills' `skills` skill, whose tools load them on demand.
 #[cfg(feature = "markdown")]
@@ -86,9 +86,10 @@ pub async fn start_agent(
     wanted: Wanted<'_>,
     person: Person,
 ) -> Result<Agent, HostError> {
+    let resolver = SecretResolver::default();
     // Before the candidates, which borrow it.
     #[cfg(feature = "openapi")]
-    let signer = Signer::new(config, home, person.on_interaction.clone());
+    let signer = Signer::new(config, home, person.on_interaction.clone(), &resolver).await?;
     #[cfg(not(any(feature = "openapi", feature = "mcp")))]
     let _ = person;
     let sections = &config.sections;
@@ -129,7 +130,6 @@ pub async fn start_agent(
         }
         _ => None,
     };
-    let resolver = SecretResolver::default();
     let mut builder = Agent::builder().name(config.agent_name()).storage(store(config, home, &resolver).await?);
     let mut skills = Vec::new();
     for (name, secrets, make) in candidates {
@@ -227,6 +227,9 @@ struct Signer<'a> {
     on_interaction: Option<OnInteraction>,
     #[cfg(feature = "aauth")]
     key_use: KeyUse,
+    /// Where the client keeps its tokens and signature times.
+    #[cfg(feature = "aauth")]
+    state: AAuthState,
     #[cfg(feature = "aauth")]
     client: std::sync::OnceLock<Result<aauth_client::AAuthClient, String>>,
     #[cfg(not(feature = "aauth"))]
@@ -235,25 +238,46 @@ struct Signer<'a> {
 
 #[cfg(feature = "openapi")]
 impl<'a> Signer<'a> {
+    /// A signer for skills that call: its state where `config` says (Redis with
+    /// `storage.backend: redis`, its URL resolved with `resolver` when a skill signs).
     #[cfg(feature = "aauth")]
-    fn new(config: &'a AgentConfig, home: &'a Home, on_interaction: Option<OnInteraction>) -> Self {
-        Signer { config, home, on_interaction, key_use: KeyUse::Sign, client: std::sync::OnceLock::new() }
+    async fn new(
+        config: &'a AgentConfig,
+        home: &'a Home,
+        on_interaction: Option<OnInteraction>,
+        resolver: &SecretResolver,
+    ) -> Result<Self, HostError> {
+        let signs = config.sections.openapi.values().any(|settings| settings.aauth);
+        let state = if signs { aauth_state(config, resolver).await? } else { AAuthState::Files };
+        Ok(Signer { config, home, on_interaction, key_use: KeyUse::Sign, state, client: std::sync::OnceLock::new() })
     }
 
     #[cfg(not(feature = "aauth"))]
-    fn new(_config: &'a AgentConfig, _home: &'a Home, _on_interaction: Option<OnInteraction>) -> Self {
-        Signer { config: std::marker::PhantomData }
+    async fn new(
+        _config: &'a AgentConfig,
+        _home: &'a Home,
+        _on_interaction: Option<OnInteraction>,
+        _resolver: &SecretResolver,
+    ) -> Result<Self, HostError> {
+        Ok(Signer { config: std::marker::PhantomData })
     }
 
     /// A signer for skills that are loaded, never called: see [`KeyUse::Check`].
     #[cfg(feature = "aauth")]
     fn for_check(config: &'a AgentConfig, home: &'a Home) -> Self {
-        Signer { key_use: KeyUse::Check, ..Signer::new(config, home, None) }
+        Signer {
+            config,
+            home,
+            on_interaction: None,
+            key_use: KeyUse::Check,
+            state: AAuthState::Files,
+            client: std::sync::OnceLock::new(),
+        }
     }
 
     #[cfg(not(feature = "aauth"))]
-    fn for_check(config: &'a AgentConfig, home: &'a Home) -> Self {
-        Signer::new(config, home, None)
+    fn for_check(_config: &'a AgentConfig, _home: &'a Home) -> Self {
+        Signer { config: std::marker::PhantomData }
     }
 
     /// `skill`, its calls sent through the AAuth client; why not, when there is none.
@@ -261,8 +285,15 @@ impl<'a> Signer<'a> {
     fn sign(&self, skill: skill_openapi::OpenApiSkill) -> Result<skill_openapi::OpenApiSkill, String> {
         let client = self.client.get_or_init(|| {
             let overrides = AAuthOverrides::default();
-            build_aauth_client(self.config, self.home, overrides, self.on_interaction.clone(), self.key_use)
-                .map_err(|error| error.to_string())
+            build_aauth_client(
+                self.config,
+                self.home,
+                overrides,
+                self.on_interaction.clone(),
+                self.key_use,
+                &self.state,
+            )
+            .map_err(|error| error.to_string())
         });
         client.as_ref().map(|client| skill.with_client(client.http_client())).map_err(Clone::clone)
     }

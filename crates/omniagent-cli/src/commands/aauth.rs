@@ -15,19 +15,21 @@ pub(crate) async fn run(session: &Session, command: AauthCommand) -> anyhow::Res
     match command {
         AauthCommand::Enroll { agent_provider, ps } => {
             let overrides = AAuthOverrides { agent_provider, person_server: ps };
-            let client = aauth_client(&config, &session.home, overrides, Some(on_interaction()))?;
+            let client = aauth_client(&config, &session.home, overrides, Some(on_interaction())).await?;
             let identity = client.enroll().await.context("enrollment failed")?;
             render::aauth_identity(&identity, session.json)?;
             Ok(ExitCode::SUCCESS)
         }
         AauthCommand::Whoami => {
-            let client = aauth_client(&config, &session.home, AAuthOverrides::default(), Some(on_interaction()))?;
+            let client =
+                aauth_client(&config, &session.home, AAuthOverrides::default(), Some(on_interaction())).await?;
             let identity = client.agent_identity().await.context("cannot get an agent token")?;
             render::aauth_identity(&identity, session.json)?;
             Ok(ExitCode::SUCCESS)
         }
         AauthCommand::Fetch { method, headers, data, url } => {
-            let client = aauth_client(&config, &session.home, AAuthOverrides::default(), Some(on_interaction()))?;
+            let client =
+                aauth_client(&config, &session.home, AAuthOverrides::default(), Some(on_interaction())).await?;
             let method = method.unwrap_or_else(|| if data.is_some() { "POST" } else { "GET" }.to_owned());
             let url = url::Url::parse(&url).map_err(|error| UsageError::new(format!("{url} is not a URL: {error}")))?;
             // Messages show the URL without what may be secret in it (user info, query).

@@ -1,9 +1,13 @@
 //! The agent's AAuth client: made from the `aauth:` section (or `omniagent aauth
-//! enroll`'s flags), its key created on first use unless only checked.
+//! enroll`'s flags), its key created on first use unless only checked, its tokens and
+//! signature times shared in the home's `aauth/` folder, or in Redis with
+//! `storage.backend: redis`.
+
+use skill_core::SecretResolver;
 
 use super::OnInteraction;
 use crate::HostError;
-use crate::config::{AgentConfig, Home};
+use crate::config::{AgentConfig, Home, StorageBackend};
 
 /// What the caller says instead of the `aauth:` section (`omniagent aauth enroll`'s
 /// flags).
@@ -16,15 +20,45 @@ pub struct AAuthOverrides {
 }
 
 /// The agent's AAuth client, from the `aauth:` section and `overrides`: its key (created
-/// on first use), its agent token cached under the home's `aauth/` folder, and
-/// `on_interaction` told while a request waits for a person.
-pub fn aauth_client(
+/// on first use), its tokens and signature times kept under the home's `aauth/` folder
+/// (in Redis with `storage.backend: redis`), and `on_interaction` told while a request
+/// waits for a person.
+pub async fn aauth_client(
     config: &AgentConfig,
     home: &Home,
     overrides: AAuthOverrides,
     on_interaction: Option<OnInteraction>,
 ) -> Result<aauth_client::AAuthClient, HostError> {
-    build_aauth_client(config, home, overrides, on_interaction, KeyUse::Sign)
+    let state = aauth_state(config, &SecretResolver::default()).await?;
+    build_aauth_client(config, home, overrides, on_interaction, KeyUse::Sign, &state)
+}
+
+/// Where a signing AAuth client keeps what the agent's other processes share with it:
+/// the agent token, the person and auth tokens, and the seconds claimed for `created`.
+#[derive(Debug)]
+pub(super) enum AAuthState {
+    /// Files in the home's `aauth/` folder: the processes of one machine.
+    Files,
+    /// The Redis server of `storage.url` (its URL): replicas on several machines.
+    #[cfg(feature = "redis")]
+    Redis(skill_core::SecretString),
+}
+
+/// Where `config`'s AAuth client keeps its state: Redis when `storage.backend` is
+/// `redis`, else the files.
+pub(super) async fn aauth_state(config: &AgentConfig, resolver: &SecretResolver) -> Result<AAuthState, HostError> {
+    match config.sections.storage.backend {
+        #[cfg(feature = "redis")]
+        StorageBackend::Redis => {
+            Ok(AAuthState::Redis(super::redis_url(config.sections.storage.url.as_ref(), resolver).await?))
+        }
+        #[cfg(not(feature = "redis"))]
+        StorageBackend::Redis => {
+            let _ = resolver;
+            Err(HostError::RedisUnavailable)
+        }
+        StorageBackend::Sqlite | StorageBackend::Memory => Ok(AAuthState::Files),
+    }
 }
 
 /// What an AAuth client made by the host may do with the agent's files.
@@ -46,13 +80,15 @@ fn aauth_key_path(config: &AgentConfig, home: &Home) -> std::path::PathBuf {
     key.map_or_else(|| home.aauth_dir().join("agent.jwk"), |key| config.resolve_path(key))
 }
 
-/// [`aauth_client`], with the agent's files used as `key_use` says.
+/// [`aauth_client`], with the agent's files used as `key_use` says, its state kept in
+/// `state` when it signs.
 pub(super) fn build_aauth_client(
     config: &AgentConfig,
     home: &Home,
     overrides: AAuthOverrides,
     on_interaction: Option<OnInteraction>,
     key_use: KeyUse,
+    state: &AAuthState,
 ) -> Result<aauth_client::AAuthClient, HostError> {
     let settings = config.sections.aauth.clone().unwrap_or_default();
     let url = |key: &'static str, text: &str| {
@@ -73,7 +109,11 @@ pub(super) fn build_aauth_client(
     let mut builder = aauth_client::AAuthClient::builder(key, url("agent_provider", &provider)?)
         .allow_http_loopback(settings.allow_http_loopback);
     if key_use == KeyUse::Sign {
-        builder = builder.agent_token_cache_dir(home.aauth_dir());
+        builder = match state {
+            AAuthState::Files => builder.agent_token_cache_dir(home.aauth_dir()),
+            #[cfg(feature = "redis")]
+            AAuthState::Redis(url) => builder.state_in_redis(url.clone()),
+        };
     }
     if let Some(on_interaction) = on_interaction {
         builder = builder.on_interaction(move |url, code| on_interaction(url.as_str(), code));
