@@ -63,6 +63,8 @@ pub use crate::error::HostError;
 #[cfg(feature = "aauth")]
 pub use crate::host::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key};
 pub use crate::host::{OnInteraction, Person, Wanted, start_agent};
+#[cfg(all(feature = "redis", feature = "mcp"))]
+pub use crate::host::sessions_redis_url;
 #[cfg(feature = "openapi")]
 pub use crate::host::{OpenApiToolsCheck, load_openapi_tools};
 #[cfg(feature = "markdown")]
