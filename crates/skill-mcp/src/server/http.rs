@@ -93,13 +93,14 @@ pub async fn serve_http(
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_REQUEST_BYTES)
         .with_cancellation_token(stop.child_token());
+    #[cfg_attr(not(feature = "redis"), expect(unused_mut))]
+    let mut sessions = LocalSessionManager::default();
     #[cfg(feature = "redis")]
     if let Some(store) = &options.sessions {
-        config.session_store = Some(Arc::clone(store) as _);
+        super::session_store::share(store, &mut config, &mut sessions);
     }
     let handler = gateway.clone();
-    let service =
-        StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(LocalSessionManager::default()), config);
+    let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
     let tokens = Arc::new(Tokens {
         clients: options
             .clients

@@ -24,6 +24,8 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use rmcp::transport::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError};
 use skill_core::{ExposeSecret as _, SecretString};
 use tokio::sync::OnceCell;
@@ -199,6 +201,22 @@ impl fmt::Debug for RedisSessionStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisSessionStore").field("url", &self.shown_url).finish_non_exhaustive()
     }
+}
+
+/// Makes the HTTP service keep its 2025-11-25 sessions in `store`.
+///
+/// A request's own event stream is then sent without event ids: a replica that restored
+/// a session knows nothing of the streams of the replica that died, and the ids of its own
+/// streams may be the same (each session numbers its requests from 0), so a client
+/// resuming there would wait forever or get another request's events. A stream cut short
+/// is an error the client sees at once instead.
+pub(super) fn share(
+    store: &Arc<RedisSessionStore>,
+    config: &mut StreamableHttpServerConfig,
+    sessions: &mut LocalSessionManager,
+) {
+    config.session_store = Some(Arc::clone(store) as _);
+    sessions.session_config.sse_retry = None;
 }
 
 /// Refreshes the entry of the session an answered request carries (in a task of its own,
