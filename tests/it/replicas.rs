@@ -180,7 +180,8 @@ fn two_replicas_behind_nginx_lose_nothing_but_the_calls_in_flight_when_one_is_ki
         )
     };
     assert!(output.status.success(), "the Python client failed ({}):\n{}", output.status, logs());
-    let out: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|error| panic!("not JSON ({error}):\n{}", logs()));
+    let out: Value =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|error| panic!("not JSON ({error}):\n{}", logs()));
 
     let status = first.child.try_wait().unwrap().expect("the first replica was killed");
     assert_eq!(status.signal(), Some(9), "killed by SIGKILL");
@@ -249,7 +250,10 @@ fn the_redis_url_password_reaches_no_error_and_no_log() {
     assert!(call.contains(&format!("redis://127.0.0.1:{}/", redis.port())), "the store is named: {call}");
     std::thread::sleep(Duration::from_millis(200));
     let stderr = replica.stderr.lock().unwrap().clone();
-    assert!(stderr.contains("redis session store redis://127.0.0.1:"), "the session store's failure is logged: {stderr}");
+    assert!(
+        stderr.contains("redis session store redis://127.0.0.1:"),
+        "the session store's failure is logged: {stderr}"
+    );
     for text in [&call, &stderr, &client_stderr] {
         assert!(!text.contains("hunter2"), "{text}");
     }

@@ -191,7 +191,10 @@ fn remember_sqlite_against_redis(c: &mut Criterion) {
     let sqlite = gateway("{backend: sqlite}", "");
     let on_redis = gateway("{backend: redis, url: env:OMNIAGENT_REDIS_URL}", &redis.url());
     let mut group = c.benchmark_group("replicas_remember");
-    group.throughput(Throughput::Elements(1)).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
+    group
+        .throughput(Throughput::Elements(1))
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
     for (name, server, legacy) in [
         ("sqlite", &sqlite, false),
         ("redis", &on_redis, false),

@@ -10,7 +10,8 @@ use skill_mcp::server::RedisSessionStore;
 /// The shared session store of `config`, if its storage is Redis.
 pub(super) async fn store(config: &Config) -> anyhow::Result<Option<Arc<RedisSessionStore>>> {
     let Some(url) = omniagent_host::sessions_redis_url(config).await? else { return Ok(None) };
-    let store = RedisSessionStore::new(&url).map_err(|error| crate::UsageError::new(format!("storage.url: {error}")))?;
+    let store =
+        RedisSessionStore::new(&url).map_err(|error| crate::UsageError::new(format!("storage.url: {error}")))?;
     tracing::info!("2025-11-25 sessions are kept in {}, for every replica", store.shown_url());
     Ok(Some(Arc::new(store)))
 }
