@@ -156,7 +156,12 @@ impl RedisSessionStore {
         }
         let mut command = redis::cmd("EXPIRE");
         command.arg(key(id)).arg(self.ttl_seconds());
-        self.run::<i64>(&command).await.map(drop)
+        let refreshed = self.run::<i64>(&command).await.map(drop);
+        if refreshed.is_err() {
+            // The next request tries again.
+            self.refreshed.lock().unwrap_or_else(PoisonError::into_inner).at.remove(id);
+        }
+        refreshed
     }
 }
 
