@@ -10,6 +10,7 @@ mod mcp;
 mod oauth;
 mod openapi;
 mod prompt;
+mod replicas;
 mod secrets;
 mod skill_tools;
 mod skills;

@@ -178,7 +178,8 @@ fn bench(root: &Path) -> anyhow::Result<()> {
     cargo(root, &["bench", "-p", "skill-openapi", "--bench", "load"])?;
     cargo(root, &["bench", "-p", "aauth-client", "--bench", "sign"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "cold_start"])?;
-    cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "gateway"])
+    cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "gateway"])?;
+    cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "replicas"])
 }
 
 fn has_nextest(root: &Path) -> bool {

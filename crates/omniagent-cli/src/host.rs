@@ -404,6 +404,18 @@ async fn store(config: &AgentConfig, home: &Home, resolver: &SecretResolver) -> 
     }
 }
 
+/// The Redis server of the top level's `storage:` when it is `backend: redis`, else
+/// `None`: where `mcp serve --http` keeps its 2025-11-25 sessions, so that every replica
+/// sharing that server can serve every session.
+#[cfg(all(feature = "redis", feature = "mcp"))]
+pub async fn sessions_redis_url(config: &crate::Config) -> Result<Option<skill_core::SecretString>, HostError> {
+    let storage = &config.for_agent(None)?.sections.storage;
+    if storage.backend != StorageBackend::Redis {
+        return Ok(None);
+    }
+    redis_url(storage.url.as_ref(), &SecretResolver::default()).await.map(Some)
+}
+
 /// The Redis URL of `storage.url`: the secret resolved, then `${VAR}`, `${env:VAR}` and
 /// `${VAR:-default}` expanded from the environment; it and its password are hidden from
 /// the logs.

@@ -60,6 +60,8 @@ pub use crate::config::{AgentConfig, Config, ConfigLocation, Home, Origin};
 #[cfg(feature = "mcp")]
 pub use crate::config::{ServeClient, ServeConfig};
 pub use crate::error::HostError;
+#[cfg(all(feature = "redis", feature = "mcp"))]
+pub use crate::host::sessions_redis_url;
 #[cfg(feature = "aauth")]
 pub use crate::host::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key};
 pub use crate::host::{OnInteraction, Person, Wanted, start_agent};

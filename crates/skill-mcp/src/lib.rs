@@ -26,6 +26,7 @@
 //! | feature | default | gives |
 //! |---|---|---|
 //! | `server` | no | [`server`]: the gateway, on rmcp's server side and axum |
+//! | `redis` | no | `server::RedisSessionStore`: the gateway's 2025-11-25 sessions in Redis, so that replicas serve each other's (implies `server`) |
 //!
 //! # Example
 //!

@@ -31,6 +31,8 @@ mod answer;
 mod caller;
 mod convert;
 mod http;
+#[cfg(feature = "redis")]
+mod session_store;
 mod skills;
 
 use std::collections::BTreeMap;
@@ -55,6 +57,8 @@ use self::answer::{call_error, item_error, passed_up};
 pub use self::caller::tell_caller;
 pub(crate) use self::caller::{Caller, PassedUp, forwarded_capabilities};
 pub use self::http::{HttpClient, HttpOptions, serve_http};
+#[cfg(feature = "redis")]
+pub use self::session_store::{REFRESH_EVERY, RedisSessionStore, RedisSessionStoreError, SESSION_TTL};
 
 /// Makes the agent of a client, by the client's name (`""` over stdio and for the open
 /// loopback HTTP server): an error is the reason, which every request of that client

@@ -1,5 +1,7 @@
 //! `omniagent mcp serve`: the gateway, over stdio or streamable HTTP.
 
+#[cfg(feature = "redis")]
+mod sessions;
 mod watch;
 
 use std::collections::BTreeMap;
@@ -65,6 +67,8 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
     for client in clients.values() {
         loaded.for_agent(client.agent.as_deref())?;
     }
+    #[cfg(feature = "redis")]
+    let sessions = if http.is_some() { sessions::store(&loaded).await? } else { None };
     let config: SharedConfig = Arc::new(RwLock::new(Arc::new(loaded)));
     let stop = CancellationToken::new();
     tokio::spawn(stop_on_signal(stop.clone()));
@@ -100,7 +104,12 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
         ))
         .into());
     }
-    let options = HttpOptions { allowed_hosts: serve.allowed_hosts, clients: resolve_tokens(&clients).await? };
+    let options = HttpOptions {
+        allowed_hosts: serve.allowed_hosts,
+        clients: resolve_tokens(&clients).await?,
+        #[cfg(feature = "redis")]
+        sessions,
+    };
     let listener =
         tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
     tracing::info!("serving MCP on http://{address}/mcp");

@@ -37,6 +37,10 @@ pub struct HttpOptions {
     /// Who may call; empty: anyone who can reach the address (the caller keeps that to
     /// loopback).
     pub clients: Vec<HttpClient>,
+    /// Where 2025-11-25 sessions are kept so that every replica can restore them; `None`:
+    /// in this process only.
+    #[cfg(feature = "redis")]
+    pub sessions: Option<Arc<super::RedisSessionStore>>,
 }
 
 /// The authenticated client of a request, put into its extensions for the gateway.
@@ -82,15 +86,21 @@ pub async fn serve_http(
             [format!("http://{host}:*"), format!("https://{host}:*")]
         })
         .collect();
-    let config = StreamableHttpServerConfig::default()
+    #[cfg_attr(not(feature = "redis"), expect(unused_mut))]
+    let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_REQUEST_BYTES)
         .with_cancellation_token(stop.child_token());
+    #[cfg_attr(not(feature = "redis"), expect(unused_mut))]
+    let mut sessions = LocalSessionManager::default();
+    #[cfg(feature = "redis")]
+    if let Some(store) = &options.sessions {
+        super::session_store::share(store, &mut config, &mut sessions);
+    }
     let handler = gateway.clone();
-    let service =
-        StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(LocalSessionManager::default()), config);
+    let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
     let tokens = Arc::new(Tokens {
         clients: options
             .clients
@@ -98,9 +108,13 @@ pub async fn serve_http(
             .map(|client| (Sha256::digest(client.token.expose_secret().as_bytes()).into(), client.name.clone()))
             .collect(),
     });
-    let app = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(tokens, authenticate));
+    let app = axum::Router::new().nest_service("/mcp", service);
+    #[cfg(feature = "redis")]
+    let app = match options.sessions {
+        Some(store) => app.layer(axum::middleware::from_fn_with_state(store, super::session_store::refresh_sessions)),
+        None => app,
+    };
+    let app = app.layer(axum::middleware::from_fn_with_state(tokens, authenticate));
     // A response written in two pieces (the session's event stream) would otherwise wait
     // for a delayed ACK: 44 ms a call on a 2025-11-25 session.
     let listener = axum::serve::ListenerExt::tap_io(listener, |connection: &mut tokio::net::TcpStream| {
