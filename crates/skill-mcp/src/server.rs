@@ -31,6 +31,7 @@ mod answer;
 mod caller;
 mod convert;
 mod http;
+mod resource_server;
 mod skills;
 
 use std::collections::BTreeMap;
@@ -55,6 +56,7 @@ use self::answer::{call_error, item_error, passed_up};
 pub use self::caller::tell_caller;
 pub(crate) use self::caller::{Caller, PassedUp, forwarded_capabilities};
 pub use self::http::{HttpClient, HttpOptions, serve_http};
+pub use self::resource_server::{OAuthOptions, client_name};
 
 /// Makes the agent of a client, by the client's name (`""` over stdio and for the open
 /// loopback HTTP server): an error is the reason, which every request of that client

@@ -1,5 +1,6 @@
 //! The gateway over streamable HTTP: rmcp's service at `/mcp`, behind a bearer-token
-//! check that names the client, with Host and Origin allowlists against DNS rebinding.
+//! check that names the client (a static token's, else an OAuth identity's: see
+//! [`super::resource_server`]), with Host and Origin allowlists against DNS rebinding.
 
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
+use super::resource_server::{OAuthOptions, Refusal, ResourceServer};
 
 /// The largest request body the gateway reads.
 const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
@@ -22,7 +24,8 @@ const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 /// A client allowed to call over HTTP: its name (which picks its agent) and its token.
 #[derive(Debug, Clone)]
 pub struct HttpClient {
-    /// The client's name, as the gateway's [`super::AgentFactory`] receives it.
+    /// The client's name, as the gateway's [`super::AgentFactory`] receives it; it has
+    /// no `:` (names with one are OAuth identities', see [`super::client_name`]).
     pub name: String,
     /// The bearer token it must send.
     pub token: SecretString,
@@ -37,6 +40,8 @@ pub struct HttpOptions {
     /// Who may call; empty: anyone who can reach the address (the caller keeps that to
     /// loopback).
     pub clients: Vec<HttpClient>,
+    /// OAuth access tokens admitted beside the clients' tokens.
+    pub oauth: Option<OAuthOptions>,
 }
 
 /// The authenticated client of a request, put into its extensions for the gateway.
@@ -44,9 +49,10 @@ pub struct HttpOptions {
 pub(super) struct ClientName(pub(super) String);
 
 /// The clients' tokens as SHA-256 digests: compared in constant time, whatever the
-/// lengths.
+/// lengths; and the resource server, for the other tokens.
 struct Tokens {
     clients: Vec<([u8; 32], String)>,
+    oauth: Option<Arc<ResourceServer>>,
 }
 
 impl Tokens {
@@ -91,16 +97,31 @@ pub async fn serve_http(
     let handler = gateway.clone();
     let service =
         StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(LocalSessionManager::default()), config);
+    if let Some(client) = options.clients.iter().find(|client| client.name.contains(':')) {
+        let message = format!("the HTTP client name `{}` has a `:`, which only OAuth identities' have", client.name);
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, message));
+    }
     let tokens = Arc::new(Tokens {
         clients: options
             .clients
             .iter()
             .map(|client| (Sha256::digest(client.token.expose_secret().as_bytes()).into(), client.name.clone()))
             .collect(),
+        oauth: options.oauth.map(|oauth| Arc::new(ResourceServer::new(oauth))),
     });
-    let app = axum::Router::new()
+    let mut app = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(tokens, authenticate));
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&tokens), authenticate));
+    if let Some(oauth) = tokens.oauth.clone() {
+        // The protected-resource metadata (RFC 9728) needs no token.
+        let metadata = move || {
+            let oauth = Arc::clone(&oauth);
+            async move { oauth.metadata() }
+        };
+        app = app
+            .route("/.well-known/oauth-protected-resource", axum::routing::get(metadata.clone()))
+            .route("/.well-known/oauth-protected-resource/mcp", axum::routing::get(metadata));
+    }
     // A response written in two pieces (the session's event stream) would otherwise wait
     // for a delayed ACK: 44 ms a call on a 2025-11-25 session.
     let listener = axum::serve::ListenerExt::tap_io(listener, |connection: &mut tokio::net::TcpStream| {
@@ -109,10 +130,11 @@ pub async fn serve_http(
     axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await
 }
 
-/// Admits a request whose bearer token is a client's, naming that client; any request
-/// when no client is configured; else answers 401.
+/// Admits a request whose bearer token is a client's, naming that client, or an OAuth
+/// access token, naming its identity; any request when neither is configured; else
+/// answers 401 (or 403).
 async fn authenticate(State(tokens): State<Arc<Tokens>>, mut request: Request, next: Next) -> Response {
-    if tokens.clients.is_empty() {
+    if tokens.clients.is_empty() && tokens.oauth.is_none() {
         return next.run(request).await;
     }
     let presented = request
@@ -121,10 +143,20 @@ async fn authenticate(State(tokens): State<Arc<Tokens>>, mut request: Request, n
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")))
         .map(|(_, token)| token.trim());
-    match presented.and_then(|token| tokens.client_of(token)) {
+    let client = match (presented.and_then(|token| tokens.client_of(token)), &tokens.oauth) {
+        (Some(client), _) => Some(client.to_owned()),
+        (None, Some(oauth)) => match presented {
+            Some(token) => match oauth.admit(token).await {
+                Ok(identity) => Some(identity),
+                Err(refusal) => return oauth.refuse(&refusal),
+            },
+            None => return oauth.refuse(&Refusal::NoToken),
+        },
+        (None, None) => None,
+    };
+    match client {
         Some(client) => {
-            let client = ClientName(client.to_owned());
-            request.extensions_mut().insert(client);
+            request.extensions_mut().insert(ClientName(client));
             next.run(request).await
         }
         None => {
@@ -149,8 +181,10 @@ mod tests {
     #[test]
     fn tokens_name_their_client_only() {
         let digest = |token: &str| Sha256::digest(token.as_bytes()).into();
-        let tokens =
-            Tokens { clients: vec![(digest("alpha-token"), "alice".to_owned()), (digest("beta"), "bob".to_owned())] };
+        let tokens = Tokens {
+            clients: vec![(digest("alpha-token"), "alice".to_owned()), (digest("beta"), "bob".to_owned())],
+            oauth: None,
+        };
         assert_eq!(tokens.client_of("alpha-token"), Some("alice"));
         assert_eq!(tokens.client_of("beta"), Some("bob"));
         assert_eq!(tokens.client_of("alpha-toke"), None);
