@@ -184,7 +184,7 @@ fn python_sdk_over_stdio_in_both_eras() {
 pub(crate) struct HttpGateway {
     child: Child,
     port: u16,
-    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    pub(crate) stderr: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl HttpGateway {
