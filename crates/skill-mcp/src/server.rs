@@ -2,7 +2,8 @@
 //! protocol eras (2025-11-25 with `initialize` and sessions; 2026-07-28, stateless).
 //!
 //! Every request is served by the agent of the client that sent it (over stdio, the one
-//! agent; over HTTP, the agent of the client its bearer token names), made by an
+//! agent; over HTTP, the agent of the client its bearer token names: a static token's
+//! client, or the identity an OAuth access token proves, see [`OAuthOptions`]), made by an
 //! [`AgentFactory`] on that client's first need (so upstream servers start lazily) and
 //! kept for the life of the gateway. Each agent's list changes reach that client's
 //! sessions as `list_changed` notifications and its 2026-07-28 subscriptions.

@@ -48,6 +48,8 @@ struct Cache {
     keys: HashMap<Option<String>, Vec<Key>>,
     fetched: Option<Instant>,
     tried: Option<Instant>,
+    /// Why the last fetch failed, when it did.
+    failure: Option<String>,
 }
 
 /// The key set of one issuer.
@@ -88,17 +90,20 @@ impl Keys {
             return Ok(key.clone());
         }
         if cache.tried.is_some_and(|tried| tried.elapsed() < self.min_refetch) {
-            return found.ok_or(KeyError::Unknown);
+            let failure = cache.failure.clone();
+            return found.ok_or_else(|| failure.map_or(KeyError::Unknown, KeyError::Unreachable));
         }
         cache.tried = Some(Instant::now());
         match self.fetch(&mut cache).await {
             Ok(keys) => {
                 cache.keys = keys;
                 cache.fetched = Some(Instant::now());
+                cache.failure = None;
                 pick(&cache, kid, alg).ok_or(KeyError::Unknown)
             }
             Err(reason) => {
                 tracing::warn!("the OAuth issuer's keys could not be fetched: {reason}");
+                cache.failure = Some(reason.clone());
                 found.ok_or(KeyError::Unreachable(reason))
             }
         }

@@ -186,8 +186,23 @@ async fn keys_come_only_from_the_issuer_its_metadata_names() {
     let server = ResourceServer::new(options);
     let mut claims = claims(&issuer);
     claims["iss"] = json!(format!("{}/", issuer.url));
-    assert_eq!(server.admit(&signed(&signing, "k1", &claims)).await, Err(Refusal::Unreachable));
+    let token = signed(&signing, "k1", &claims);
+    assert_eq!(server.admit(&token).await, Err(Refusal::Unreachable));
+    assert_eq!(server.admit(&token).await, Err(Refusal::Unreachable), "still, without asking again");
     assert_eq!(issuer.fetches(), 0);
+}
+
+#[tokio::test]
+async fn an_issuer_that_cannot_be_reached_is_told_apart_from_a_bad_token() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    drop(listener);
+    let issuer = Issuer { url: closed, jwks: Arc::default(), fetches: Arc::default() };
+    let server = ResourceServer::new(options(&issuer));
+    let token = signed(&key(1), "k1", &claims(&issuer));
+    assert_eq!(server.admit(&token).await, Err(Refusal::Unreachable));
+    let response = server.refuse(&Refusal::Unreachable);
+    assert_eq!(response.headers().get(header::RETRY_AFTER).unwrap(), "10");
 }
 
 #[tokio::test]
