@@ -4,6 +4,7 @@
 //! cache is old, but never more often than [`MIN_REFETCH`].
 
 use std::collections::HashMap;
+use std::sync::{PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, PublicKeyUse};
@@ -42,11 +43,17 @@ struct Key {
     jwk: Jwk,
 }
 
+/// The keys as last fetched, by `kid`.
 #[derive(Default)]
-struct Cache {
-    jwks_uri: Option<Url>,
+struct KeySet {
     keys: HashMap<Option<String>, Vec<Key>>,
     fetched: Option<Instant>,
+}
+
+/// What the fetches know: held only by the request that fetches (or may).
+#[derive(Default)]
+struct Fetches {
+    jwks_uri: Option<Url>,
     tried: Option<Instant>,
     /// Why the last fetch failed, when it did.
     failure: Option<String>,
@@ -59,7 +66,9 @@ pub(super) struct Keys {
     min_refetch: Duration,
     jwks_uri: Option<Url>,
     http: reqwest::Client,
-    cache: Mutex<Cache>,
+    /// Read by every request; a token whose key is here never waits for a fetch.
+    cached: RwLock<KeySet>,
+    fetches: Mutex<Fetches>,
 }
 
 impl Keys {
@@ -70,7 +79,7 @@ impl Keys {
             .timeout(FETCH_TIMEOUT)
             .build()
             .unwrap_or_default();
-        Self { issuer, min_refetch: MIN_REFETCH, jwks_uri, http, cache: Mutex::new(Cache::default()) }
+        Self { issuer, min_refetch: MIN_REFETCH, jwks_uri, http, cached: RwLock::default(), fetches: Mutex::default() }
     }
 
     /// These keys, fetched again at most every `interval` instead of [`MIN_REFETCH`].
@@ -80,42 +89,58 @@ impl Keys {
         self
     }
 
+    /// The cached key for `kid` and `alg`, and whether the cache is old.
+    fn cached(&self, kid: Option<&str>, alg: Algorithm) -> (Option<DecodingKey>, bool) {
+        let cached = self.cached.read().unwrap_or_else(PoisonError::into_inner);
+        let stale = cached.fetched.is_none_or(|fetched| fetched.elapsed() > MAX_AGE);
+        (pick(&cached.keys, kid, alg), stale)
+    }
+
     /// The key that verifies a token signed with `alg` under `kid`: from the cache, else
     /// after fetching the keys again (see [`MIN_REFETCH`]).
     pub(super) async fn key(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, KeyError> {
-        let mut cache = self.cache.lock().await;
-        let stale = cache.fetched.is_none_or(|fetched| fetched.elapsed() > MAX_AGE);
-        let found = pick(&cache, kid, alg);
+        let (found, stale) = self.cached(kid, alg);
         if let Some(key) = found.as_ref().filter(|_| !stale) {
             return Ok(key.clone());
         }
-        if cache.tried.is_some_and(|tried| tried.elapsed() < self.min_refetch) {
-            let failure = cache.failure.clone();
+        let mut fetches = match (&found, self.fetches.try_lock()) {
+            (_, Ok(fetches)) => fetches,
+            // An old key still serves while another request fetches.
+            (Some(key), Err(_)) => return Ok(key.clone()),
+            (None, Err(_)) => self.fetches.lock().await,
+        };
+        // Another request may have fetched while this one waited.
+        let (found, stale) = self.cached(kid, alg);
+        if let Some(key) = found.as_ref().filter(|_| !stale) {
+            return Ok(key.clone());
+        }
+        if fetches.tried.is_some_and(|tried| tried.elapsed() < self.min_refetch) {
+            let failure = fetches.failure.clone();
             return found.ok_or_else(|| failure.map_or(KeyError::Unknown, KeyError::Unreachable));
         }
-        cache.tried = Some(Instant::now());
-        match self.fetch(&mut cache).await {
+        fetches.tried = Some(Instant::now());
+        match self.fetch(&mut fetches).await {
             Ok(keys) => {
-                cache.keys = keys;
-                cache.fetched = Some(Instant::now());
-                cache.failure = None;
-                pick(&cache, kid, alg).ok_or(KeyError::Unknown)
+                *self.cached.write().unwrap_or_else(PoisonError::into_inner) =
+                    KeySet { keys, fetched: Some(Instant::now()) };
+                fetches.failure = None;
+                self.cached(kid, alg).0.ok_or(KeyError::Unknown)
             }
             Err(reason) => {
                 tracing::warn!("the OAuth issuer's keys could not be fetched: {reason}");
-                cache.failure = Some(reason.clone());
+                fetches.failure = Some(reason.clone());
                 found.ok_or(KeyError::Unreachable(reason))
             }
         }
     }
 
-    async fn fetch(&self, cache: &mut Cache) -> Result<HashMap<Option<String>, Vec<Key>>, String> {
-        let jwks_uri = match (&self.jwks_uri, &cache.jwks_uri) {
+    async fn fetch(&self, fetches: &mut Fetches) -> Result<HashMap<Option<String>, Vec<Key>>, String> {
+        let jwks_uri = match (&self.jwks_uri, &fetches.jwks_uri) {
             (Some(configured), _) => configured.clone(),
             (None, Some(discovered)) => discovered.clone(),
             (None, None) => {
                 let discovered = self.discover().await?;
-                cache.jwks_uri = Some(discovered.clone());
+                fetches.jwks_uri = Some(discovered.clone());
                 discovered
             }
         };
@@ -165,10 +190,10 @@ impl Keys {
 }
 
 /// The cached key for `kid` (or, for a token naming none, the only key) fit for `alg`.
-fn pick(cache: &Cache, kid: Option<&str>, alg: Algorithm) -> Option<DecodingKey> {
+fn pick(keys: &HashMap<Option<String>, Vec<Key>>, kid: Option<&str>, alg: Algorithm) -> Option<DecodingKey> {
     let candidates: Vec<&Key> = match kid {
-        Some(kid) => cache.keys.get(&Some(kid.to_owned())).into_iter().flatten().collect(),
-        None => cache.keys.values().flatten().collect(),
+        Some(kid) => keys.get(&Some(kid.to_owned())).into_iter().flatten().collect(),
+        None => keys.values().flatten().collect(),
     };
     let mut fit = candidates.into_iter().filter(|key| fits(&key.jwk, alg));
     let first = fit.next()?;
