@@ -70,13 +70,18 @@ impl Tokens {
 }
 
 /// Serves `gateway` on `listener` at `/mcp` until `stop` is cancelled; open streams end
-/// then, and the server waits for the requests in flight.
+/// then, and the server waits for the requests in flight. A client name with a `:` is
+/// refused at once (`InvalidInput`).
 pub async fn serve_http(
     gateway: Gateway,
     listener: tokio::net::TcpListener,
     options: HttpOptions,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
+    if let Some(client) = options.clients.iter().find(|client| client.name.contains(':')) {
+        let message = format!("the HTTP client name `{}` has a `:`, which only OAuth identities' have", client.name);
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, message));
+    }
     let mut hosts = options.allowed_hosts;
     if hosts.is_empty() {
         hosts = ["localhost", "127.0.0.1", "::1"].map(str::to_owned).to_vec();
@@ -97,10 +102,6 @@ pub async fn serve_http(
     let handler = gateway.clone();
     let service =
         StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(LocalSessionManager::default()), config);
-    if let Some(client) = options.clients.iter().find(|client| client.name.contains(':')) {
-        let message = format!("the HTTP client name `{}` has a `:`, which only OAuth identities' have", client.name);
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, message));
-    }
     let tokens = Arc::new(Tokens {
         clients: options
             .clients
@@ -189,5 +190,17 @@ mod tests {
         assert_eq!(tokens.client_of("beta"), Some("bob"));
         assert_eq!(tokens.client_of("alpha-toke"), None);
         assert_eq!(tokens.client_of(""), None);
+    }
+
+    #[tokio::test]
+    async fn a_static_client_cannot_take_an_oauth_identitys_name() {
+        let factory: super::super::AgentFactory =
+            Arc::new(|_| Box::pin(async { Err("no agent in this test".to_owned()) }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client =
+            HttpClient { name: super::super::client_name("alice"), token: SecretString::from("token".to_owned()) };
+        let options = HttpOptions { clients: vec![client], ..HttpOptions::default() };
+        let refused = serve_http(Gateway::new(factory, None), listener, options, CancellationToken::new()).await;
+        assert_eq!(refused.unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
     }
 }
