@@ -1,4 +1,4 @@
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -16,6 +16,8 @@ struct Issuer {
     url: String,
     jwks: Arc<Mutex<Value>>,
     fetches: Arc<AtomicUsize>,
+    /// How long the JWKS takes to answer, in milliseconds.
+    delay: Arc<AtomicU64>,
 }
 
 impl Issuer {
@@ -24,19 +26,21 @@ impl Issuer {
         let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
         let jwks = Arc::new(Mutex::new(jwks(keys)));
         let fetches = Arc::new(AtomicUsize::new(0));
+        let delay = Arc::new(AtomicU64::new(0));
         let metadata = json!({"issuer": url, "jwks_uri": format!("{url}/jwks")}).to_string();
-        let (served, counted) = (Arc::clone(&jwks), Arc::clone(&fetches));
+        let (served, counted, slow) = (Arc::clone(&jwks), Arc::clone(&fetches), Arc::clone(&delay));
         let app = axum::Router::new()
             .route("/.well-known/oauth-authorization-server", axum::routing::get(move || async move { metadata }))
             .route(
                 "/jwks",
                 axum::routing::get(move || async move {
                     counted.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(slow.load(Ordering::SeqCst))).await;
                     served.lock().unwrap().to_string()
                 }),
             );
         tokio::spawn(async move { axum::serve(listener, app).await });
-        Self { url, jwks, fetches }
+        Self { url, jwks, fetches, delay }
     }
 
     fn fetches(&self) -> usize {
@@ -176,6 +180,30 @@ async fn a_new_kid_is_fetched_but_unknown_kids_cannot_make_the_gateway_hammer_th
     assert_eq!(issuer.fetches(), 2);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_whose_key_is_cached_never_waits_for_a_fetch() {
+    let signing = key(1);
+    let issuer = Issuer::start(&[("k1", &signing)]).await;
+    let mut server = ResourceServer::new(options(&issuer));
+    refetching_at_once(&mut server);
+    let server = Arc::new(server);
+    let known = signed(&signing, "k1", &claims(&issuer));
+    assert!(server.admit(&known).await.is_ok());
+    issuer.delay.store(3000, Ordering::SeqCst);
+    let unknown = signed(&key(2), "k9", &claims(&issuer));
+    let fetching = tokio::spawn({
+        let server = Arc::clone(&server);
+        async move { server.admit(&unknown).await }
+    });
+    while issuer.fetches() < 2 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let started = std::time::Instant::now();
+    assert_eq!(server.admit(&known).await, Ok("oauth:alice".to_owned()));
+    assert!(started.elapsed() < Duration::from_secs(1), "waited {:?} for the fetch", started.elapsed());
+    assert!(fetching.await.unwrap().is_err());
+}
+
 #[tokio::test]
 async fn keys_come_only_from_the_issuer_its_metadata_names() {
     let signing = key(1);
@@ -197,7 +225,7 @@ async fn an_issuer_that_cannot_be_reached_is_told_apart_from_a_bad_token() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let closed = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     drop(listener);
-    let issuer = Issuer { url: closed, jwks: Arc::default(), fetches: Arc::default() };
+    let issuer = Issuer { url: closed, jwks: Arc::default(), fetches: Arc::default(), delay: Arc::default() };
     let server = ResourceServer::new(options(&issuer));
     let token = signed(&key(1), "k1", &claims(&issuer));
     assert_eq!(server.admit(&token).await, Err(Refusal::Unreachable));
