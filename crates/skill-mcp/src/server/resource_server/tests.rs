@@ -158,6 +158,32 @@ async fn only_asymmetric_algorithms_are_accepted() {
 }
 
 #[tokio::test]
+async fn an_es256_token_verifies_with_its_p256_key_only() {
+    use p256::ecdsa::signature::Signer as _;
+    let issuer = Issuer::start(&[]).await;
+    let signing = p256::ecdsa::SigningKey::from_slice(&[9; 32]).unwrap();
+    let point = signing.verifying_key().to_sec1_point(false);
+    let (x, y) = point.as_bytes()[1..].split_at(32);
+    let ec = |crv: &str| json!({"kty": "EC", "crv": crv, "kid": "ec1", "x": URL_SAFE_NO_PAD.encode(x), "y": URL_SAFE_NO_PAD.encode(y)});
+    *issuer.jwks.lock().unwrap() = json!({"keys": [ec("P-256")]});
+    let mut server = ResourceServer::new(options(&issuer));
+    refetching_at_once(&mut server);
+    let signed = format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(json!({"alg": "ES256", "kid": "ec1"}).to_string()),
+        URL_SAFE_NO_PAD.encode(claims(&issuer).to_string())
+    );
+    let signature: p256::ecdsa::Signature = signing.sign(signed.as_bytes());
+    let token = format!("{signed}.{}", URL_SAFE_NO_PAD.encode(signature.to_bytes()));
+    assert_eq!(server.admit(&token).await, Ok("oauth:alice".to_owned()));
+    // The same point said to be on P-384 is no key for ES256.
+    *issuer.jwks.lock().unwrap() = json!({"keys": [ec("P-384")]});
+    let mut server = ResourceServer::new(options(&issuer));
+    refetching_at_once(&mut server);
+    assert_eq!(server.admit(&token).await, Err(Refusal::Invalid("the token is not signed by a key of the issuer")));
+}
+
+#[tokio::test]
 async fn a_new_kid_is_fetched_but_unknown_kids_cannot_make_the_gateway_hammer_the_issuer() {
     let (old, new) = (key(1), key(2));
     let issuer = Issuer::start(&[("k1", &old)]).await;
