@@ -3,10 +3,10 @@
 //! - `gateway_http_auth`: one `memory__list` call after another through `serve_http`
 //!   (stateless 2026-07-28 era, rmcp's streamable-HTTP client, its response cache off),
 //!   whose agent has the memory skill. `static_token` sends a `serve.clients` token
-//!   (a SHA-256 digest compared in constant time); `oauth_jwt_eddsa` sends a JWT access
-//!   token (EdDSA) of an in-process issuer, verified on every request (signature with
-//!   the cached JWKS key, `iss`, `aud`, `exp`, scopes). Target: the JWT adds at most
-//!   100 µs a call.
+//!   (a SHA-256 digest compared in constant time); `oauth_jwt_eddsa` and `oauth_jwt_es256`
+//!   send a JWT access token (Ed25519, P-256) of an in-process issuer, verified on every
+//!   request (signature with the cached JWKS key, `iss`, `aud`, `exp`, scopes). Target:
+//!   the JWT adds at most 100 µs a call.
 //!
 //! Client and server share one tokio runtime with 2 workers.
 
@@ -31,13 +31,20 @@ use tokio_util::sync::CancellationToken;
 
 const STATIC_TOKEN: &str = "a-static-token-of-the-bench";
 
-/// An issuer that serves its metadata and one Ed25519 key; returns its URL.
-async fn issuer(key: &ed25519_dalek::SigningKey) -> String {
+/// An issuer that serves its metadata, one Ed25519 key (`k1`) and one P-256 key (`ec1`);
+/// returns its URL.
+async fn issuer(key: &ed25519_dalek::SigningKey, ec: &p256::ecdsa::SigningKey) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
     let url = format!("http://127.0.0.1:{}", listener.local_addr().expect("an address").port());
     let metadata = json!({"issuer": url, "jwks_uri": format!("{url}/jwks")}).to_string();
-    let jwks = json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "kid": "k1", "alg": "EdDSA", "use": "sig",
-                                "x": URL_SAFE_NO_PAD.encode(key.verifying_key().as_bytes())}]})
+    let point = ec.verifying_key().to_sec1_point(false);
+    let (x, y) = point.as_bytes()[1..].split_at(32);
+    let jwks = json!({"keys": [
+        {"kty": "OKP", "crv": "Ed25519", "kid": "k1", "alg": "EdDSA", "use": "sig",
+         "x": URL_SAFE_NO_PAD.encode(key.verifying_key().as_bytes())},
+        {"kty": "EC", "crv": "P-256", "kid": "ec1", "alg": "ES256", "use": "sig",
+         "x": URL_SAFE_NO_PAD.encode(x), "y": URL_SAFE_NO_PAD.encode(y)},
+    ]})
     .to_string();
     let app = axum::Router::new()
         .route("/.well-known/oauth-authorization-server", axum::routing::get(move || async move { metadata }))
@@ -46,13 +53,23 @@ async fn issuer(key: &ed25519_dalek::SigningKey) -> String {
     url
 }
 
-fn access_token(key: &ed25519_dalek::SigningKey, issuer: &str, audience: &str) -> String {
+/// A token's signed part: header (`alg`, `kid`) and claims.
+fn signed_part(alg: &str, kid: &str, issuer: &str, audience: &str) -> String {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).expect("a clock").as_secs();
-    let header = json!({"alg": "EdDSA", "typ": "at+jwt", "kid": "k1"});
+    let header = json!({"alg": alg, "typ": "at+jwt", "kid": kid});
     let claims = json!({"iss": issuer, "aud": audience, "sub": "bench", "exp": now + 3600, "scope": "mcp:tools"});
-    let signed =
-        format!("{}.{}", URL_SAFE_NO_PAD.encode(header.to_string()), URL_SAFE_NO_PAD.encode(claims.to_string()));
+    format!("{}.{}", URL_SAFE_NO_PAD.encode(header.to_string()), URL_SAFE_NO_PAD.encode(claims.to_string()))
+}
+
+fn eddsa_token(key: &ed25519_dalek::SigningKey, issuer: &str, audience: &str) -> String {
+    let signed = signed_part("EdDSA", "k1", issuer, audience);
     format!("{signed}.{}", URL_SAFE_NO_PAD.encode(key.sign(signed.as_bytes()).to_bytes()))
+}
+
+fn es256_token(key: &p256::ecdsa::SigningKey, issuer: &str, audience: &str) -> String {
+    let signed = signed_part("ES256", "ec1", issuer, audience);
+    let signature: p256::ecdsa::Signature = p256::ecdsa::signature::Signer::sign(key, signed.as_bytes());
+    format!("{signed}.{}", URL_SAFE_NO_PAD.encode(signature.to_bytes()))
 }
 
 /// The gateway on a loopback port, with a static client and OAuth; returns its `/mcp` URL.
@@ -110,21 +127,24 @@ fn auth(c: &mut Criterion) {
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime");
     let key = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
-    let (static_client, oauth_client) = runtime.block_on(async {
-        let issuer = issuer(&key).await;
+    let ec = p256::ecdsa::SigningKey::from_slice(&[9; 32]).expect("a P-256 key");
+    let clients = runtime.block_on(async {
+        let issuer = issuer(&key, &ec).await;
         let url = gateway(issuer.clone()).await;
-        let token = access_token(&key, &issuer, &url);
-        (client(&url, STATIC_TOKEN).await, client(&url, &token).await)
+        let (eddsa, es256) = (eddsa_token(&key, &issuer, &url), es256_token(&ec, &issuer, &url));
+        [client(&url, STATIC_TOKEN).await, client(&url, &eddsa).await, client(&url, &es256).await]
     });
-    let (static_peer, oauth_peer) = (static_client.peer().clone(), oauth_client.peer().clone());
+    let [static_peer, eddsa_peer, es256_peer] = clients.each_ref().map(|client| client.peer().clone());
     // The first calls make each identity's agent (and fetch the issuer's keys).
-    calls(&runtime, &static_peer, 1);
-    calls(&runtime, &oauth_peer, 1);
+    for peer in [&static_peer, &eddsa_peer, &es256_peer] {
+        calls(&runtime, peer, 1);
+    }
 
     let mut group = c.benchmark_group("gateway_http_auth");
     group.sample_size(30).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
     group.bench_function("static_token", |b| b.iter_custom(|iters| calls(&runtime, &static_peer, iters)));
-    group.bench_function("oauth_jwt_eddsa", |b| b.iter_custom(|iters| calls(&runtime, &oauth_peer, iters)));
+    group.bench_function("oauth_jwt_eddsa", |b| b.iter_custom(|iters| calls(&runtime, &eddsa_peer, iters)));
+    group.bench_function("oauth_jwt_es256", |b| b.iter_custom(|iters| calls(&runtime, &es256_peer, iters)));
     group.finish();
 }
 
