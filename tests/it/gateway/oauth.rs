@@ -232,7 +232,9 @@ agents:
     assert_eq!(initialize(port, Some(&brief)), invalid("the token has expired"));
 
     // A new key: tokens signed with it get in once the gateway fetches the keys again
-    // (at most every 10 s), with no restart; the old key is then gone.
+    // (at most every 10 s), with no restart; the old key is then gone (a token of it not
+    // presented before is refused; those verified in the last minute are still taken).
+    let old_key = issuer.token("alice", &resource, "mcp:tools");
     let kid = issuer.rotate();
     assert_eq!(kid, "rsa-2");
     let rotated = issuer.token("alice", &resource, "mcp:tools");
@@ -243,7 +245,7 @@ agents:
     }
     let out = python("2026-07-28", &["http", &gateway.url(), &rotated], plan, &[]);
     assert_eq!(text_of(&out["calls"][0]), "secret-of-alice");
-    assert_eq!(initialize(port, Some(&tokens[0])), invalid("the token is not signed by a key of the issuer"));
+    assert_eq!(initialize(port, Some(&old_key)), invalid("the token is not signed by a key of the issuer"));
 
     let log = stderr();
     for token in tokens.iter().chain([&brief, &rotated, &forged, &unscoped]) {

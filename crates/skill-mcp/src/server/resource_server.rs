@@ -2,11 +2,13 @@
 //! token (RFC 9068) is admitted when its signature verifies against the issuer's JWKS
 //! (see [`jwks`]) with an algorithm of [`ALGORITHMS`], and its `iss`, `aud`, `exp` and
 //! `nbf` (with [`LEEWAY`]) and scopes are right; one claim of it names the identity,
-//! which gets an agent of its own as the client [`client_name`]. The protected-resource
+//! which gets an agent of its own as the client [`client_name`]; a token verified once is
+//! taken for a minute at most without verifying it again (see [`verified`]). The protected-resource
 //! metadata (RFC 9728) tells clients where to get tokens; every refusal names it in
 //! `WWW-Authenticate`. No token, nor any part of one, is ever logged or echoed.
 
 mod jwks;
+mod verified;
 
 use std::collections::BTreeSet;
 
@@ -19,6 +21,7 @@ use serde_json::{Value, json};
 use url::Url;
 
 use self::jwks::{KeyError, Keys};
+use self::verified::Verified;
 
 /// The signature algorithms a token may use: asymmetric only (never `none`, never an
 /// HMAC whose "key" would be the public JWKS).
@@ -93,6 +96,7 @@ pub(super) enum Refusal {
 pub(super) struct ResourceServer {
     options: OAuthOptions,
     keys: Keys,
+    verified: Verified,
     metadata_url: String,
 }
 
@@ -100,11 +104,23 @@ impl ResourceServer {
     pub(super) fn new(options: OAuthOptions) -> Self {
         let keys = Keys::new(options.issuer.clone(), options.jwks_uri.clone());
         let metadata_url = metadata_url(&options.resource);
-        Self { options, keys, metadata_url }
+        Self { options, keys, verified: Verified::default(), metadata_url }
     }
 
-    /// The client name of the identity `token` proves, or why it proves none.
+    /// The client name of the identity `token` proves, or why it proves none: verified
+    /// lately (see [`verified`]), else now.
     pub(super) async fn admit(&self, token: &str) -> Result<String, Refusal> {
+        let digest = Verified::digest(token);
+        if let Some(client) = self.verified.client(&digest) {
+            return Ok(client);
+        }
+        let (client, exp) = self.verify(token).await?;
+        self.verified.keep(digest, client.clone(), exp, LEEWAY_SECONDS);
+        Ok(client)
+    }
+
+    /// The client name of the identity `token` proves, and its `exp`.
+    async fn verify(&self, token: &str) -> Result<(String, u64), Refusal> {
         let header = jsonwebtoken::decode_header(token).map_err(|error| match error.kind() {
             ErrorKind::Json(_) => {
                 Refusal::Invalid("the token's header is not valid or names an algorithm not accepted here")
@@ -131,7 +147,10 @@ impl ResourceServer {
         if self.options.scopes.iter().any(|needed| !held.contains(&needed.as_str())) {
             return Err(Refusal::Scope);
         }
-        self.identity(&claims).map(|identity| client_name(&identity)).ok_or(Refusal::Unmapped)
+        let client = self.identity(&claims).map(|identity| client_name(&identity)).ok_or(Refusal::Unmapped)?;
+        // `decode` checked that `exp` is a number; a fractional one is kept to the second.
+        let exp = claims.get("exp").and_then(Value::as_f64).unwrap_or_default();
+        Ok((client, exp as u64))
     }
 
     /// The identity the claims name: the first value of the claim that is mapped, else

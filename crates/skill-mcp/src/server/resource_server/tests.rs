@@ -224,10 +224,41 @@ async fn a_token_whose_key_is_cached_never_waits_for_a_fetch() {
     while issuer.fetches() < 2 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // Another token of the same key (not one verified before, which would not even look).
+    let mut other = claims(&issuer);
+    other["jti"] = json!("second");
+    let known = signed(&signing, "k1", &other);
     let started = std::time::Instant::now();
     assert_eq!(server.admit(&known).await, Ok("oauth:alice".to_owned()));
     assert!(started.elapsed() < Duration::from_secs(1), "waited {:?} for the fetch", started.elapsed());
     assert!(fetching.await.unwrap().is_err());
+}
+
+#[tokio::test]
+async fn a_verified_token_is_taken_again_without_its_key_but_never_past_its_expiry() {
+    let signing = key(1);
+    let issuer = Issuer::start(&[("k1", &signing)]).await;
+    let mut server = ResourceServer::new(options(&issuer));
+    refetching_at_once(&mut server);
+    let mut base = claims(&issuer);
+    let kept = signed(&signing, "k1", &base);
+    base["exp"] = json!(now() - i64::try_from(LEEWAY_SECONDS).unwrap() + 1);
+    let ending = signed(&signing, "k1", &base);
+    assert_eq!(server.admit(&kept).await, Ok("oauth:alice".to_owned()));
+    assert_eq!(server.admit(&ending).await, Ok("oauth:alice".to_owned()));
+    // The issuer withdraws its key (seen at the next fetch, which a token naming an
+    // unknown key starts): a token verified lately is still taken, a new one not.
+    *issuer.jwks.lock().unwrap() = jwks(&[]);
+    assert!(server.admit(&signed(&key(2), "k2", &base)).await.is_err());
+    base["jti"] = json!("new");
+    base["exp"] = json!(now() + 300);
+    let new = signed(&signing, "k1", &base);
+    assert_eq!(server.admit(&new).await, Err(Refusal::Invalid("the token is not signed by a key of the issuer")));
+    assert_eq!(server.admit(&kept).await, Ok("oauth:alice".to_owned()));
+    assert_eq!(issuer.fetches(), 3, "the kept token was not checked again");
+    // Kept no longer than its `exp` and the leeway allow.
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert!(server.admit(&ending).await.is_err());
 }
 
 #[tokio::test]
