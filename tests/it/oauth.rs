@@ -5,7 +5,8 @@
 //! server (`mcp-sample-server --http --oauth-issuer`, which checks each token's
 //! signature, issuer, audience, expiry and scopes). The test plays the browser: it
 //! follows the redirects of the URL `omniagent mcp login` prints, keeping cookies, to the
-//! login's loopback listener. No person takes part.
+//! login's loopback listener. No person takes part. The same login also reaches the
+//! gateway itself as a resource server (`serve.oauth`).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -375,4 +376,38 @@ fn a_remote_server_is_logged_in_to_called_refreshed_and_stepped_up_without_a_per
     let (code, stdout, _) = outputs.run(home.omniagent(&["--json", "tools", "list"]));
     assert_eq!(code, 0);
     assert!(json(&stdout)["skipped"][0]["reason"].as_str().unwrap().contains(&login_hint), "{stdout}");
+}
+
+/// omniagent's own MCP client logs in to the gateway's OAuth (`serve.oauth`), with the
+/// gateway's RFC 9728 metadata leading it to the authorization server, and calls through.
+#[test]
+fn omniagent_logs_in_to_a_gateway_that_is_an_oauth_resource_server() {
+    let provider = Provider::start();
+    let port = crate::gateway::free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let gateway_home = Home::new().with_config(&format!(
+        "storage: {{backend: memory}}\nserve:\n  url: {resource}\n  oauth:\n    issuer: {}\n    scopes: [mcp:tools]\n    agents: {{test-person: ~}}\n",
+        provider.issuer
+    ));
+    let gateway = crate::gateway::HttpGateway::start_on(port, &gateway_home, &[], &[]);
+    let home = Home::new().with_config(&config(&resource, ""));
+    let mut outputs = Outputs::default();
+
+    let (code, stdout, stderr) = outputs.log_in(&home);
+    assert_eq!(code, 0, "{stdout}{stderr}\nprovider: {}", provider.stderr.lock().unwrap());
+    assert_eq!(provider.authorization_scopes(), ["mcp:tools"], "the scope the gateway names");
+    let token_file = home.path().join("oauth/default").join(format!("{SERVER}.json"));
+    let (access, refresh) = tokens_in(&token_file);
+
+    let remember = json!({"key": "city", "value": "Lyon"}).to_string();
+    let (code, _, stderr) =
+        outputs.run(home.omniagent(&["tools", "call", &format!("{SERVER}__memory__remember"), "--args", &remember]));
+    assert_eq!(code, 0, "{stderr}");
+    let recall = json!({"key": "city"}).to_string();
+    let (code, stdout, stderr) =
+        outputs.run(home.omniagent(&["tools", "call", &format!("{SERVER}__memory__recall"), "--args", &recall]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Lyon"), "{stdout}");
+    outputs.0.push(gateway.stderr.lock().unwrap().clone());
+    outputs.assert_none_holds(&[access, refresh]);
 }

@@ -52,6 +52,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::{Request, Response};
 use reqwest_middleware::{ClientWithMiddleware, Middleware, Next};
+#[cfg(feature = "redis")]
 use skill_core::SecretString;
 use url::Url;
 

@@ -103,7 +103,8 @@ pub(crate) enum McpCommand {
     /// Over stdio by default: a host's config entry `{"command": "omniagent", "args":
     /// ["mcp", "serve"]}`. With `--http`, over streamable HTTP at `/mcp`; each client of
     /// `serve.clients` then needs `Authorization: Bearer <token>` and gets an agent of its
-    /// own, and without clients only a loopback address may be used. Both MCP protocol
+    /// own, as does each identity of `serve.oauth` with an OAuth access token of its
+    /// issuer; without either, only a loopback address may be used. Both MCP protocol
     /// eras are answered (2025-11-25 and 2026-07-28). Upstream MCP servers start on first
     /// use. SIGINT or SIGTERM stops it cleanly: calls in flight get a few seconds, then
     /// every upstream process is ended.

@@ -20,7 +20,7 @@ mod storage;
 
 pub(crate) use sections::Sections;
 #[cfg(feature = "mcp")]
-pub use serve::{ServeClient, ServeConfig};
+pub use serve::{ServeClient, ServeConfig, ServeOAuth};
 pub(crate) use storage::StorageBackend;
 
 /// The name of the agent that runs with the top level of the config, without overrides.

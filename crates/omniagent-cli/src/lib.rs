@@ -58,7 +58,7 @@ pub mod log;
 
 pub use crate::config::{AgentConfig, Config, ConfigLocation, Home, Origin};
 #[cfg(feature = "mcp")]
-pub use crate::config::{ServeClient, ServeConfig};
+pub use crate::config::{ServeClient, ServeConfig, ServeOAuth};
 pub use crate::error::HostError;
 #[cfg(all(feature = "redis", feature = "mcp"))]
 pub use crate::host::sessions_redis_url;

@@ -477,6 +477,6 @@ fn protocol_version(version: &str) -> ProtocolVersion {
 
 /// rustls needs one crypto provider per process; `ring` is the one this crate builds
 /// with. A provider installed earlier (by the host) is kept.
-fn install_crypto_provider() {
+pub(crate) fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }

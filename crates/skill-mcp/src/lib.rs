@@ -19,7 +19,8 @@
 //!
 //! With the `server` feature, [`server::Gateway`] goes the other way: it serves agents
 //! (every tool, prompt and resource they have) as one MCP server, over stdio or
-//! streamable HTTP, to any MCP host.
+//! streamable HTTP, to any MCP host; over HTTP it admits static bearer tokens and, as an
+//! OAuth 2.1 resource server, JWT access tokens of an authorization server.
 //!
 //! # Features
 //!

@@ -2,7 +2,8 @@
 //! protocol eras (2025-11-25 with `initialize` and sessions; 2026-07-28, stateless).
 //!
 //! Every request is served by the agent of the client that sent it (over stdio, the one
-//! agent; over HTTP, the agent of the client its bearer token names), made by an
+//! agent; over HTTP, the agent of the client its bearer token names: a static token's
+//! client, or the identity an OAuth access token proves, see [`OAuthOptions`]), made by an
 //! [`AgentFactory`] on that client's first need (so upstream servers start lazily) and
 //! kept for the life of the gateway. Each agent's list changes reach that client's
 //! sessions as `list_changed` notifications and its 2026-07-28 subscriptions.
@@ -31,6 +32,7 @@ mod answer;
 mod caller;
 mod convert;
 mod http;
+mod resource_server;
 #[cfg(feature = "redis")]
 mod session_store;
 mod skills;
@@ -57,6 +59,7 @@ use self::answer::{call_error, item_error, passed_up};
 pub use self::caller::tell_caller;
 pub(crate) use self::caller::{Caller, PassedUp, forwarded_capabilities};
 pub use self::http::{HttpClient, HttpOptions, serve_http};
+pub use self::resource_server::{OAuthOptions, client_name};
 #[cfg(feature = "redis")]
 pub use self::session_store::{REFRESH_EVERY, RedisSessionStore, RedisSessionStoreError, SESSION_TTL};
 

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use test_peers::sample_server_or_panic as sample_server;
 
 mod faults;
+mod oauth;
 mod skill_tools;
 
 use crate::{Home, raw_http_status};
@@ -183,12 +184,16 @@ fn python_sdk_over_stdio_in_both_eras() {
 pub(crate) struct HttpGateway {
     child: Child,
     port: u16,
-    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    pub(crate) stderr: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl HttpGateway {
     pub(crate) fn start(home: &Home, extra_args: &[&str], env: &[(&str, &str)]) -> Self {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        Self::start_on(free_port(), home, extra_args, env)
+    }
+
+    /// As [`Self::start`], on `port`.
+    pub(crate) fn start_on(port: u16, home: &Home, extra_args: &[&str], env: &[(&str, &str)]) -> Self {
         let address = format!("127.0.0.1:{port}");
         let mut args = vec!["mcp", "serve", "--http", address.as_str()];
         args.extend_from_slice(extra_args);
@@ -232,6 +237,11 @@ impl HttpGateway {
         );
         raw_http_status(("127.0.0.1", self.port), &request)
     }
+}
+
+/// A loopback port free now.
+pub(crate) fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 impl Drop for HttpGateway {

@@ -1,5 +1,6 @@
 //! `omniagent mcp serve`: the gateway, over stdio or streamable HTTP.
 
+mod oauth;
 #[cfg(feature = "redis")]
 mod sessions;
 mod watch;
@@ -35,25 +36,38 @@ pub(crate) type SharedConfig = Arc<RwLock<Arc<Config>>>;
 /// replaces its client's entry, so there is at most one per client.
 pub(crate) type MarkdownHandles = Arc<Mutex<BTreeMap<String, [SkillHandle; 2]>>>;
 
-/// Which `agents:` entry each client runs as: the client's `agent`, and for the client
-/// `""` (stdio, or HTTP without clients) the one of `--agent`.
+/// Which `agents:` entry each client runs as: the client's `agent`, an OAuth identity's
+/// that of `serve.oauth.agents`, and for the client `""` (stdio, or HTTP without clients)
+/// the one of `--agent`.
 #[derive(Debug, Clone)]
 pub(crate) struct Sections {
     session_agent: Option<String>,
     clients: BTreeMap<String, ServeClient>,
+    oauth: oauth::OAuthAgents,
 }
 
 impl Sections {
-    fn of(&self, client: &str) -> Option<&str> {
-        match self.clients.get(client) {
-            Some(settings) => settings.agent.as_deref(),
-            None => self.session_agent.as_deref(),
+    fn of(&self, client: &str) -> Result<Option<&str>, String> {
+        if let Some(settings) = self.clients.get(client) {
+            return Ok(settings.agent.as_deref());
         }
+        match self.oauth.agent(client) {
+            Some(agent) => Ok(agent),
+            None if client.is_empty() => Ok(self.session_agent.as_deref()),
+            None => Err(format!("the client `{client}` runs as no agent of this config")),
+        }
+    }
+
+    /// Every client named in the config: `""`, then the static clients, then the OAuth
+    /// identities.
+    #[cfg(feature = "markdown")]
+    pub(crate) fn client_names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once("").chain(self.clients.keys().map(String::as_str)).chain(self.oauth.client_names())
     }
 
     /// The config `client` runs with in `config`; an HTTP client's agent is named after it.
     pub(crate) fn agent_config(&self, config: &Config, client: &str) -> Result<omniagent_host::AgentConfig, String> {
-        let agent_config = config.for_agent(self.of(client)).map_err(|error| error.to_string())?;
+        let agent_config = config.for_agent(self.of(client)?).map_err(|error| error.to_string())?;
         Ok(if client.is_empty() { agent_config } else { agent_config.renamed(client) })
     }
 }
@@ -64,15 +78,24 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
     let clients = serve.clients.clone();
     // Every agent a client may run as must exist before anything starts.
     loaded.for_agent(session.agent.as_deref())?;
-    for client in clients.values() {
+    for (name, client) in &clients {
+        if name.contains(':') {
+            return Err(UsageError::new(format!("serve.clients.{name}: a client name may not have a `:`")).into());
+        }
         loaded.for_agent(client.agent.as_deref())?;
     }
     #[cfg(feature = "redis")]
     let sessions = if http.is_some() { sessions::store(&loaded).await? } else { None };
+    let oauth = oauth::options(&serve, &loaded)?;
     let config: SharedConfig = Arc::new(RwLock::new(Arc::new(loaded)));
     let stop = CancellationToken::new();
     tokio::spawn(stop_on_signal(stop.clone()));
-    let sections = Sections { session_agent: session.agent.clone(), clients: clients.clone() };
+    let sections = Sections {
+        session_agent: session.agent.clone(),
+        clients: clients.clone(),
+        oauth: oauth::OAuthAgents::of(&serve),
+    };
+    let identities: Vec<String> = sections.oauth.client_names().map(str::to_owned).collect();
     let markdown = MarkdownHandles::default();
     let factory = agent_factory(Arc::clone(&config), session.home.clone(), sections.clone(), Arc::clone(&markdown));
     let gateway = Gateway::new(factory, None);
@@ -97,16 +120,18 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
     let address: SocketAddr = address
         .parse()
         .map_err(|_| UsageError::new(format!("--http: `{address}` is not an address such as 127.0.0.1:8765")))?;
-    if clients.is_empty() && !address.ip().is_loopback() {
+    let open = clients.is_empty() && oauth.is_none();
+    if open && !address.ip().is_loopback() {
         return Err(UsageError::new(format!(
-            "--http {address}: serving a non-loopback address needs `serve.clients` (bearer tokens), \
-             or anyone who can reach it could use every tool"
+            "--http {address}: serving a non-loopback address needs `serve.clients` (bearer tokens) \
+             or `serve.oauth`, or anyone who can reach it could use every tool"
         ))
         .into());
     }
     let options = HttpOptions {
         allowed_hosts: serve.allowed_hosts,
         clients: resolve_tokens(&clients).await?,
+        oauth,
         #[cfg(feature = "redis")]
         sessions,
     };
@@ -114,7 +139,11 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
         tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
     tracing::info!("serving MCP on http://{address}/mcp");
     if eager {
-        let names: Vec<&str> = if clients.is_empty() { vec![""] } else { clients.keys().map(String::as_str).collect() };
+        let names: Vec<&str> = if open {
+            vec![""]
+        } else {
+            clients.keys().map(String::as_str).chain(identities.iter().map(String::as_str)).collect()
+        };
         for name in names {
             start_eagerly(&gateway, name).await;
         }

@@ -19,12 +19,48 @@ pub struct ServeConfig {
     /// Who may call over HTTP, by client name; each gets an agent of its own.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub clients: BTreeMap<String, ServeClient>,
+    /// The gateway's public `/mcp` URL (as clients reach it, past any proxy): the
+    /// protected resource of `oauth`, and its default audience.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// OAuth access tokens admitted beside `clients`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<ServeOAuth>,
 }
 
 impl ServeConfig {
     pub(super) fn is_empty(&self) -> bool {
-        self.http.is_none() && self.allowed_hosts.is_empty() && self.clients.is_empty()
+        self.http.is_none()
+            && self.allowed_hosts.is_empty()
+            && self.clients.is_empty()
+            && self.url.is_none()
+            && self.oauth.is_none()
     }
+}
+
+/// `serve.oauth`: the gateway as an OAuth 2.1 resource server.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeOAuth {
+    /// The authorization server, exactly as its tokens name it in `iss`.
+    pub issuer: String,
+    /// What tokens must name in `aud`; default `serve.url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
+    /// The scopes every token must hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// The issuer's JWKS; default the `jwks_uri` of its metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
+    /// The claim that names the identity; default `sub`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_claim: Option<String>,
+    /// The identities admitted, by claim value, each with the `agents:` entry it runs as
+    /// (null: the top level); `"*"` for every other identity, without which they are
+    /// refused (403).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agents: BTreeMap<String, Option<String>>,
 }
 
 /// One client of `serve.clients`.

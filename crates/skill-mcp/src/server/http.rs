@@ -1,5 +1,6 @@
 //! The gateway over streamable HTTP: rmcp's service at `/mcp`, behind a bearer-token
-//! check that names the client, with Host and Origin allowlists against DNS rebinding.
+//! check that names the client (a static token's, else an OAuth identity's: see
+//! [`super::resource_server`]), with Host and Origin allowlists against DNS rebinding.
 
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
+use super::resource_server::{OAuthOptions, Refusal, ResourceServer};
 
 /// The largest request body the gateway reads.
 const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
@@ -22,7 +24,8 @@ const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 /// A client allowed to call over HTTP: its name (which picks its agent) and its token.
 #[derive(Debug, Clone)]
 pub struct HttpClient {
-    /// The client's name, as the gateway's [`super::AgentFactory`] receives it.
+    /// The client's name, as the gateway's [`super::AgentFactory`] receives it; it has
+    /// no `:` (names with one are OAuth identities', see [`super::client_name`]).
     pub name: String,
     /// The bearer token it must send.
     pub token: SecretString,
@@ -41,6 +44,8 @@ pub struct HttpOptions {
     /// in this process only.
     #[cfg(feature = "redis")]
     pub sessions: Option<Arc<super::RedisSessionStore>>,
+    /// OAuth access tokens admitted beside the clients' tokens.
+    pub oauth: Option<OAuthOptions>,
 }
 
 /// The authenticated client of a request, put into its extensions for the gateway.
@@ -48,9 +53,10 @@ pub struct HttpOptions {
 pub(super) struct ClientName(pub(super) String);
 
 /// The clients' tokens as SHA-256 digests: compared in constant time, whatever the
-/// lengths.
+/// lengths; and the resource server, for the other tokens.
 struct Tokens {
     clients: Vec<([u8; 32], String)>,
+    oauth: Option<Arc<ResourceServer>>,
 }
 
 impl Tokens {
@@ -68,13 +74,18 @@ impl Tokens {
 }
 
 /// Serves `gateway` on `listener` at `/mcp` until `stop` is cancelled; open streams end
-/// then, and the server waits for the requests in flight.
+/// then, and the server waits for the requests in flight. A client name with a `:` is
+/// refused at once (`InvalidInput`).
 pub async fn serve_http(
     gateway: Gateway,
     listener: tokio::net::TcpListener,
     options: HttpOptions,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
+    if let Some(client) = options.clients.iter().find(|client| client.name.contains(':')) {
+        let message = format!("the HTTP client name `{}` has a `:`, which only OAuth identities' have", client.name);
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, message));
+    }
     let mut hosts = options.allowed_hosts;
     if hosts.is_empty() {
         hosts = ["localhost", "127.0.0.1", "::1"].map(str::to_owned).to_vec();
@@ -107,6 +118,7 @@ pub async fn serve_http(
             .iter()
             .map(|client| (Sha256::digest(client.token.expose_secret().as_bytes()).into(), client.name.clone()))
             .collect(),
+        oauth: options.oauth.map(|oauth| Arc::new(ResourceServer::new(oauth))),
     });
     let app = axum::Router::new().nest_service("/mcp", service);
     #[cfg(feature = "redis")]
@@ -114,7 +126,17 @@ pub async fn serve_http(
         Some(store) => app.layer(axum::middleware::from_fn_with_state(store, super::session_store::refresh_sessions)),
         None => app,
     };
-    let app = app.layer(axum::middleware::from_fn_with_state(tokens, authenticate));
+    let mut app = app.layer(axum::middleware::from_fn_with_state(Arc::clone(&tokens), authenticate));
+    if let Some(oauth) = tokens.oauth.clone() {
+        // The protected-resource metadata (RFC 9728) needs no token.
+        let metadata = move || {
+            let oauth = Arc::clone(&oauth);
+            async move { oauth.metadata() }
+        };
+        app = app
+            .route("/.well-known/oauth-protected-resource", axum::routing::get(metadata.clone()))
+            .route("/.well-known/oauth-protected-resource/mcp", axum::routing::get(metadata));
+    }
     // A response written in two pieces (the session's event stream) would otherwise wait
     // for a delayed ACK: 44 ms a call on a 2025-11-25 session.
     let listener = axum::serve::ListenerExt::tap_io(listener, |connection: &mut tokio::net::TcpStream| {
@@ -123,10 +145,11 @@ pub async fn serve_http(
     axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await
 }
 
-/// Admits a request whose bearer token is a client's, naming that client; any request
-/// when no client is configured; else answers 401.
+/// Admits a request whose bearer token is a client's, naming that client, or an OAuth
+/// access token, naming its identity; any request when neither is configured; else
+/// answers 401 (or 403).
 async fn authenticate(State(tokens): State<Arc<Tokens>>, mut request: Request, next: Next) -> Response {
-    if tokens.clients.is_empty() {
+    if tokens.clients.is_empty() && tokens.oauth.is_none() {
         return next.run(request).await;
     }
     let presented = request
@@ -135,10 +158,20 @@ async fn authenticate(State(tokens): State<Arc<Tokens>>, mut request: Request, n
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")))
         .map(|(_, token)| token.trim());
-    match presented.and_then(|token| tokens.client_of(token)) {
+    let client = match (presented.and_then(|token| tokens.client_of(token)), &tokens.oauth) {
+        (Some(client), _) => Some(client.to_owned()),
+        (None, Some(oauth)) => match presented {
+            Some(token) => match oauth.admit(token).await {
+                Ok(identity) => Some(identity),
+                Err(refusal) => return oauth.refuse(&refusal),
+            },
+            None => return oauth.refuse(&Refusal::NoToken),
+        },
+        (None, None) => None,
+    };
+    match client {
         Some(client) => {
-            let client = ClientName(client.to_owned());
-            request.extensions_mut().insert(client);
+            request.extensions_mut().insert(ClientName(client));
             next.run(request).await
         }
         None => {
@@ -163,11 +196,25 @@ mod tests {
     #[test]
     fn tokens_name_their_client_only() {
         let digest = |token: &str| Sha256::digest(token.as_bytes()).into();
-        let tokens =
-            Tokens { clients: vec![(digest("alpha-token"), "alice".to_owned()), (digest("beta"), "bob".to_owned())] };
+        let tokens = Tokens {
+            clients: vec![(digest("alpha-token"), "alice".to_owned()), (digest("beta"), "bob".to_owned())],
+            oauth: None,
+        };
         assert_eq!(tokens.client_of("alpha-token"), Some("alice"));
         assert_eq!(tokens.client_of("beta"), Some("bob"));
         assert_eq!(tokens.client_of("alpha-toke"), None);
         assert_eq!(tokens.client_of(""), None);
+    }
+
+    #[tokio::test]
+    async fn a_static_client_cannot_take_an_oauth_identitys_name() {
+        let factory: super::super::AgentFactory =
+            Arc::new(|_| Box::pin(async { Err("no agent in this test".to_owned()) }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client =
+            HttpClient { name: super::super::client_name("alice"), token: SecretString::from("token".to_owned()) };
+        let options = HttpOptions { clients: vec![client], ..HttpOptions::default() };
+        let refused = serve_http(Gateway::new(factory, None), listener, options, CancellationToken::new()).await;
+        assert_eq!(refused.unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
     }
 }

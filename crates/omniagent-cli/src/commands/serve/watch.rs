@@ -145,8 +145,7 @@ async fn folders_print(
 #[cfg(feature = "markdown")]
 fn skill_folders(config: &omniagent_host::Config, sections: &Sections, home: &Home) -> Vec<PathBuf> {
     let mut folders: Vec<PathBuf> = Vec::new();
-    let clients = std::iter::once("").chain(sections.clients.keys().map(String::as_str));
-    for client in clients {
+    for client in sections.client_names() {
         let Ok(agent_config) = sections.agent_config(config, client) else { continue };
         let sources = omniagent_host::markdown_sources(&agent_config, home, &omniagent_host::SkillPaths::default());
         folders.extend(sources.dirs.into_iter().chain(sources.explicit_dirs));
