@@ -7,15 +7,16 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use skill_core::{Agent, ExposeSecret as _, KvStore, MemoryStore, SecretRef, SecretResolver, Secrets, Skill};
+use skill_core::{Agent, ExposeSecret as _, SecretRef, SecretResolver, Secrets, Skill};
 #[cfg(feature = "markdown")]
 use skill_markdown::{Environment, SkillSet, Sources};
 
 use crate::HostError;
-use crate::config::{AgentConfig, Home, StorageBackend};
+use crate::config::{AgentConfig, Home};
 
 #[cfg(feature = "aauth")]
 mod aauth;
+pub(crate) mod storage;
 #[cfg(feature = "aauth")]
 pub use aauth::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key};
 #[cfg(all(feature = "openapi", feature = "aauth"))]
@@ -130,7 +131,8 @@ pub async fn start_agent(
         }
         _ => None,
     };
-    let mut builder = Agent::builder().name(config.agent_name()).storage(store(config, home, &resolver).await?);
+    let mut builder =
+        Agent::builder().name(config.agent_name()).storage(storage::store(config, home, &resolver).await?);
     let mut skills = Vec::new();
     for (name, secrets, make) in candidates {
         if wanted_name.is_some_and(|wanted| wanted != name) {
@@ -373,69 +375,6 @@ pub async fn load_openapi_tools(config: &AgentConfig, home: &Home) -> Vec<(Strin
         loaded.push((name.clone(), tools));
     }
     loaded
-}
-
-async fn store(config: &AgentConfig, home: &Home, resolver: &SecretResolver) -> Result<Arc<dyn KvStore>, HostError> {
-    let storage = &config.sections.storage;
-    if storage.url.is_some() && storage.backend != StorageBackend::Redis {
-        return Err(HostError::Storage { key: "url", message: "only `backend: redis` takes a url".to_owned() });
-    }
-    match storage.backend {
-        StorageBackend::Memory => Ok(Arc::new(MemoryStore::new())),
-        #[cfg(feature = "sqlite")]
-        StorageBackend::Sqlite => Ok(Arc::new(skill_core::SqliteStore::new(home.state_db()))),
-        #[cfg(not(feature = "sqlite"))]
-        StorageBackend::Sqlite => {
-            let _ = home;
-            Err(HostError::SqliteUnavailable)
-        }
-        #[cfg(feature = "redis")]
-        StorageBackend::Redis => {
-            let url = redis_url(storage.url.as_ref(), resolver).await?;
-            let store = skill_core::RedisStore::new(&url)
-                .map_err(|error| HostError::Storage { key: "url", message: error.to_string() })?;
-            Ok(Arc::new(store))
-        }
-        #[cfg(not(feature = "redis"))]
-        StorageBackend::Redis => {
-            let _ = resolver;
-            Err(HostError::RedisUnavailable)
-        }
-    }
-}
-
-/// The Redis server of the top level's `storage:` when it is `backend: redis`, else
-/// `None`: where `mcp serve --http` keeps its 2025-11-25 sessions, so that every replica
-/// sharing that server can serve every session.
-#[cfg(all(feature = "redis", feature = "mcp"))]
-pub async fn sessions_redis_url(config: &crate::Config) -> Result<Option<skill_core::SecretString>, HostError> {
-    let storage = &config.for_agent(None)?.sections.storage;
-    if storage.backend != StorageBackend::Redis {
-        return Ok(None);
-    }
-    redis_url(storage.url.as_ref(), &SecretResolver::default()).await.map(Some)
-}
-
-/// The Redis URL of `storage.url`: the secret resolved, then `${VAR}`, `${env:VAR}` and
-/// `${VAR:-default}` expanded from the environment; it and its password are hidden from
-/// the logs.
-#[cfg(feature = "redis")]
-async fn redis_url(
-    reference: Option<&SecretRef>,
-    resolver: &SecretResolver,
-) -> Result<skill_core::SecretString, HostError> {
-    let error = |message: String| HostError::Storage { key: "url", message };
-    let reference = reference.ok_or_else(|| error("`backend: redis` needs a url (`url: env:REDIS_URL`)".to_owned()))?;
-    let resolved = resolver.resolve(reference).await.map_err(|failure| error(failure.to_string()))?;
-    let url = skill_core::expand_vars(resolved.expose_secret(), |name| {
-        std::env::var(name).ok().filter(|value| !value.is_empty())
-    })
-    .map_err(error)?;
-    crate::log::hide(&url);
-    if let Ok(parsed) = url::Url::parse(&url) {
-        parsed.password().into_iter().for_each(crate::log::hide);
-    }
-    Ok(skill_core::SecretString::from(url))
 }
 
 /// Hides from the logs ([`crate::log`]) what an MCP server's config may carry as

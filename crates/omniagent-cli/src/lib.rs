@@ -61,7 +61,7 @@ pub use crate::config::{AgentConfig, Config, ConfigLocation, Home, Origin};
 pub use crate::config::{ServeClient, ServeConfig, ServeOAuth};
 pub use crate::error::HostError;
 #[cfg(all(feature = "redis", feature = "mcp"))]
-pub use crate::host::sessions_redis_url;
+pub use crate::host::storage::sessions_redis_url;
 #[cfg(feature = "aauth")]
 pub use crate::host::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key};
 pub use crate::host::{OnInteraction, Person, Wanted, start_agent};

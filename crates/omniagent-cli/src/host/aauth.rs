@@ -50,7 +50,7 @@ pub(super) async fn aauth_state(config: &AgentConfig, resolver: &SecretResolver)
     match config.sections.storage.backend {
         #[cfg(feature = "redis")]
         StorageBackend::Redis => {
-            Ok(AAuthState::Redis(super::redis_url(config.sections.storage.url.as_ref(), resolver).await?))
+            Ok(AAuthState::Redis(super::storage::redis_url(config.sections.storage.url.as_ref(), resolver).await?))
         }
         #[cfg(not(feature = "redis"))]
         StorageBackend::Redis => {
