@@ -26,6 +26,16 @@ pub async fn off_runtime<T: Send + 'static>(
     }
 }
 
+/// Drops `value` on the runtime's blocking threads without waiting for it: freeing a
+/// large tree (a parsed document of many megabytes) takes milliseconds the caller need
+/// not spend. Outside a tokio runtime, it is dropped in place.
+pub fn drop_off_runtime<T: Send + 'static>(value: T) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn_blocking(move || drop(value))),
+        Err(_) => drop(value),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -44,5 +54,29 @@ mod tests {
         let mut context = std::task::Context::from_waker(std::task::Waker::noop());
         let std::task::Poll::Ready(worker) = ran.poll(&mut context) else { panic!("the work waited") };
         assert_eq!(worker.unwrap(), caller);
+    }
+
+    /// Sends the id of the thread it is dropped on.
+    struct Dropped(std::sync::mpsc::Sender<std::thread::ThreadId>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            let _ = self.0.send(std::thread::current().id());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_value_is_dropped_on_a_blocking_thread() {
+        let (sender, dropped_on) = std::sync::mpsc::channel();
+        drop_off_runtime(Dropped(sender));
+        let thread = tokio::task::spawn_blocking(move || dropped_on.recv()).await.unwrap().unwrap();
+        assert_ne!(thread, std::thread::current().id());
+    }
+
+    #[test]
+    fn outside_a_runtime_a_value_is_dropped_in_place() {
+        let (sender, dropped_on) = std::sync::mpsc::channel();
+        drop_off_runtime(Dropped(sender));
+        assert_eq!(dropped_on.try_recv(), Ok(std::thread::current().id()));
     }
 }

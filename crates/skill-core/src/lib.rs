@@ -84,7 +84,7 @@ pub use crate::agent::{
     Agent, AgentBuilder, Changes, InitReport, LeftOutKeyword, RegisteredPrompt, RegisteredTool, SkillFailure,
     SkillHandle, ToolFailure,
 };
-pub use crate::blocking::off_runtime;
+pub use crate::blocking::{drop_off_runtime, off_runtime};
 pub use crate::error::{BoxError, Error, ToolError};
 pub use crate::hook::{ToolCall, ToolHook};
 pub use crate::memory::MemorySkill;
