@@ -25,9 +25,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use skill_core::{ExposeSecret as _, SecretString};
-use tokio::sync::OnceCell;
+use redis::aio::ConnectionManager;
+use skill_core::{ExposeSecret as _, RedisConnection, SecretString};
 use zeroize::Zeroizing;
 
 use crate::created::Tuple;
@@ -42,35 +41,29 @@ const KEY_PREFIX: &str = "omniagent:aauth:";
 /// How long a claimed `created` is kept (seconds): two replicas whose clocks are each
 /// within a verifier's ±60 s window may be 120 s apart.
 pub(crate) const CREATED_TTL: u64 = 120;
-/// How long connecting to the server may take.
-const CONNECTION_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the server may take to answer one command.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The agent's state in a Redis server.
 pub(crate) struct RedisState {
-    client: redis::Client,
+    server: RedisConnection,
     /// What may not appear in a message: the URL and its password.
     hidden: Vec<SecretString>,
-    connection: OnceCell<ConnectionManager>,
 }
 
 impl RedisState {
     /// The state in the server at `url` (`redis://[user:password@]host[:port][/db]`);
     /// nothing is connected until first use.
     pub(crate) fn new(url: &SecretString) -> Result<Self, Error> {
-        // The parser's messages may quote the URL, so only its kind is kept.
-        let client = redis::Client::open(url.expose_secret()).map_err(|error| Error::RedisState {
-            action: "use the server",
-            reason: format!("not a usable Redis URL ({:?})", error.kind()),
-        })?;
+        let server = RedisConnection::new(url, RESPONSE_TIMEOUT)
+            .map_err(|failure| Error::RedisState { action: "use the server", reason: failure.to_string() })?;
         let mut hidden = vec![url.clone()];
         if let Ok(parsed) = url::Url::parse(url.expose_secret())
             && let Some(password) = parsed.password()
         {
             hidden.push(SecretString::from(password));
         }
-        Ok(Self { client, hidden, connection: OnceCell::new() })
+        Ok(Self { server, hidden })
     }
 
     /// The error for `action`, its reason without the URL or its password.
@@ -84,38 +77,13 @@ impl RedisState {
         Error::RedisState { action, reason }
     }
 
-    async fn connection(&self, action: &'static str) -> Result<ConnectionManager, Error> {
-        self.connection
-            .get_or_try_init(|| async {
-                let config = ConnectionManagerConfig::new()
-                    .set_connection_timeout(Some(CONNECTION_TIMEOUT))
-                    .set_response_timeout(Some(RESPONSE_TIMEOUT))
-                    .set_number_of_retries(2);
-                ConnectionManager::new_with_config(self.client.clone(), config)
-                    .await
-                    .map_err(|error| self.error(action, format_args!("cannot connect: {error}")))
-            })
-            .await
-            .cloned()
-    }
-
-    /// Runs `command` for `action`; once more if its connection dropped.
+    /// Runs `command` for `action` (see [`RedisConnection::run`]): each is safe to repeat.
     async fn run<T, F, Fut>(&self, action: &'static str, command: F) -> Result<T, Error>
     where
         F: Fn(ConnectionManager) -> Fut + Send,
         Fut: Future<Output = redis::RedisResult<T>> + Send,
     {
-        let connection = self.connection(action).await?;
-        match command(connection.clone()).await {
-            Err(error) if error.is_connection_dropped() || error.is_io_error() => {
-                tracing::debug!(
-                    "AAuth state in Redis: connection lost ({}), retrying once",
-                    self.error(action, &error)
-                );
-                command(connection).await.map_err(|error| self.error(action, error))
-            }
-            outcome => outcome.map_err(|error| self.error(action, error)),
-        }
+        self.server.run(command).await.map_err(|failure| self.error(action, failure))
     }
 
     /// The text kept at `key`, if any.

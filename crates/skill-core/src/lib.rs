@@ -108,5 +108,5 @@ pub use crate::source::{SourceKind, ToolSource};
 pub use crate::store::SqliteStore;
 pub use crate::store::{KvStore, MemoryStore, SkillStore};
 #[cfg(feature = "redis")]
-pub use crate::store::{RedisStore, RedisStoreError};
+pub use crate::store::{RedisConnection, RedisFailure, RedisStore, RedisStoreError};
 pub use crate::tool::{Tool, ToolAnnotations, ToolContext};

@@ -5,6 +5,8 @@
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
+#[cfg(feature = "redis")]
+mod redis_connection;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
@@ -16,6 +18,8 @@ use async_trait::async_trait;
 pub use self::memory::MemoryStore;
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisStore, RedisStoreError};
+#[cfg(feature = "redis")]
+pub use self::redis_connection::{RedisConnection, RedisFailure};
 #[cfg(feature = "sqlite")]
 pub use self::sqlite::SqliteStore;
 use crate::Error;

@@ -4,32 +4,27 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use redis::AsyncCommands as _;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManager;
 use secrecy::{ExposeSecret as _, SecretString};
-use tokio::sync::OnceCell;
 
 use super::KvStore;
+use super::redis_connection::RedisConnection;
 use crate::Error;
 
 /// What every namespace's hash key starts with: `omniagent:store:{namespace}`.
 const KEY_PREFIX: &str = "omniagent:store:";
 
-/// How long connecting to the server may take before an operation fails.
-const CONNECTION_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the server may take to answer one command.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A store in a Redis server, shared by every host that names the same server: one hash
 /// per namespace (`omniagent:store:{namespace}`, its fields the keys).
 ///
-/// The connection is made on first use and shared by every task (a multiplexed
-/// [`ConnectionManager`], which reconnects after the server goes away). Its URL may hold a
-/// password: messages and `Debug` show it as [`crate::redact::url_text`] does.
+/// The connection is made on first use and shared by every task (a [`RedisConnection`]).
+/// Its URL may hold a password: messages and `Debug` show it as
+/// [`crate::redact::url_text`] does.
 pub struct RedisStore {
-    client: redis::Client,
-    /// The URL as it may be shown.
-    shown_url: String,
-    connection: OnceCell<ConnectionManager>,
+    server: RedisConnection,
 }
 
 /// Why the Redis store failed, naming the server by its redacted URL.
@@ -46,68 +41,35 @@ impl RedisStore {
     /// A store on the server at `url` (`redis://[user:password@]host[:port][/db]`,
     /// `rediss://` needs TLS, which this build lacks); nothing is connected until first use.
     pub fn new(url: &SecretString) -> Result<Self, Error> {
-        let shown_url = crate::redact::url_text(url.expose_secret());
-        // The parser's messages may quote the URL, so only its kind is kept.
-        let client = redis::Client::open(url.expose_secret()).map_err(|error| {
-            Error::Storage(
-                RedisStoreError {
-                    url: shown_url.clone(),
-                    reason: format!("not a usable Redis URL ({:?})", error.kind()),
-                }
-                .into(),
-            )
-        })?;
-        Ok(Self { client, shown_url, connection: OnceCell::new() })
+        match RedisConnection::new(url, RESPONSE_TIMEOUT) {
+            Ok(server) => Ok(Self { server }),
+            Err(failure) => {
+                let url = crate::redact::url_text(url.expose_secret());
+                Err(Error::Storage(RedisStoreError { url, reason: failure.to_string() }.into()))
+            }
+        }
     }
 
     /// The server's URL as it may be shown (no password, no query values).
     pub fn shown_url(&self) -> &str {
-        &self.shown_url
+        self.server.shown_url()
     }
 
-    fn error(&self, error: impl fmt::Display) -> Error {
-        let reason = crate::redact::url_text(&error.to_string());
-        Error::Storage(RedisStoreError { url: self.shown_url.clone(), reason }.into())
-    }
-
-    async fn connection(&self) -> Result<ConnectionManager, Error> {
-        self.connection
-            .get_or_try_init(|| async {
-                let config = ConnectionManagerConfig::new()
-                    .set_connection_timeout(Some(CONNECTION_TIMEOUT))
-                    .set_response_timeout(Some(RESPONSE_TIMEOUT))
-                    .set_number_of_retries(2);
-                ConnectionManager::new_with_config(self.client.clone(), config)
-                    .await
-                    .map_err(|error| self.error(format_args!("cannot connect: {error}")))
-            })
-            .await
-            .cloned()
-    }
-}
-
-fn hash_key(namespace: &str) -> String {
-    format!("{KEY_PREFIX}{namespace}")
-}
-
-impl RedisStore {
-    /// Runs `operation` on the shared connection; once more if the connection was lost
-    /// (the server restarted, a network blip), which the manager then makes anew. Every
-    /// operation is safe to repeat.
+    /// Runs `operation` on the server (see [`RedisConnection::run`]): every operation of
+    /// the store is safe to repeat.
     async fn run<T, F, Fut>(&self, operation: F) -> Result<T, Error>
     where
         F: Fn(ConnectionManager) -> Fut + Send,
         Fut: Future<Output = redis::RedisResult<T>> + Send,
     {
-        let connection = self.connection().await?;
-        match operation(connection.clone()).await {
-            Err(error) if error.is_connection_dropped() || error.is_io_error() => {
-                tracing::debug!("{}: connection lost ({error}), retrying once", self.shown_url);
-                operation(connection).await.map_err(|error| self.error(error))
-            }
-            outcome => outcome.map_err(|error| self.error(error)),
-        }
+        self.server.run(operation).await.map_err(|failure| {
+            Error::Storage(RedisStoreError { url: self.shown_url().to_owned(), reason: failure.to_string() }.into())
+        })
     }
+}
+
+fn hash_key(namespace: &str) -> String {
+    format!("{KEY_PREFIX}{namespace}")
 }
 
 #[async_trait]
@@ -158,7 +120,7 @@ impl KvStore for RedisStore {
 
 impl fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisStore").field("url", &self.shown_url).finish_non_exhaustive()
+        f.debug_struct("RedisStore").field("url", &self.shown_url()).finish_non_exhaustive()
     }
 }
 

@@ -23,12 +23,10 @@ use std::time::{Duration, Instant};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError};
-use skill_core::{ExposeSecret as _, SecretString};
-use tokio::sync::OnceCell;
+use skill_core::{ExposeSecret as _, RedisConnection, SecretString};
 
 /// What every session's key starts with.
 const KEY_PREFIX: &str = "omniagent:session:";
@@ -43,18 +41,13 @@ pub const REFRESH_EVERY: Duration = Duration::from_secs(60 * 60);
 /// the gateway's and is not sent to Redis.
 const MAX_SESSION_ID_LEN: usize = 128;
 
-/// How long connecting to the server may take before an operation fails.
-const CONNECTION_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the server may take to answer one command.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// rmcp's [`SessionStore`] on a Redis server shared by the gateway's replicas: see the
 /// module doc.
 pub struct RedisSessionStore {
-    client: redis::Client,
-    /// The URL as it may be shown.
-    shown_url: String,
-    connection: OnceCell<ConnectionManager>,
+    server: RedisConnection,
     ttl: Duration,
     refresh_every: Duration,
     /// When this replica last refreshed each session's entry.
@@ -80,57 +73,25 @@ impl RedisSessionStore {
     /// A store on the server at `url` (`redis://[user:password@]host[:port][/db]`);
     /// nothing is connected until first use.
     pub fn new(url: &SecretString) -> Result<Self, RedisSessionStoreError> {
-        let shown_url = skill_core::redact::url_text(url.expose_secret());
-        // The parser's messages may quote the URL, so only its kind is kept.
-        let client = redis::Client::open(url.expose_secret()).map_err(|error| RedisSessionStoreError {
-            url: shown_url.clone(),
-            reason: format!("not a usable Redis URL ({:?})", error.kind()),
+        let server = RedisConnection::new(url, RESPONSE_TIMEOUT).map_err(|failure| RedisSessionStoreError {
+            url: skill_core::redact::url_text(url.expose_secret()),
+            reason: failure.to_string(),
         })?;
-        Ok(Self {
-            client,
-            shown_url,
-            connection: OnceCell::new(),
-            ttl: SESSION_TTL,
-            refresh_every: REFRESH_EVERY,
-            refreshed: Mutex::default(),
-        })
+        Ok(Self { server, ttl: SESSION_TTL, refresh_every: REFRESH_EVERY, refreshed: Mutex::default() })
     }
 
     /// The server's URL as it may be shown (no password, no query values).
     pub fn shown_url(&self) -> &str {
-        &self.shown_url
+        self.server.shown_url()
     }
 
-    fn error(&self, error: impl fmt::Display) -> RedisSessionStoreError {
-        RedisSessionStoreError { url: self.shown_url.clone(), reason: skill_core::redact::url_text(&error.to_string()) }
-    }
-
-    async fn connection(&self) -> Result<ConnectionManager, RedisSessionStoreError> {
-        self.connection
-            .get_or_try_init(|| async {
-                let config = ConnectionManagerConfig::new()
-                    .set_connection_timeout(Some(CONNECTION_TIMEOUT))
-                    .set_response_timeout(Some(RESPONSE_TIMEOUT))
-                    .set_number_of_retries(2);
-                ConnectionManager::new_with_config(self.client.clone(), config)
-                    .await
-                    .map_err(|error| self.error(format_args!("cannot connect: {error}")))
-            })
-            .await
-            .cloned()
-    }
-
-    /// Runs `command` on the shared connection; once more if the connection was lost
-    /// (the manager makes it anew). Every command here is safe to repeat.
+    /// Runs `command` on the server (see [`RedisConnection::run`]): every command here is
+    /// safe to repeat.
     async fn run<T: redis::FromRedisValue>(&self, command: &redis::Cmd) -> Result<T, RedisSessionStoreError> {
-        let mut connection = self.connection().await?;
-        match command.query_async(&mut connection).await {
-            Err(error) if error.is_connection_dropped() || error.is_io_error() => {
-                tracing::debug!("{}: connection lost ({error}), retrying once", self.shown_url);
-                command.query_async(&mut connection).await.map_err(|error| self.error(error))
-            }
-            outcome => outcome.map_err(|error| self.error(error)),
-        }
+        self.server
+            .run(|mut connection| async move { command.query_async(&mut connection).await })
+            .await
+            .map_err(|failure| RedisSessionStoreError { url: self.shown_url().to_owned(), reason: failure.to_string() })
     }
 
     fn ttl_seconds(&self) -> u64 {
@@ -180,7 +141,7 @@ impl SessionStore for RedisSessionStore {
             Err(error) => {
                 // Written by another version: the client is told the session is gone
                 // (404) and starts a new one, as the protocol says.
-                tracing::warn!("{}: session entry not readable ({error}); treated as ended", self.shown_url);
+                tracing::warn!("{}: session entry not readable ({error}); treated as ended", self.shown_url());
                 Ok(None)
             }
         }
@@ -204,7 +165,7 @@ impl SessionStore for RedisSessionStore {
 
 impl fmt::Debug for RedisSessionStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisSessionStore").field("url", &self.shown_url).finish_non_exhaustive()
+        f.debug_struct("RedisSessionStore").field("url", &self.shown_url()).finish_non_exhaustive()
     }
 }
 
