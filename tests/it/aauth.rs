@@ -33,6 +33,22 @@ fn assert_no_secret(harness: &Harness, home: &Home, text: &str) {
 
 /// The person approves, on the person server's interaction `page`, the request `code`
 /// names.
+/// The first log message the Python client script relays (its `LOG {json}` lines on
+/// `stderr`, each line read kept in `seen`): the interaction the gateway sent, and the
+/// page it names.
+fn interaction_log(stderr: &mut impl std::io::BufRead, seen: &mut String) -> (serde_json::Value, url::Url) {
+    loop {
+        let mut line = String::new();
+        assert_ne!(stderr.read_line(&mut line).unwrap(), 0, "no log message:\n{seen}");
+        seen.push_str(&line);
+        if let Some(log) = line.strip_prefix("LOG ") {
+            let log = serde_json::from_str::<serde_json::Value>(log).unwrap();
+            let page = url::Url::parse(log["url"].as_str().unwrap()).unwrap();
+            return (log, page);
+        }
+    }
+}
+
 fn approve(page: &url::Url, code: &str) {
     let form = format!("code={code}&decision=approve");
     let request = format!(
@@ -290,15 +306,7 @@ fn through_the_gateway_the_interaction_reaches_the_calling_client() {
 
     let mut stderr = std::io::BufReader::new(client.stderr.take().unwrap());
     let mut seen = String::new();
-    let log = loop {
-        let mut line = String::new();
-        assert_ne!(std::io::BufRead::read_line(&mut stderr, &mut line).unwrap(), 0, "no log message:\n{seen}");
-        seen.push_str(&line);
-        if let Some(log) = line.strip_prefix("LOG ") {
-            break serde_json::from_str::<serde_json::Value>(log).unwrap();
-        }
-    };
-    let page = url::Url::parse(log["url"].as_str().unwrap()).unwrap();
+    let (log, page) = interaction_log(&mut stderr, &mut seen);
     assert_eq!(page.path(), "/interact");
     let code = page.query_pairs().find(|(name, _)| name == "code").map(|(_, code)| code.into_owned()).unwrap();
     assert!(log["message"].as_str().unwrap().contains(&format!("(code {code})")), "{log}");
@@ -365,15 +373,7 @@ fn replicas_sharing_redis_sign_no_replay_and_ask_the_person_once() {
     // The first call, on the first replica, waits for the person.
     let mut stderr = std::io::BufReader::new(client.stderr.take().unwrap());
     let mut seen = String::new();
-    let log = loop {
-        let mut line = String::new();
-        assert_ne!(std::io::BufRead::read_line(&mut stderr, &mut line).unwrap(), 0, "no log message:\n{seen}");
-        seen.push_str(&line);
-        if let Some(log) = line.strip_prefix("LOG ") {
-            break serde_json::from_str::<serde_json::Value>(log).unwrap();
-        }
-    };
-    let page = url::Url::parse(log["url"].as_str().unwrap()).unwrap();
+    let (_, page) = interaction_log(&mut stderr, &mut seen);
     let code = page.query_pairs().find(|(name, _)| name == "code").map(|(_, code)| code.into_owned()).unwrap();
     runtime.block_on(harness.wait_for_ps_polls(1));
     approve(&page, &code);
