@@ -16,8 +16,11 @@ use skill_core::{Completion, PromptOutput, RegisteredPrompt, RegisteredTool, Res
 
 /// `value` read as the rmcp type of the same wire form.
 pub(super) fn wire<T: DeserializeOwned>(value: &impl Serialize) -> Result<T, ErrorData> {
-    crate::wire::wire_into(value)
-        .map_err(|error| ErrorData::internal_error(format!("cannot send what the skill gave: {error}"), None))
+    crate::wire::wire_into(value).map_err(unsendable)
+}
+
+fn unsendable(error: serde_json::Error) -> ErrorData {
+    ErrorData::internal_error(format!("cannot send what the skill gave: {error}"), None)
 }
 
 /// Each of `values` read as the rmcp type of the same wire form.
@@ -55,12 +58,9 @@ pub(super) fn tool(registered: &RegisteredTool) -> Tool {
     tool
 }
 
-/// A tool's output as MCP's `CallToolResult`, marked complete (2026-07-28 requires the
-/// mark; rmcp takes it off for older clients).
+/// A tool's output as MCP's `CallToolResult`, marked complete.
 pub(super) fn call_result(output: ToolOutput) -> Result<CallToolResult, ErrorData> {
-    let mut result: CallToolResult = wire(&output)?;
-    result.result_type = Some(ResultType::COMPLETE);
-    Ok(result)
+    crate::wire::call_tool_result(output).map_err(unsendable)
 }
 
 /// A rendered prompt as MCP's `GetPromptResult`, marked complete.

@@ -17,7 +17,7 @@ use super::input::{self, Answer};
 use crate::connection::Connection;
 use crate::error::stderr_suffix;
 use crate::route::CallRoute;
-use crate::wire::wire_into;
+use crate::wire::{tool_output, wire_into};
 
 /// How many turns a call's route outlives its answer, for the notifications the server
 /// sent before it, which rmcp handles in tasks of their own, spawned before the answer
@@ -219,7 +219,7 @@ impl McpTool {
             caller.pass_up(crate::server::PassedUp::Error(error.clone()));
         }
         match response {
-            Ok(ServerResult::CallToolResult(result)) => wire_into::<ToolOutput>(&result).map_err(|error| {
+            Ok(ServerResult::CallToolResult(result)) => tool_output(result).map_err(|error| {
                 ToolError::failed(format!("MCP server `{server}` sent an unreadable result: {error}"))
             }),
             Ok(_) => Err(ToolError::failed(format!("MCP server `{server}` answered tools/call with something else"))),
