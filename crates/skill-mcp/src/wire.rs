@@ -3,7 +3,7 @@
 //! where its blocks are plain text (nearly every result), and through the wire form for
 //! the rest.
 
-use rmcp::model::{CallToolResult, ContentBlock, TextContent};
+use rmcp::model::{CallToolResult, ContentBlock, MetaObject, TextContent};
 use serde_json::Value;
 use skill_core::{Content, ToolOutput};
 
@@ -21,30 +21,26 @@ pub(crate) fn tool_output(result: CallToolResult) -> Result<ToolOutput, serde_js
         // The wire form reads an explicit `null` as none.
         structured_content: structured_content.filter(|value| !value.is_null()),
         is_error: is_error.unwrap_or(false),
-        meta: meta.map(|meta| Value::Object(meta.0)),
+        meta: meta_from_rmcp(meta),
     })
 }
 
-#[cfg(feature = "server")]
 /// A tool's output as MCP's `CallToolResult`: the same as [`wire_into`], but marked
 /// complete (2026-07-28 requires the mark; rmcp takes it off for older clients).
+#[cfg(feature = "server")]
 pub(crate) fn call_tool_result(output: ToolOutput) -> Result<CallToolResult, serde_json::Error> {
     let ToolOutput { content, structured_content, is_error, meta } = output;
     let mut result = CallToolResult::success(content.into_iter().map(content_into_rmcp).collect::<Result<_, _>>()?);
     result.structured_content = structured_content;
     result.is_error = Some(is_error);
-    result.meta = match meta {
-        None => None,
-        Some(Value::Object(meta)) => Some(rmcp::model::MetaObject(meta)),
-        Some(other) => Some(serde_json::from_value(other)?),
-    };
+    result.meta = meta_into_rmcp(meta)?;
     Ok(result)
 }
 
 fn content_from_rmcp(block: ContentBlock) -> Result<Content, serde_json::Error> {
     match block {
         ContentBlock::Text(TextContent { text, meta, annotations: None, .. }) => {
-            Ok(Content::Text { text, annotations: None, meta: meta.map(|meta| Value::Object(meta.0)) })
+            Ok(Content::Text { text, annotations: None, meta: meta_from_rmcp(meta) })
         }
         other => wire_into(&other),
     }
@@ -53,13 +49,25 @@ fn content_from_rmcp(block: ContentBlock) -> Result<Content, serde_json::Error> 
 #[cfg(feature = "server")]
 fn content_into_rmcp(block: Content) -> Result<ContentBlock, serde_json::Error> {
     match block {
-        Content::Text { text, annotations: None, meta: None } => Ok(ContentBlock::Text(TextContent::new(text))),
-        Content::Text { text, annotations: None, meta: Some(Value::Object(meta)) } => {
+        Content::Text { text, annotations: None, meta } => {
             let mut content = TextContent::new(text);
-            content.meta = Some(rmcp::model::MetaObject(meta));
+            content.meta = meta_into_rmcp(meta)?;
             Ok(ContentBlock::Text(content))
         }
         other => wire_into(&other),
+    }
+}
+
+fn meta_from_rmcp(meta: Option<MetaObject>) -> Option<Value> {
+    meta.map(|meta| Value::Object(meta.0))
+}
+
+/// `_meta` as rmcp holds it; like the wire form, only an object is one.
+#[cfg(feature = "server")]
+fn meta_into_rmcp(meta: Option<Value>) -> Result<Option<MetaObject>, serde_json::Error> {
+    match meta {
+        Some(Value::Object(meta)) => Ok(Some(MetaObject(meta))),
+        other => other.map(serde_json::from_value).transpose(),
     }
 }
 
@@ -113,5 +121,13 @@ mod tests {
         }
         let odd_meta = ToolOutput { meta: Some(json!([1])), ..ToolOutput::text("t") };
         assert_eq!(call_tool_result(odd_meta.clone()).is_err(), wire_into::<CallToolResult>(&odd_meta).is_err());
+        let odd_block_meta = ToolOutput {
+            content: vec![Content::Text { text: "t".into(), annotations: None, meta: Some(json!(1)) }],
+            ..ToolOutput::default()
+        };
+        assert_eq!(
+            call_tool_result(odd_block_meta.clone()).is_err(),
+            wire_into::<CallToolResult>(&odd_block_meta).is_err()
+        );
     }
 }
