@@ -5,7 +5,10 @@
 //!   once and kept alive. `agent` calls `Agent::call_tool("sample__echo", {"text": "x"})`
 //!   (name lookup, schema check, span, `McpSkill`'s liveness check, the call timeout and
 //!   the result conversion); `bare_rmcp` calls `Peer::call_tool` on a client from
-//!   `().serve_with_lifecycle(TokioChildProcess::new(..), Auto)`: both speak 2026-07-28.
+//!   `ClientConfig::serve_with_lifecycle(TokioChildProcess::new(..), Auto)`: both speak
+//!   2026-07-28, and the bare client declares the agent's name and capabilities
+//!   (elicitation), which that version sends in every request's `_meta`, so the server
+//!   gets the same bytes from both and the difference is the agent's own work.
 //! - `call_concurrent_16`: the same, with 16 callers at once on one connection. Each
 //!   iteration is one call of each caller; the time reported is the wall time divided by
 //!   16, so it is the time per call (its inverse is the throughput).
@@ -28,7 +31,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::model::{CallToolRequestParams, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
@@ -59,12 +62,16 @@ async fn start_agent(server: &Path) -> Agent {
 }
 
 /// rmcp's client on the sample server, started as `McpSkill` starts it (2026-07-28 when
-/// the server speaks it, which it does).
-async fn start_bare(server: &Path) -> RunningService<RoleClient, ()> {
+/// the server speaks it, which it does), declaring what the agent declares: on
+/// 2026-07-28 every request carries the client's name and capabilities, so both sides
+/// send the server the same request.
+async fn start_bare(server: &Path) -> RunningService<RoleClient, ClientConfig> {
     let transport = TokioChildProcess::new(tokio::process::Command::new(server)).expect("the sample server starts");
     let lifecycle =
         ClientLifecycleMode::Auto { preferred_versions: vec![ProtocolVersion::V_2026_07_28], legacy_version: None };
-    ().serve_with_lifecycle(transport, lifecycle).await.expect("the sample server starts")
+    let capabilities = serde_json::from_value(json!({"elicitation": {"form": {}, "url": {}}})).expect("capabilities");
+    let declared = ClientConfig::new(capabilities, Implementation::new("omniagent", env!("CARGO_PKG_VERSION")));
+    declared.serve_with_lifecycle(transport, lifecycle).await.expect("the sample server starts")
 }
 
 fn echo_arguments() -> Value {

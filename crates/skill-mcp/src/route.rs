@@ -37,14 +37,15 @@ pub(crate) struct CallRoute {
 
 impl CallRoute {
     /// The route of the call about to start in this task: the progress sink and gateway
-    /// caller it runs under, if any.
-    pub(crate) fn current() -> Self {
-        Self {
+    /// caller it runs under; `None` when it has neither, as nobody follows the call.
+    pub(crate) fn current() -> Option<Self> {
+        let route = Self {
             progress: skill_core::progress::current_sink(),
             #[cfg(feature = "server")]
             caller: crate::server::Caller::current(),
             heard: Arc::default(),
-        }
+        };
+        (!route.is_empty()).then_some(route)
     }
 
     /// Passes on the call's progress, if its caller follows it. Sinks only queue it.
@@ -92,16 +93,13 @@ pub(crate) struct CallRoutes {
 impl CallRoutes {
     /// Routes what concerns the call about to be sent to `route` until the guard drops;
     /// [`RouteGuard::sent`] names its token once rmcp has chosen it.
-    pub(crate) fn enter(&self, route: CallRoute) -> Option<RouteGuard> {
-        if route.is_empty() {
-            return None;
-        }
+    pub(crate) fn enter(&self, route: CallRoute) -> RouteGuard {
         let mut routes = self.lock();
         let key = Key::Sending(routes.next);
         routes.next += 1;
         routes.sending += 1;
         routes.routes.insert(key.clone(), route);
-        Some(RouteGuard { routes: self.clone(), key })
+        RouteGuard { routes: self.clone(), key }
     }
 
     /// Passes on progress to the call sent with its token; kept for a moment when no
@@ -208,7 +206,7 @@ mod tests {
     fn progress_heard_while_the_call_is_being_sent_reaches_it_in_order() {
         let calls = CallRoutes::default();
         let (route, heard) = recording();
-        let mut guard = calls.enter(route).unwrap();
+        let mut guard = calls.enter(route);
         calls.report(token(7), progress(1.0));
         calls.report(token(8), progress(5.0));
         guard.sent(token(7));
@@ -224,12 +222,12 @@ mod tests {
         calls.report(token(1), progress(1.0));
         assert!(calls.lock().early.is_empty());
         let (route, heard) = recording();
-        let mut guard = calls.enter(route).unwrap();
+        let mut guard = calls.enter(route);
         guard.sent(token(1));
         drop(guard);
         calls.report(token(1), progress(3.0));
         assert!(heard.lock().unwrap().is_empty());
         assert!(calls.lock().routes.is_empty());
-        assert!(calls.enter(CallRoute::default()).is_none(), "a call nobody follows needs no route");
+        assert!(CallRoute::current().is_none(), "a call nobody follows needs no route");
     }
 }

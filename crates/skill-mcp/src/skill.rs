@@ -305,9 +305,16 @@ struct Shared {
 impl Shared {
     /// The live connection, started (again) when there is none or it died.
     async fn connection(&self) -> Result<Arc<Connection>, Error> {
-        if let Some(connection) = self.live() {
-            return Ok(connection);
+        match self.live() {
+            Some(connection) => Ok(connection),
+            // Boxed: starting a server is a future of about 12 KB, which every call's own
+            // future would otherwise hold, and copy each time it is boxed.
+            None => Box::pin(self.start()).await,
         }
+    }
+
+    /// Starts the connection, unless another caller did while this one waited.
+    async fn start(&self) -> Result<Arc<Connection>, Error> {
         let _starting = self.starting.lock().await;
         // Another caller may have started it while this one waited.
         if let Some(connection) = self.live() {

@@ -42,12 +42,12 @@ fn call_options(bound: Duration) -> PeerRequestOptions {
 
 /// Sends `notifications/cancelled` for the request `id` when dropped before it is
 /// answered (`id` is then still set): the caller stopped waiting.
-struct CancelOnDrop {
-    peer: rmcp::Peer<rmcp::RoleClient>,
+struct CancelOnDrop<'a> {
+    peer: &'a rmcp::Peer<rmcp::RoleClient>,
     id: Option<rmcp::model::RequestId>,
 }
 
-impl Drop for CancelOnDrop {
+impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         let peer = self.peer.clone();
@@ -137,9 +137,11 @@ impl Tool for McpTool {
         let response = input::until_complete(server, &self.shared.person, |responses, state| {
             let mut params = params.clone();
             (params.input_responses, params.request_state) = (responses, state);
-            let sent = self.send(&connection, params);
+            // The request's future is made inside: one made outside would be held twice
+            // (captured, and awaited), each a copy of several KB.
+            let connection = &connection;
             async move {
-                Ok(match sent.await {
+                Ok(match self.send(connection, params).await {
                     Ok(ServerResult::InputRequiredResult(asked)) => Answer::InputRequired(asked),
                     response => Answer::Complete(response),
                 })
@@ -156,10 +158,10 @@ impl McpTool {
     async fn send(&self, connection: &Connection, params: CallToolRequestParams) -> Result<ServerResult, ServiceError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let options = call_options(self.shared.config.timeouts.call);
-        let mut route = self.shared.calls.enter(CallRoute::current());
+        let mut route = CallRoute::current().map(|route| self.shared.calls.enter(route));
         let handle = connection.peer.send_cancellable_request(request, options).await?;
         // A caller that gives up (drops this future) cancels the call on the server.
-        let mut unanswered = CancelOnDrop { peer: handle.peer.clone(), id: Some(handle.id.clone()) };
+        let mut unanswered = CancelOnDrop { peer: &connection.peer, id: Some(handle.id.clone()) };
         if let Some(route) = &mut route {
             route.sent(handle.progress_token.clone());
         }
