@@ -39,9 +39,10 @@ tokio::task_local! {
     static SINK: ProgressSink;
 }
 
-/// Runs `call` with its progress reports going to `sink`.
-pub async fn with_progress<F: Future>(sink: ProgressSink, call: F) -> F::Output {
-    SINK.scope(sink, call).await
+/// Runs `call` with its progress reports going to `sink`. (Not an `async fn`, which
+/// would hold `call` twice: as its argument, and inside the scope it awaits.)
+pub fn with_progress<F: Future>(sink: ProgressSink, call: F) -> impl Future<Output = F::Output> {
+    SINK.scope(sink, call)
 }
 
 /// The sink of the call running in this task, to hand to another task that reports for

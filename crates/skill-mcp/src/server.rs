@@ -339,7 +339,9 @@ impl ServerHandler for Gateway {
         // the upstream request.
         let (progress, forwarder) = progress_to(&context);
         let caller = caller::Caller::of(&context).answering(request.input_responses, request.request_state);
-        let call = caller.clone().serving(agent.call_tool(&request.name, arguments));
+        // Boxed: rmcp spawns each request's future as a task, copying it whole (about 6 KB
+        // with the call inline) as it starts and as it ends.
+        let call = Box::pin(caller.clone().serving(agent.call_tool(&request.name, arguments)));
         let call = async move {
             match progress {
                 Some(sink) => skill_core::progress::with_progress(sink, call).await,

@@ -102,9 +102,10 @@ impl Caller {
         self.passed_up.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 
-    /// Runs `call` with this caller as the one [`tell_caller`] reaches.
-    pub(super) async fn serving<F: Future>(self, call: F) -> F::Output {
-        CALLER.scope(self, call).await
+    /// Runs `call` with this caller as the one [`tell_caller`] reaches. (Not an `async
+    /// fn`, which would hold `call` twice.)
+    pub(super) fn serving<F: Future>(self, call: F) -> impl Future<Output = F::Output> {
+        CALLER.scope(self, call)
     }
 
     /// The caller of the gateway call running in this task, if any.
