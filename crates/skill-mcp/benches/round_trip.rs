@@ -158,6 +158,7 @@ fn calls(c: &mut Criterion) {
     group.finish();
 
     if std::env::args().any(|arg| arg == "--bench") {
+        #[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
         for (name, callers, calls) in [("call_sequential", 1, 400), ("call_concurrent_16", CALLERS, 100)] {
             let ratios = paired_ratios(
                 || batch(&runtime, callers, on_agent(calls)),
