@@ -39,13 +39,19 @@ impl CallRoute {
     /// The route of the call about to start in this task: the progress sink and gateway
     /// caller it runs under; `None` when it has neither, as nobody follows the call.
     pub(crate) fn current() -> Option<Self> {
-        let route = Self {
-            progress: skill_core::progress::current_sink(),
+        let progress = skill_core::progress::current_sink();
+        #[cfg(feature = "server")]
+        let caller = crate::server::Caller::current();
+        #[cfg(feature = "server")]
+        let followed = progress.is_some() || caller.is_some();
+        #[cfg(not(feature = "server"))]
+        let followed = progress.is_some();
+        followed.then(|| Self {
+            progress,
             #[cfg(feature = "server")]
-            caller: crate::server::Caller::current(),
+            caller,
             heard: Arc::default(),
-        };
-        (!route.is_empty()).then_some(route)
+        })
     }
 
     /// Passes on the call's progress, if its caller follows it. Sinks only queue it.
@@ -54,14 +60,6 @@ impl CallRoute {
         if let Some(sink) = &self.progress {
             sink(progress);
         }
-    }
-
-    fn is_empty(&self) -> bool {
-        #[cfg(feature = "server")]
-        if self.caller.is_some() {
-            return false;
-        }
-        self.progress.is_none()
     }
 }
 
