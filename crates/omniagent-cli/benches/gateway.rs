@@ -78,14 +78,6 @@ fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a tokio runtime")
 }
 
-/// Whether a printed figure named `name` is wanted: under `cargo bench` only (not when
-/// `cargo test --benches` runs each benchmark once), and unless a filter leaves it out.
-fn printed_figure_wanted(name: &str) -> bool {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let filters: Vec<&String> = args.iter().filter(|arg| !arg.starts_with('-')).collect();
-    args.iter().any(|arg| arg == "--bench") && (filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
-}
-
 /// A temporary `OMNIAGENT_HOME` with `config` as its `config.yaml`.
 fn home_with(config: &str) -> TempDir {
     let home = tempfile::tempdir().expect("a temporary folder");
@@ -446,7 +438,7 @@ fn tools_list_github(c: &mut Criterion) {
 #[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
 fn fastmcp_openapi_first_page(runtime: &Runtime) {
     let name = "gateway_tools_list_github/fastmcp_from_openapi_first_page";
-    if !printed_figure_wanted(name) {
+    if !test_peers::printed_figure_wanted(name) {
         return;
     }
     let spec = test_peers::github_openapi_or_panic();
@@ -509,7 +501,7 @@ async fn rss_around_sessions(server: &ServerProcess, count: usize) -> (u64, u64)
 #[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
 fn idle_session_memory(_c: &mut Criterion) {
     let name = "gateway_idle_session_memory";
-    if !printed_figure_wanted(name) {
+    if !test_peers::printed_figure_wanted(name) {
         return;
     }
     let sample_server = test_peers::sample_server_or_panic();

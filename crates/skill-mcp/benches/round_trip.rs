@@ -18,7 +18,7 @@
 //!   `list_all_tools`. The `_with_close` variants add the shutdown (stdin EOF; the server
 //!   exits at once); in the other two it runs after each iteration, outside the timing.
 //!
-//! - `paired` (printed, under `cargo bench` only): the agent's time over `bare_rmcp`'s
+//! - `*/paired` (printed, under `cargo bench` only): the agent's time over `bare_rmcp`'s
 //!   for each of the two call benchmarks, as the median (and quartiles) of 31 rounds,
 //!   each timing one batch of each side back to back, the first side alternating. On a
 //!   shared machine a slow spell then falls on both sides of one ratio, where criterion's
@@ -157,9 +157,9 @@ fn calls(c: &mut Criterion) {
     group.bench_function("bare_rmcp", |b| b.iter_custom(|iters| batch(&runtime, CALLERS, on_peer(iters)) / CALLERS));
     group.finish();
 
-    if std::env::args().any(|arg| arg == "--bench") {
-        #[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
-        for (name, callers, calls) in [("call_sequential", 1, 400), ("call_concurrent_16", CALLERS, 100)] {
+    #[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
+    for (name, callers, calls) in [("call_sequential", 1, 400), ("call_concurrent_16", CALLERS, 100)] {
+        if test_peers::printed_figure_wanted(&format!("{name}/paired")) {
             let ratios = paired_ratios(
                 || batch(&runtime, callers, on_agent(calls)),
                 || batch(&runtime, callers, on_peer(calls)),

@@ -4,7 +4,8 @@
 //! validator) that `cargo xtask peers` installs into one cache folder, and a
 //! `redis-server` of the system's packages ([`RedisServer`]). One place for
 //! these paths, so that xtask (which installs), the tests and the benchmarks (which use)
-//! never disagree.
+//! never disagree. Also the benchmarks' one rule for the figures they print beside
+//! criterion's ([`printed_figure_wanted`]).
 //!
 //! Each lookup takes the environment variable `cargo xtask test` sets first, then the
 //! default place. The `*_or_panic` functions are for tests: a missing peer fails the test
@@ -502,6 +503,37 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Whether a benchmark's figure named `name`, measured outside criterion and printed
+/// beside its report, is wanted: under `cargo bench` only (not when `cargo test
+/// --benches` runs each benchmark once), and unless a filter leaves it out.
+pub fn printed_figure_wanted(name: &str) -> bool {
+    figure_wanted(std::env::args().skip(1), name)
+}
+
+fn figure_wanted(args: impl Iterator<Item = String>, name: &str) -> bool {
+    let args: Vec<String> = args.collect();
+    let mut filters = args.iter().filter(|arg| !arg.starts_with('-')).peekable();
+    let unfiltered = filters.peek().is_none();
+    args.iter().any(|arg| arg == "--bench") && (unfiltered || filters.any(|filter| name.contains(filter.as_str())))
+}
+
+#[cfg(test)]
+mod figure_tests {
+    use super::figure_wanted;
+
+    fn wanted(args: &[&str]) -> bool {
+        figure_wanted(args.iter().map(|arg| (*arg).to_owned()), "call_sequential/paired")
+    }
+
+    #[test]
+    fn a_figure_is_printed_under_cargo_bench_unless_a_filter_leaves_it_out() {
+        assert!(wanted(&["--bench"]));
+        assert!(wanted(&["--bench", "paired"]));
+        assert!(!wanted(&["--bench", "startup"]));
+        assert!(!wanted(&[]), "cargo test --benches runs each benchmark once, without --bench");
     }
 }
 
