@@ -515,9 +515,8 @@ pub fn printed_figure_wanted(name: &str) -> bool {
 
 fn figure_wanted(args: impl Iterator<Item = String>, name: &str) -> bool {
     let args: Vec<String> = args.collect();
-    let mut filters = args.iter().filter(|arg| !arg.starts_with('-')).peekable();
-    let unfiltered = filters.peek().is_none();
-    args.iter().any(|arg| arg == "--bench") && (unfiltered || filters.any(|filter| name.contains(filter.as_str())))
+    let filters: Vec<&String> = args.iter().filter(|arg| !arg.starts_with('-')).collect();
+    args.iter().any(|arg| arg == "--bench") && (filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
 }
 
 #[cfg(test)]
