@@ -186,8 +186,9 @@ fn two_replicas_behind_nginx_lose_nothing_but_the_calls_in_flight_when_one_is_ki
     let status = first.child.try_wait().unwrap().expect("the first replica was killed");
     assert_eq!(status.signal(), Some(9), "killed by SIGKILL");
 
-    // The kill lasts from the signal until the process is dead (a zombie): a call in
-    // flight at any moment of it may fail; one that starts after it must not.
+    // The kill lasts from the signal until the process is dead (every thread gone but the
+    // zombie main thread): a call in flight at any moment of it may fail; one that starts
+    // after it must not.
     let (kill_at, dead_at) = (out["kill_at"].as_f64().unwrap(), out["dead_at"].as_f64().unwrap());
     let calls = out["calls"].as_array().unwrap();
     assert_eq!(calls.len(), CALLS);
