@@ -23,6 +23,10 @@
 //!   each timing one batch of each side back to back, the first side alternating. On a
 //!   shared machine a slow spell then falls on both sides of one ratio, where criterion's
 //!   figures, measured one side after the other, can differ by more than the targets.
+//!   Where the sequential ratio still swings between runs (on a 2-vCPU VM it did, from
+//!   where the scheduler put the two servers and the two workers), run the bench pinned
+//!   to one CPU (`taskset -c 0 cargo bench -p skill-mcp --bench round_trip`): the
+//!   ratios then compare the CPU each side's calls cost, client, server and kernel.
 //!
 //! Targets: the agent path at most 5% slower than `bare_rmcp` sequentially and 10% with
 //! 16 callers; at least 10,000 calls/s sequential; spawn to listed tools under 10 ms.
