@@ -32,6 +32,8 @@
 //! | `add_tool` | `name` | adds a tool `name` that answers its arguments as JSON text, sends `notifications/tools/list_changed`, answers `added` |
 //! | `spawn_child` | | starts `sleep 3600` in the server's process group and answers its pid |
 //! | `pid` | | answers the server's pid |
+//! | `protocol_version` | | answers the protocol version the call was made in |
+//! | `client` | | answers `{"clientInfo": …, "capabilities": …}`, what the client declared for this call (2026-07-28 `_meta`, else its `initialize`) |
 //!
 //! # Conformance fixtures (`--conformance`)
 //!

@@ -221,6 +221,12 @@ impl SampleServer {
         std::process::id().to_string()
     }
 
+    #[tool(description = "Answer with the client's name, version and capabilities as this call declared them, as JSON")]
+    fn client(&self, context: RequestContext<RoleServer>) -> String {
+        serde_json::json!({"clientInfo": context.client_info(), "capabilities": context.client_capabilities()})
+            .to_string()
+    }
+
     #[tool(description = "Answer with the protocol version the call was made in")]
     fn protocol_version(&self, context: RequestContext<RoleServer>) -> String {
         context.protocol_version().map_or_else(|| "unknown".to_owned(), |version| version.as_str().to_owned())

@@ -8,7 +8,8 @@
 //!   `ClientConfig::serve_with_lifecycle(TokioChildProcess::new(..), Auto)`: both speak
 //!   2026-07-28, and the bare client declares the agent's name and capabilities
 //!   (elicitation), which that version sends in every request's `_meta`, so the server
-//!   gets the same bytes from both and the difference is the agent's own work.
+//!   gets the same bytes from both and the difference is the agent's own work (checked
+//!   before any timing, with the sample server's `client` tool).
 //! - `call_concurrent_16`: the same, with 16 callers at once on one connection. Each
 //!   iteration is one call of each caller; the time reported is the wall time divided by
 //!   16, so it is the time per call (its inverse is the throughput).
@@ -140,6 +141,17 @@ fn calls(c: &mut Criterion) {
     assert_eq!(answer, ToolOutput::text("x"));
     let answer = runtime.block_on(peer.call_tool(params.clone())).expect("echo answers");
     assert_eq!(answer.content.first().and_then(|content| content.as_text()).map(|text| text.text.as_str()), Some("x"));
+    // Both send the server the same declaration, or the bare side's requests differ.
+    let agent_declared =
+        runtime.block_on(agent.call_tool(&format!("{SKILL}__client"), json!({}))).expect("`client` answers");
+    let bare_declared =
+        runtime.block_on(peer.call_tool(CallToolRequestParams::new("client"))).expect("`client` answers");
+    let bare_declared = bare_declared.content.first().and_then(|content| content.as_text()).expect("a text answer");
+    assert_eq!(
+        agent_declared,
+        ToolOutput::text(bare_declared.text.as_str()),
+        "the bare client declares as the agent does"
+    );
     let on_agent = |calls| {
         let (agent, arguments) = (agent.clone(), arguments.clone());
         move || agent_calls(agent.clone(), arguments.clone(), calls)

@@ -7,7 +7,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitationCapability, FormElicitationCapability, Implementation,
+    ProgressNotificationParam, ProtocolVersion, UrlElicitationCapability,
+};
 use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError};
@@ -71,17 +74,29 @@ impl std::fmt::Debug for Person {
     }
 }
 
+/// What the client declares to every server: elicitation in both modes and, with the
+/// gateway, sampling, which it forwards to the client whose call is in flight.
+fn declared_capabilities() -> ClientCapabilities {
+    let mut declared = ClientCapabilities::default();
+    declared.elicitation = Some(
+        ElicitationCapability::new()
+            .with_form(FormElicitationCapability::default())
+            .with_url(UrlElicitationCapability::default()),
+    );
+    #[cfg(feature = "server")]
+    {
+        declared.sampling = Some(rmcp::model::SamplingCapability::default());
+    }
+    declared
+}
+
 impl ClientHandler for Handler {
     /// The server may ask for elicitation (form and URL), which goes to the gateway
     /// client whose call it serves, else to the person's elicitor; with the gateway, for
     /// sampling too.
     fn get_info(&self) -> ClientConfig {
-        #[cfg(feature = "server")]
-        let capabilities = crate::server::forwarded_capabilities();
-        #[cfg(not(feature = "server"))]
-        let capabilities =
-            serde_json::from_value(serde_json::json!({"elicitation": {"form": {}, "url": {}}})).unwrap_or_default();
-        let config = ClientConfig::new(capabilities, Implementation::new("omniagent", env!("CARGO_PKG_VERSION")));
+        let config =
+            ClientConfig::new(declared_capabilities(), Implementation::new("omniagent", env!("CARGO_PKG_VERSION")));
         match &self.protocol {
             Protocol::Pinned(version) => config.with_protocol_version(protocol_version(version)),
             Protocol::Auto => config,

@@ -57,7 +57,7 @@ use tokio_util::sync::CancellationToken;
 use self::announce::{Lists, Subscribed, announce_changes, announce_updates, notify_client, session_of};
 use self::answer::{call_error, item_error, passed_up};
 pub use self::caller::tell_caller;
-pub(crate) use self::caller::{Caller, PassedUp, forwarded_capabilities};
+pub(crate) use self::caller::{Caller, PassedUp};
 pub use self::http::{HttpClient, HttpOptions, serve_http};
 pub use self::resource_server::{OAuthOptions, client_name};
 #[cfg(feature = "redis")]

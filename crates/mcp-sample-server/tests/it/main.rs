@@ -155,8 +155,20 @@ impl Drop for Session {
     }
 }
 
-const STATIC_TOOLS: [&str; 11] =
-    ["add", "add_tool", "crash", "echo", "env", "hang", "pid", "protocol_version", "sleep", "spawn_child", "stderr"];
+const STATIC_TOOLS: [&str; 12] = [
+    "add",
+    "add_tool",
+    "client",
+    "crash",
+    "echo",
+    "env",
+    "hang",
+    "pid",
+    "protocol_version",
+    "sleep",
+    "spawn_child",
+    "stderr",
+];
 
 #[test]
 fn tool_answers() {

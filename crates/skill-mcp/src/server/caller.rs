@@ -197,13 +197,6 @@ fn forwarding_error(error: rmcp::ServiceError) -> ErrorData {
     }
 }
 
-/// What the gateway's MCP client declares to its upstream servers: sampling and both
-/// elicitation modes, which it forwards to the client whose call is in flight.
-pub(crate) fn forwarded_capabilities() -> rmcp::model::ClientCapabilities {
-    serde_json::from_value(serde_json::json!({"sampling": {}, "elicitation": {"form": {}, "url": {}}}))
-        .unwrap_or_default()
-}
-
 /// Tells the MCP client whose call runs in this task that a person must open `url`
 /// (`message` says why): a URL-mode elicitation where the client declared it on a
 /// session, else a log notification (`notifications/message`, level warning) carrying

@@ -16,8 +16,20 @@ use skill_mcp::McpSkill;
 use crate::{SAMPLE, assert_loaded, call_text, sample_agent, sample_config};
 
 /// Every tool `mcp-sample-server` starts with, in name order.
-const SAMPLE_TOOLS: [&str; 11] =
-    ["add", "add_tool", "crash", "echo", "env", "hang", "pid", "protocol_version", "sleep", "spawn_child", "stderr"];
+const SAMPLE_TOOLS: [&str; 12] = [
+    "add",
+    "add_tool",
+    "client",
+    "crash",
+    "echo",
+    "env",
+    "hang",
+    "pid",
+    "protocol_version",
+    "sleep",
+    "spawn_child",
+    "stderr",
+];
 
 /// How long a `tools/list_changed` may take to reach the agent's tools.
 const LIST_CHANGED_BOUND: Duration = Duration::from_secs(5);
@@ -84,6 +96,25 @@ async fn every_page_of_the_tool_list_is_read() {
     assert_eq!(tools_of(&agent), expected_tools(&SAMPLE_TOOLS));
     assert_eq!(call_text(&agent, "echo", json!({"text": "paged"})).await, "paged");
     agent.close().await;
+}
+
+/// What the client declares reaches the server in both eras (on 2026-07-28 in every
+/// request's `_meta`, before it in `initialize`): its name, and elicitation in both
+/// modes; with the gateway, sampling too, which it forwards to its own client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_declares_itself_and_elicitation_in_both_eras() {
+    let mut capabilities = json!({"elicitation": {"form": {}, "url": {}}});
+    if cfg!(feature = "server") {
+        capabilities["sampling"] = json!({});
+    }
+    for settings in [json!({}), json!({"protocol_version": "2025-11-25"})] {
+        let agent = sample_agent(&[], settings.clone()).await;
+        let declared: Value = serde_json::from_str(&call_text(&agent, "client", json!({})).await).unwrap();
+        assert_eq!(declared["clientInfo"]["name"], "omniagent", "{settings}");
+        assert_eq!(declared["clientInfo"]["version"], env!("CARGO_PKG_VERSION"), "{settings}");
+        assert_eq!(declared["capabilities"], capabilities, "{settings}");
+        agent.close().await;
+    }
 }
 
 /// In both protocol eras: by default the connection speaks 2026-07-28, where the
