@@ -85,7 +85,6 @@ async fn gateway(issuer: String) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
     let url = format!("http://127.0.0.1:{}/mcp", listener.local_addr().expect("an address").port());
     let options = HttpOptions {
-        allowed_hosts: Vec::new(),
         clients: vec![HttpClient { name: "ci".to_owned(), token: SecretString::from(STATIC_TOKEN.to_owned()) }],
         oauth: Some(OAuthOptions {
             issuer,
