@@ -396,6 +396,23 @@ pub fn oidc_provider_or_panic() -> PathBuf {
     install
 }
 
+/// Every tool `mcp-sample-server` starts with, in name order (its crate doc lists what
+/// each does).
+pub const SAMPLE_SERVER_TOOLS: [&str; 12] = [
+    "add",
+    "add_tool",
+    "client",
+    "crash",
+    "echo",
+    "env",
+    "hang",
+    "pid",
+    "protocol_version",
+    "sleep",
+    "spawn_child",
+    "stderr",
+];
+
 /// `$OMNIAGENT_MCP_SAMPLE_SERVER`, else `mcp-sample-server` in the target folder of the
 /// running test or benchmark (`<target>/<profile>/deps/<name>`): its own profile first,
 /// then release, then debug. Panics when absent.

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::{STATIC_TOOLS, Session};
+use crate::Session;
 
 /// The fixture tools, in name order.
 const FIXTURE_TOOLS: [&str; 28] = [
@@ -49,7 +49,7 @@ fn names(list: &Value, key: &str, name: &str) -> Vec<String> {
 #[test]
 fn lists_the_fixtures_beside_the_sample_tools() {
     let mut session = start();
-    let mut expected_tools: Vec<&str> = STATIC_TOOLS.iter().chain(&FIXTURE_TOOLS).copied().collect();
+    let mut expected_tools: Vec<&str> = test_peers::SAMPLE_SERVER_TOOLS.iter().chain(&FIXTURE_TOOLS).copied().collect();
     expected_tools.sort_unstable();
     assert_eq!(session.tool_names(), (expected_tools.iter().map(|&name| name.to_owned()).collect(), 1));
 

@@ -155,21 +155,6 @@ impl Drop for Session {
     }
 }
 
-const STATIC_TOOLS: [&str; 12] = [
-    "add",
-    "add_tool",
-    "client",
-    "crash",
-    "echo",
-    "env",
-    "hang",
-    "pid",
-    "protocol_version",
-    "sleep",
-    "spawn_child",
-    "stderr",
-];
-
 #[test]
 fn tool_answers() {
     let mut session = Session::start(&[]);
@@ -209,7 +194,7 @@ fn tool_answers() {
 #[test]
 fn tools_list_in_pages() {
     let mut session = Session::start(&["--page-size", "4"]);
-    assert_eq!(session.tool_names(), (STATIC_TOOLS.map(String::from).to_vec(), 3));
+    assert_eq!(session.tool_names(), (test_peers::SAMPLE_SERVER_TOOLS.map(String::from).to_vec(), 3));
     let (first_page, _) = session.request("tools/list", json!({}));
     assert_eq!(first_page["nextCursor"], "4");
 }

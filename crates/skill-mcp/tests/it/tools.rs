@@ -15,22 +15,6 @@ use skill_mcp::McpSkill;
 
 use crate::{SAMPLE, assert_loaded, call_text, sample_agent, sample_config};
 
-/// Every tool `mcp-sample-server` starts with, in name order.
-const SAMPLE_TOOLS: [&str; 12] = [
-    "add",
-    "add_tool",
-    "client",
-    "crash",
-    "echo",
-    "env",
-    "hang",
-    "pid",
-    "protocol_version",
-    "sleep",
-    "spawn_child",
-    "stderr",
-];
-
 /// How long a `tools/list_changed` may take to reach the agent's tools.
 const LIST_CHANGED_BOUND: Duration = Duration::from_secs(5);
 
@@ -53,7 +37,7 @@ fn expected_tools(tools: &[&str]) -> Vec<(String, ToolSource)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_are_listed_with_their_mcp_source() {
     let agent = sample_agent(&[], json!({})).await;
-    assert_eq!(tools_of(&agent), expected_tools(&SAMPLE_TOOLS));
+    assert_eq!(tools_of(&agent), expected_tools(&test_peers::SAMPLE_SERVER_TOOLS));
     let echo = agent.find_tool("sample__echo").expect("echo is registered");
     assert_eq!(serde_json::to_value(echo.source()).unwrap(), json!({"kind": "mcp", "skill": "sample", "tool": "echo"}));
     assert_eq!(echo.description(), "Answer with `text` unchanged");
@@ -93,7 +77,7 @@ async fn results_pass_through_unchanged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_page_of_the_tool_list_is_read() {
     let agent = sample_agent(&["--page-size", "2"], json!({})).await;
-    assert_eq!(tools_of(&agent), expected_tools(&SAMPLE_TOOLS));
+    assert_eq!(tools_of(&agent), expected_tools(&test_peers::SAMPLE_SERVER_TOOLS));
     assert_eq!(call_text(&agent, "echo", json!({"text": "paged"})).await, "paged");
     agent.close().await;
 }
@@ -138,7 +122,7 @@ async fn a_tool_the_server_adds_reaches_the_agent_in(settings: Value, era: &str)
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let mut with_extra = SAMPLE_TOOLS.to_vec();
+    let mut with_extra = test_peers::SAMPLE_SERVER_TOOLS.to_vec();
     with_extra.push("extra");
     with_extra.sort_unstable();
     assert_eq!(tools_of(&agent), expected_tools(&with_extra));
@@ -225,7 +209,7 @@ async fn a_list_change_after_close_registers_nothing() {
     };
     let agent = Agent::builder().with_compiled_skill(skill).build();
     assert_loaded(&agent.init_compiled_skills().await, SAMPLE);
-    assert_eq!(tools_of(&agent), expected_tools(&SAMPLE_TOOLS));
+    assert_eq!(tools_of(&agent), expected_tools(&test_peers::SAMPLE_SERVER_TOOLS));
 
     let failures = agent.close().await;
     assert!(failures.is_empty(), "{failures:?}");
