@@ -9,7 +9,11 @@
 //!   through a relay that copies bytes both ways and parses nothing (this bench binary
 //!   run with `OMNIAGENT_BENCH_RELAY`; one thread, with the gateway's pipes): what one
 //!   more process between client and server costs on this machine before any MCP work,
-//!   the floor of every gateway over stdio.
+//!   the floor of every gateway over stdio. `gateway_stdio_call/cpu_per_call` (printed)
+//!   is the CPU time (user + system, from /proc) that the process between client and
+//!   server spends per call, the gateway's beside the relay's, and the sample server's
+//!   own: a figure the scheduler's placement of the processes does not move, as it moves
+//!   wall times on a machine with few cores.
 //! - `gateway_http_16_clients`: 16 clients (each its own rmcp client, reqwest client and
 //!   connections), stateless 2026-07-28 era, each making one call after another; an
 //!   iteration is one call of each client, so criterion's throughput is calls/s.
@@ -63,6 +67,9 @@ use tokio::runtime::Runtime;
 
 /// Concurrent clients in `gateway_http_16_clients`.
 const CLIENTS: u32 = 16;
+/// Calls timed for `gateway_stdio_call/cpu_per_call`: enough that the clock ticks
+/// (10 ms) are under 1% of the gateway's time.
+const CPU_CALLS: u64 = 20_000;
 /// Idle sessions opened in `gateway_idle_session_memory`.
 const IDLE_SESSIONS: usize = 200;
 /// Sessions opened at once while `gateway_idle_session_memory` opens them.
@@ -137,12 +144,25 @@ async fn check_memory_list(peer: &Peer<RoleClient>) {
     assert_eq!(result.structured_content, Some(json!({"keys": []})), "{result:?}");
 }
 
-/// rmcp's client on a server it spawns, initialized, its response cache off.
-async fn stdio_client(command: Command) -> RunningService<RoleClient, ()> {
+/// rmcp's client on a server it spawns, initialized, its response cache off; and the
+/// server's process id.
+async fn stdio_client(command: Command) -> (RunningService<RoleClient, ()>, u32) {
     let transport = TokioChildProcess::new(tokio::process::Command::from(command)).expect("the server starts");
+    let pid = transport.id().expect("a running server has a pid");
     let client = ().serve(transport).await.expect("the server initializes");
     client.peer().set_response_cache_config(ClientCacheConfig::disabled()).await;
-    client
+    (client, pid)
+}
+
+/// The CPU time (user and system) process `pid` has used so far, from `/proc/PID/stat`,
+/// whose clock ticks are USER_HZ: 100 a second on Linux.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the process's /proc stat");
+    let (_, after_name) = stat.rsplit_once(')').expect("a stat line has the name in parentheses");
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |index: usize| fields[index].parse::<u64>().expect("a tick count");
+    // After the name: state, ppid, … (9 more) …, utime, stime.
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
 
 /// The MCP protocol era a streamable-HTTP client speaks.
@@ -275,9 +295,9 @@ fn stdio_call_overhead(c: &mut Criterion) {
     let sample_server = test_peers::sample_server_or_panic();
     let home = home_with(&sample_upstream_config(&sample_server));
     let runtime = runtime();
-    let gateway = runtime.block_on(stdio_client(omniagent(home.path(), &["mcp", "serve"])));
-    let bare = runtime.block_on(stdio_client(Command::new(&sample_server)));
-    let relay = runtime.block_on(stdio_client(relay_to(&sample_server)));
+    let (gateway, gateway_pid) = runtime.block_on(stdio_client(omniagent(home.path(), &["mcp", "serve"])));
+    let (bare, sample_pid) = runtime.block_on(stdio_client(Command::new(&sample_server)));
+    let (relay, relay_pid) = runtime.block_on(stdio_client(relay_to(&sample_server)));
     let (through_gateway, direct) = (echo_call("sample__echo"), echo_call("echo"));
     // The first call through the gateway makes its agent and starts the upstream.
     runtime.block_on(check_echo(gateway.peer(), &through_gateway));
@@ -299,6 +319,21 @@ fn stdio_call_overhead(c: &mut Criterion) {
         b.iter_custom(|iters| concurrent_calls(&runtime, &[relay.peer().clone()], &direct, iters))
     });
     group.finish();
+    #[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
+    if test_peers::printed_figure_wanted("gateway_stdio_call/cpu_per_call") {
+        let cpu_per_call = |pid: u32, peer: &Peer<RoleClient>, params: &CallToolRequestParams| {
+            let before = cpu_time(pid);
+            runtime.block_on(sequential_calls(peer.clone(), params.clone(), CPU_CALLS));
+            (cpu_time(pid) - before).as_secs_f64() * 1e6 / CPU_CALLS as f64
+        };
+        let through_gateway = cpu_per_call(gateway_pid, gateway.peer(), &through_gateway);
+        let through_relay = cpu_per_call(relay_pid, relay.peer(), &direct);
+        let sample_server = cpu_per_call(sample_pid, bare.peer(), &direct);
+        println!(
+            "gateway_stdio_call/cpu_per_call: the gateway {through_gateway:.1} µs, the relay {through_relay:.1} µs, \
+             mcp-sample-server {sample_server:.1} µs (user + system time of that process over {CPU_CALLS} calls)"
+        );
+    }
     runtime.block_on(async {
         gateway.cancel().await.expect("the gateway client closes");
         bare.cancel().await.expect("the rmcp client closes");
@@ -407,7 +442,7 @@ async fn first_page(peer: &Peer<RoleClient>) -> (usize, bool) {
 fn tools_list_github(c: &mut Criterion) {
     let home = home_with(&github_config());
     let runtime = runtime();
-    let gateway = runtime.block_on(stdio_client(omniagent(home.path(), &["mcp", "serve"])));
+    let (gateway, _) = runtime.block_on(stdio_client(omniagent(home.path(), &["mcp", "serve"])));
     let peer = gateway.peer().clone();
     // The first list starts the agent (and loads the document); then check every page.
     let all_tools = runtime.block_on(peer.list_all_tools()).expect("tools/list answers");
@@ -445,7 +480,7 @@ fn fastmcp_openapi_first_page(runtime: &Runtime) {
     let spec = spec.to_str().expect("a UTF-8 path");
     runtime.block_on(async {
         let started = Instant::now();
-        let server = stdio_client(fastmcp(&["openapi", spec])).await;
+        let (server, _) = stdio_client(fastmcp(&["openapi", spec])).await;
         let peer = server.peer().clone();
         assert_eq!(first_page(&peer).await, (FIRST_PAGE, true), "FastMCP pages by 200 too");
         let warm = started.elapsed();
