@@ -133,33 +133,41 @@ impl Tool for McpTool {
             Value::Object(arguments) => arguments,
             _ => serde_json::Map::new(),
         };
-        let params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
         let response = input::until_complete(server, &self.shared.person, |responses, state| {
-            let mut params = params.clone();
+            let mut params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments.clone());
             (params.input_responses, params.request_state) = (responses, state);
-            // The request's future is made inside: one made outside would be held twice
-            // (captured, and awaited), each a copy of several KB.
-            let connection = &connection;
-            async move {
-                Ok(match self.send(connection, params).await {
-                    Ok(ServerResult::InputRequiredResult(asked)) => Answer::InputRequired(asked),
-                    response => Answer::Complete(response),
-                })
-            }
+            self.send(&connection, params)
         })
         .await?;
-        self.outcome(response, &connection, context).await
+        match response {
+            Ok(ServerResult::CallToolResult(result)) => tool_output(result).map_err(|error| {
+                ToolError::failed(format!("MCP server `{server}` sent an unreadable result: {error}"))
+            }),
+            failed => Err(self.failure(failed, &connection, context).await),
+        }
     }
 }
 
 impl McpTool {
     /// Sends one `tools/call` with the call timeout. The server's progress, requests and
     /// log messages for it reach whoever waits for it, from before the request goes out.
-    async fn send(&self, connection: &Connection, params: CallToolRequestParams) -> Result<ServerResult, ServiceError> {
+    ///
+    /// Its future is the one [`input::until_complete`] awaits, with nothing around it:
+    /// each wrapper would hold (and copy) its several KB once more on every call. So it
+    /// answers in the shape that takes, and is never `Err`: a failed exchange is the
+    /// answer's, for [`Self::failure`].
+    async fn send(
+        &self,
+        connection: &Connection,
+        params: CallToolRequestParams,
+    ) -> Result<Answer<Result<ServerResult, ServiceError>>, ToolError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let options = call_options(self.shared.config.timeouts.call);
         let mut route = CallRoute::current().map(|route| self.shared.calls.enter(route));
-        let handle = connection.peer.send_cancellable_request(request, options).await?;
+        let handle = match connection.peer.send_cancellable_request(request, options).await {
+            Ok(handle) => handle,
+            Err(error) => return Ok(Answer::Complete(Err(error))),
+        };
         // A caller that gives up (drops this future) cancels the call on the server.
         let mut unanswered = CancelOnDrop { peer: &connection.peer, id: Some(handle.id.clone()) };
         if let Some(route) = &mut route {
@@ -177,7 +185,10 @@ impl McpTool {
             }
         }
         unanswered.id = None;
-        response
+        Ok(match response {
+            Ok(ServerResult::InputRequiredResult(asked)) => Answer::InputRequired(asked),
+            response => Answer::Complete(response),
+        })
     }
 
     /// What a call refused for want of the OAuth `scope` tells the caller. A login that
@@ -206,14 +217,14 @@ impl McpTool {
         }
     }
 
-    /// What one `tools/call` came to, for the caller; a connection that failed is
-    /// discarded, so the next call starts the server afresh.
-    async fn outcome(
+    /// What a `tools/call` that brought no result tells the caller; a connection that
+    /// failed is discarded, so the next call starts the server afresh.
+    async fn failure(
         &self,
         response: Result<ServerResult, ServiceError>,
         connection: &Arc<Connection>,
         context: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
+    ) -> ToolError {
         let server = &self.shared.server;
         // A gateway client gets the server's refusal as the server sent it.
         #[cfg(feature = "server")]
@@ -221,43 +232,38 @@ impl McpTool {
             caller.pass_up(crate::server::PassedUp::Error(error.clone()));
         }
         match response {
-            Ok(ServerResult::CallToolResult(result)) => tool_output(result).map_err(|error| {
-                ToolError::failed(format!("MCP server `{server}` sent an unreadable result: {error}"))
-            }),
-            Ok(_) => Err(ToolError::failed(format!("MCP server `{server}` answered tools/call with something else"))),
+            Ok(_) => ToolError::failed(format!("MCP server `{server}` answered tools/call with something else")),
             Err(ServiceError::Timeout { timeout }) => {
                 self.shared.discard(connection).await;
-                Err(ToolError::Timeout { after: timeout })
+                ToolError::Timeout { after: timeout }
             }
             // The server found the arguments (or the answers of a retry) invalid: the
             // caller's mistake, as a schema check's would be.
             Err(ServiceError::McpError(error)) if error.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
                 let problems = vec![format!("MCP server `{server}`: {}", error.message)];
-                Err(ToolError::InvalidArguments { tool: context.name.clone(), problems })
+                ToolError::InvalidArguments { tool: context.name.clone(), problems }
             }
             Err(ServiceError::McpError(error)) => {
-                Err(ToolError::failed(format!("MCP server `{server}`: {}", error.message)))
+                ToolError::failed(format!("MCP server `{server}`: {}", error.message))
             }
             Err(error) if let Some(scope) = crate::connection::missing_scope(&error) => {
-                Err(ToolError::failed(self.step_up(scope).await))
+                ToolError::failed(self.step_up(scope).await)
             }
             // The tokens stopped working (revoked, or the server moved to another
             // authorization server, whose tokens these are not).
-            Err(error) if error.is_authorization_required() => Err(ToolError::failed(format!(
+            Err(error) if error.is_authorization_required() => ToolError::failed(format!(
                 "MCP server `{server}`: {}",
                 crate::Error::LoginRequired { server: server.clone() }
-            ))),
+            )),
             Err(error) if !connection.is_alive() || matches!(error, ServiceError::TransportClosed) => {
                 let stderr = connection.stderr();
                 self.shared.discard(connection).await;
-                Err(ToolError::failed(format!(
+                ToolError::failed(format!(
                     "MCP server `{server}` stopped during the call; it restarts on the next call{}",
                     stderr_suffix(&stderr)
-                )))
+                ))
             }
-            Err(error) => {
-                Err(ToolError::failed(format!("MCP server `{server}`: {}", self.shared.endpoint.shown(&error))))
-            }
+            Err(error) => ToolError::failed(format!("MCP server `{server}`: {}", self.shared.endpoint.shown(&error))),
         }
     }
 }
