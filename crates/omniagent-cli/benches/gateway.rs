@@ -154,17 +154,6 @@ async fn stdio_client(command: Command) -> (RunningService<RoleClient, ()>, u32)
     (client, pid)
 }
 
-/// The CPU time (user and system) process `pid` has used so far, from `/proc/PID/stat`,
-/// whose clock ticks are USER_HZ: 100 a second on Linux.
-fn cpu_time(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the process's /proc stat");
-    let (_, after_name) = stat.rsplit_once(')').expect("a stat line has the name in parentheses");
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks = |index: usize| fields[index].parse::<u64>().expect("a tick count");
-    // After the name: state, ppid, … (9 more) …, utime, stime.
-    Duration::from_millis((ticks(11) + ticks(12)) * 10)
-}
-
 /// The MCP protocol era a streamable-HTTP client speaks.
 #[derive(Debug, Clone, Copy)]
 enum Era {
@@ -321,6 +310,7 @@ fn stdio_call_overhead(c: &mut Criterion) {
     group.finish();
     #[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
     if test_peers::printed_figure_wanted("gateway_stdio_call/cpu_per_call") {
+        let cpu_time = |pid: u32| test_peers::proc_stat(pid).expect("the process is running").cpu;
         let cpu_per_call = |pid: u32, peer: &Peer<RoleClient>, params: &CallToolRequestParams| {
             let before = cpu_time(pid);
             runtime.block_on(sequential_calls(peer.clone(), params.clone(), CPU_CALLS));

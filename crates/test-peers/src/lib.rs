@@ -5,7 +5,8 @@
 //! `redis-server` of the system's packages ([`RedisServer`]). One place for
 //! these paths, so that xtask (which installs), the tests and the benchmarks (which use)
 //! never disagree. Also the benchmarks' one rule for the figures they print beside
-//! criterion's ([`printed_figure_wanted`]).
+//! criterion's ([`printed_figure_wanted`]), and what `/proc` says of a process
+//! ([`proc_stat`]).
 //!
 //! Each lookup takes the environment variable `cargo xtask test` sets first, then the
 //! default place. The `*_or_panic` functions are for tests: a missing peer fails the test
@@ -22,6 +23,10 @@
 #![deny(missing_docs)]
 
 use std::path::{Path, PathBuf};
+
+mod process;
+
+pub use process::{ProcStat, proc_stat};
 
 /// The variable naming the peers cache folder.
 pub const PEERS_VAR: &str = "OMNIAGENT_PEERS";

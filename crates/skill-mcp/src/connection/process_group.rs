@@ -204,10 +204,7 @@ mod tests {
 
     /// The state letter and parent pid of `pid` in `/proc`, or `None` once it has no entry.
     fn state_and_parent(pid: Pid) -> Option<(char, i32)> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let after_comm = &stat[stat.rfind(')')? + 1..];
-        let mut fields = after_comm.split_whitespace();
-        Some((fields.next()?.chars().next()?, fields.next()?.parse().ok()?))
+        test_peers::proc_stat(pid).map(|stat| (stat.state, stat.parent))
     }
 
     fn ours() -> i32 {

@@ -12,13 +12,7 @@ pub(crate) const EXIT_BOUND: Duration = Duration::from_secs(2);
 
 /// The state letter and parent pid of `pid`, or `None` once it has no `/proc` entry.
 fn state_and_parent(pid: i32) -> Option<(char, i32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid …`, where comm may hold spaces and parentheses.
-    let after_comm = &stat[stat.rfind(')')? + 1..];
-    let mut fields = after_comm.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let parent = fields.next()?.parse().ok()?;
-    Some((state, parent))
+    test_peers::proc_stat(pid).map(|stat| (stat.state, stat.parent))
 }
 
 /// Whether `pid` is gone (see the module doc).
