@@ -18,13 +18,6 @@ pub struct ProcStat {
     pub cpu: Duration,
 }
 
-impl ProcStat {
-    /// Whether it has exited and only its entry is left, for its parent to reap.
-    pub fn is_zombie(&self) -> bool {
-        self.state == 'Z'
-    }
-}
-
 /// The stat of process `pid`, or `None` once it has no `/proc` entry (it was reaped).
 pub fn proc_stat(pid: impl std::fmt::Display) -> Option<ProcStat> {
     parse(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
@@ -54,14 +47,13 @@ mod tests {
         let stat = "4242 (a (b) c) S 17 4242 4242 0 -1 4194560 120 0 0 0 31 9 0 0 20 0 1 0 99 1 1";
         let read = parse(stat).unwrap();
         assert_eq!(read, ProcStat { state: 'S', parent: 17, cpu: Duration::from_millis(400) });
-        assert!(!read.is_zombie());
         assert_eq!(parse("4242 (truncated) S 17"), None);
     }
 
     #[test]
     fn this_process_runs_under_its_parent() {
         let ours = proc_stat(std::process::id()).expect("this process has a /proc entry");
-        assert!(!ours.is_zombie());
+        assert_ne!(ours.state, 'Z', "a process reading its own stat has not exited");
         assert_eq!(u32::try_from(ours.parent).ok(), Some(std::os::unix::process::parent_id()));
     }
 }
