@@ -26,6 +26,7 @@ use self::process_group::ProcessGroupGuard;
 use crate::Error;
 use crate::config::Protocol;
 use crate::elicit::{self, ElicitationAnswer, Elicitor};
+use crate::lines::Lines;
 use crate::oauth::TokenFile;
 use crate::route::CallRoutes;
 use crate::stderr::{self, StderrTail};
@@ -292,7 +293,9 @@ impl Connection {
                 let (tail, drained) = stderr::drain(server.to_owned(), pipes.stderr);
                 match tokio::time::timeout(
                     startup,
-                    handler.clone().serve_with_lifecycle((pipes.stdout, pipes.stdin), lifecycle(&handler.protocol)),
+                    handler
+                        .clone()
+                        .serve_with_lifecycle(Lines::new(pipes.stdout, pipes.stdin), lifecycle(&handler.protocol)),
                 )
                 .await
                 {

@@ -57,6 +57,7 @@ mod connection;
 mod elicit;
 mod environment;
 mod error;
+mod lines;
 mod oauth;
 mod route;
 #[cfg(feature = "server")]

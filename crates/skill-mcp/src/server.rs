@@ -62,6 +62,7 @@ pub use self::http::{HttpClient, HttpOptions, serve_http};
 pub use self::resource_server::{OAuthOptions, client_name};
 #[cfg(feature = "redis")]
 pub use self::session_store::{REFRESH_EVERY, RedisSessionStore, RedisSessionStoreError, SESSION_TTL};
+use crate::lines::Lines;
 
 /// Makes the agent of a client, by the client's name (`""` over stdio and for the open
 /// loopback HTTP server): an error is the reason, which every request of that client
@@ -129,7 +130,7 @@ impl Gateway {
         let handler = Gateway { fixed_client: Some(String::new()), ..self.clone() };
         let (stdin, stdout) = rmcp::transport::stdio_pipes();
         let served = async {
-            let running = rmcp::ServiceExt::serve_with_ct(handler, (stdin, stdout), stop.child_token())
+            let running = rmcp::ServiceExt::serve_with_ct(handler, Lines::new(stdin, stdout), stop.child_token())
                 .await
                 .map_err(std::io::Error::other)?;
             running.waiting().await.map_err(std::io::Error::other)?;
