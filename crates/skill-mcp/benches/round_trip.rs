@@ -8,8 +8,10 @@
 //!   `ClientConfig::serve_with_lifecycle(TokioChildProcess::new(..), Auto)`: both speak
 //!   2026-07-28, and the bare client declares the agent's name and capabilities
 //!   (elicitation), which that version sends in every request's `_meta`, so the server
-//!   gets the same bytes from both and the difference is the agent's own work (checked
-//!   before any timing, with the sample server's `client` tool).
+//!   gets the same bytes from both (checked before any timing, with the sample server's
+//!   `client` tool). The difference is the agent's own work less what its stdio
+//!   transport saves: it reads a tool call's result as that type, where rmcp's tries the
+//!   variants of its result union in turn (half the bare client's instructions).
 //! - `call_concurrent_16`: the same, with 16 callers at once on one connection. Each
 //!   iteration is one call of each caller; the time reported is the wall time divided by
 //!   16, so it is the time per call (its inverse is the throughput).
