@@ -32,6 +32,8 @@ mod answer;
 mod caller;
 mod convert;
 mod http;
+mod page;
+mod progress;
 mod resource_server;
 #[cfg(feature = "redis")]
 mod session_store;
@@ -46,8 +48,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
     GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
-    ServerCapabilities, ServerConfig, SubscriptionFilter,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -59,6 +61,8 @@ use self::answer::{call_error, item_error, passed_up};
 pub use self::caller::tell_caller;
 pub(crate) use self::caller::{Caller, PassedUp};
 pub use self::http::{HttpClient, HttpOptions, serve_http};
+use self::page::page;
+use self::progress::{PROGRESS_FLUSH_BOUND, progress_to};
 pub use self::resource_server::{OAuthOptions, client_name};
 #[cfg(feature = "redis")]
 pub use self::session_store::{REFRESH_EVERY, RedisSessionStore, RedisSessionStoreError, SESSION_TTL};
@@ -225,51 +229,6 @@ impl Gateway {
             .await
             .map_err(|reason| ErrorData::internal_error(format!("the agent could not start: {reason}"), None))
     }
-}
-
-/// One page of `items` (in name order) after the item whose key is `cursor`, and the
-/// cursor of the next page: the key of the page's last item, so pages stay right while
-/// items come and go.
-fn page<T>(
-    items: Vec<T>,
-    key: impl Fn(&T) -> &str,
-    request: Option<&PaginatedRequestParams>,
-) -> (Vec<T>, Option<String>) {
-    let cursor = request.and_then(|params| params.cursor.as_deref());
-    let start = cursor.map_or(0, |cursor| items.partition_point(|item| key(item) <= cursor));
-    let mut rest: Vec<T> = items.into_iter().skip(start).collect();
-    let next = (rest.len() > PAGE_SIZE).then(|| key(&rest[PAGE_SIZE - 1]).to_owned());
-    rest.truncate(PAGE_SIZE);
-    (rest, next)
-}
-
-/// How long the result of a call waits for its progress notifications to go out.
-const PROGRESS_FLUSH_BOUND: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// When the client asked for progress (a `progressToken` in `_meta`), the sink a call
-/// reports to and the task that sends each report to the client, in order; the task ends
-/// once the call's last sink is dropped.
-fn progress_to(
-    context: &RequestContext<RoleServer>,
-) -> (Option<skill_core::progress::ProgressSink>, Option<tokio::task::JoinHandle<()>>) {
-    let Some(token) = context.meta.get_progress_token() else { return (None, None) };
-    let (sender, mut reports) = tokio::sync::mpsc::unbounded_channel::<skill_core::progress::Progress>();
-    let peer = context.peer.clone();
-    let forwarder = tokio::spawn(async move {
-        while let Some(report) = reports.recv().await {
-            let mut notification = ProgressNotificationParam::new(token.clone(), report.progress);
-            notification.total = report.total;
-            notification.message = report.message;
-            // A client that went away misses the rest.
-            if peer.notify_progress(notification).await.is_err() {
-                return;
-            }
-        }
-    });
-    let sink: skill_core::progress::ProgressSink = Arc::new(move |report| {
-        let _ = sender.send(report);
-    });
-    (Some(sink), Some(forwarder))
 }
 
 impl ServerHandler for Gateway {
@@ -562,14 +521,6 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests {
     use super::*;
 
-    fn names(n_items: usize) -> Vec<String> {
-        (0..n_items).map(|item_idx| format!("t{item_idx:04}")).collect()
-    }
-
-    fn cursor(cursor: &str) -> PaginatedRequestParams {
-        PaginatedRequestParams::default().with_cursor(Some(cursor.to_owned()))
-    }
-
     #[tokio::test]
     async fn an_agent_that_could_not_be_made_is_tried_again() {
         use std::sync::atomic::{AtomicUsize, Ordering};
@@ -584,20 +535,5 @@ mod tests {
         assert_eq!(gateway.start("").await, Ok(()));
         assert_eq!(gateway.start("").await, Ok(()), "a made agent is kept");
         assert_eq!(attempts.load(Ordering::SeqCst), 2);
-    }
-
-    #[test]
-    fn pages_follow_the_last_name() {
-        let (first, next) = page(names(450), String::as_str, None);
-        assert_eq!((first.len(), first[0].as_str(), next.as_deref()), (PAGE_SIZE, "t0000", Some("t0199")));
-        let (second, next) = page(names(450), String::as_str, Some(&cursor("t0199")));
-        assert_eq!((second[0].as_str(), next.as_deref()), ("t0200", Some("t0399")));
-        let (last, next) = page(names(450), String::as_str, Some(&cursor("t0399")));
-        assert_eq!((last.len(), next), (50, None));
-        let (exact, next) = page(names(PAGE_SIZE), String::as_str, None);
-        assert_eq!((exact.len(), next), (PAGE_SIZE, None));
-        // A cursor whose item went away still continues after where it sorted.
-        let (after, _) = page(names(450), String::as_str, Some(&cursor("t0199x")));
-        assert_eq!(after[0], "t0200");
     }
 }
