@@ -183,6 +183,7 @@ impl Direct for rmcp::RoleServer {
             id: RequestId,
             #[serde(borrow)]
             method: std::borrow::Cow<'a, str>,
+            params: Option<rmcp::model::CallToolRequestParams>,
             #[serde(default, deserialize_with = "present")]
             result: bool,
             #[serde(default, deserialize_with = "present")]
@@ -192,7 +193,13 @@ impl Direct for rmcp::RoleServer {
         if call.method != "tools/call" || call.result || call.error {
             return None;
         }
-        let request = serde_json::from_slice::<rmcp::model::CallToolRequest>(line).ok()?;
+        let mut params = call.params?;
+        // rmcp keeps a request's `_meta` in its extensions, not in its params.
+        let meta = params.meta.take();
+        let mut request = rmcp::model::CallToolRequest::new(params);
+        if let Some(meta) = meta {
+            request.extensions.insert(meta);
+        }
         Some(JsonRpcMessage::Request(JsonRpcRequest {
             jsonrpc: call.jsonrpc,
             id: call.id,
@@ -379,6 +386,7 @@ mod tests {
     #[test]
     fn a_tool_call_reads_directly_as_rmcp_reads_it() {
         use rmcp::RoleServer;
+        use rmcp::model::RequestMetaObject;
         let requests = [
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}}),
             json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {"name": "echo", "_meta": {"progressToken": 3}, "requestState": "s"}}),
@@ -392,11 +400,21 @@ mod tests {
             ));
             let rmcp = rmcp_reads::<RoleServer>(&request);
             assert_eq!(serde_json::to_value(&direct).unwrap(), serde_json::to_value(&rmcp).unwrap(), "{request}");
+            // Where the `_meta` is kept (which the wire form does not show) is rmcp's too.
+            let kept = |message: &RxJsonRpcMessage<RoleServer>| match message {
+                JsonRpcMessage::Request(JsonRpcRequest { request: ClientRequest::CallToolRequest(call), .. }) => {
+                    (call.params.meta.clone(), call.extensions.get::<RequestMetaObject>().cloned())
+                }
+                other => panic!("not a tool call: {other:?}"),
+            };
+            assert_eq!(kept(&direct), kept(&rmcp), "{request}");
         }
         for other in [
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo"}, "result": {}}),
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"arguments": {}}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}),
+            json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "echo"}}),
         ] {
             assert!(RoleServer::read(&mut (), other.to_string().as_bytes()).is_none(), "{other}");
         }
