@@ -13,7 +13,8 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, bail};
 
 /// The targets, in `fuzz/Cargo.toml`'s order.
-const TARGETS: [&str; 6] = ["skill_md", "config", "openapi_document", "parameter", "aauth_headers", "expand"];
+const TARGETS: [&str; 7] =
+    ["skill_md", "config", "openapi_document", "parameter", "aauth_headers", "expand", "mcp_lines"];
 
 /// What one target's run came to.
 struct Outcome {

@@ -79,5 +79,9 @@ pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Str
     skill_core::expand_vars(text, lookup)
 }
 pub use crate::error::Error;
+/// The stdio transport's reading checked against rmcp's, for the fuzz targets (and the
+/// tests) only.
+#[cfg(all(any(fuzzing, test), feature = "server"))]
+pub use crate::lines::check_against_rmcp;
 pub use crate::oauth::{Login, TokenFile};
 pub use crate::skill::{McpSkill, McpTool};

@@ -119,7 +119,7 @@ pub(crate) trait Direct: ServiceRole {
     fn sent(sent: &mut Self::Sent, message: &TxJsonRpcMessage<Self>);
 
     /// `line` read as the message it holds, when it is one this side reads directly.
-    fn read(sent: &mut Self::Sent, line: &[u8]) -> Option<RxJsonRpcMessage<Self>>;
+    fn read(sent: &mut Self::Sent, line: &str) -> Option<RxJsonRpcMessage<Self>>;
 }
 
 /// A client reads the results of the tool calls it sent, whose ids it keeps until
@@ -144,7 +144,7 @@ impl Direct for rmcp::RoleClient {
         }
     }
 
-    fn read(calls: &mut HashSet<RequestId>, line: &[u8]) -> Option<RxJsonRpcMessage<Self>> {
+    fn read(calls: &mut HashSet<RequestId>, line: &str) -> Option<RxJsonRpcMessage<Self>> {
         #[derive(Deserialize)]
         struct Answer<'a> {
             jsonrpc: JsonRpcVersion2_0,
@@ -156,7 +156,7 @@ impl Direct for rmcp::RoleClient {
             #[serde(default, deserialize_with = "present")]
             method: bool,
         }
-        let answer: Answer<'_> = serde_json::from_slice(line).ok()?;
+        let answer: Answer<'_> = serde_json::from_str(line).ok()?;
         if answer.method || !calls.remove(&answer.id) || answer.error {
             return None;
         }
@@ -176,7 +176,7 @@ impl Direct for rmcp::RoleServer {
 
     fn sent((): &mut (), _: &TxJsonRpcMessage<Self>) {}
 
-    fn read((): &mut (), line: &[u8]) -> Option<RxJsonRpcMessage<Self>> {
+    fn read((): &mut (), line: &str) -> Option<RxJsonRpcMessage<Self>> {
         #[derive(Deserialize)]
         struct Call<'a> {
             jsonrpc: JsonRpcVersion2_0,
@@ -189,7 +189,7 @@ impl Direct for rmcp::RoleServer {
             #[serde(default, deserialize_with = "present")]
             error: bool,
         }
-        let call: Call<'_> = serde_json::from_slice(line).ok()?;
+        let call: Call<'_> = serde_json::from_str(line).ok()?;
         if call.method != "tools/call" || call.result || call.error {
             return None;
         }
@@ -205,6 +205,77 @@ impl Direct for rmcp::RoleServer {
             id: call.id,
             request: ClientRequest::CallToolRequest(request),
         }))
+    }
+}
+
+/// Reads each line of `text` as the transport reads it and as rmcp's codec alone reads
+/// it, and panics where the two differ: for the fuzz targets (built with `--cfg fuzzing`)
+/// and the tests only. The client reads each line as though its `id` were one of its
+/// calls.
+///
+/// Both must accept, ignore or refuse as invalid the same lines, and accept each as the
+/// same message. The one difference allowed: a tool call's answer that also holds the
+/// fields of a result rmcp tries first is read as the tool call's result.
+#[cfg(all(any(fuzzing, test), feature = "server"))]
+pub fn check_against_rmcp(text: &[u8]) {
+    for line in text.split(|byte| *byte == b'\n') {
+        let id = serde_json::from_slice::<serde_json::Value>(line)
+            .ok()
+            .and_then(|message| serde_json::from_value::<RequestId>(message.get("id")?.clone()).ok());
+        let ours = read_one::<rmcp::RoleClient>(id.into_iter().collect(), line);
+        let theirs = rmcp_reads::<rmcp::RoleClient>(line);
+        let tool_result = |read: &Option<Option<RxJsonRpcMessage<rmcp::RoleClient>>>| matches!(read, Some(Some(JsonRpcMessage::Response(response))) if matches!(response.result, ServerResult::CallToolResult(_)));
+        let other_result = matches!(theirs, Some(Some(JsonRpcMessage::Response(_)))) && !tool_result(&theirs);
+        if !(tool_result(&ours) && other_result) {
+            assert_eq!(wire(&ours), wire(&theirs));
+        }
+        let ours = read_one::<rmcp::RoleServer>((), line);
+        let theirs = rmcp_reads::<rmcp::RoleServer>(line);
+        assert_eq!(wire(&ours), wire(&theirs));
+        let meta = |read: &Option<Option<RxJsonRpcMessage<rmcp::RoleServer>>>| match read {
+            Some(Some(JsonRpcMessage::Request(JsonRpcRequest {
+                request: ClientRequest::CallToolRequest(call),
+                ..
+            }))) => Some((call.params.meta.clone(), call.extensions.get::<rmcp::model::RequestMetaObject>().cloned())),
+            _ => None,
+        };
+        assert_eq!(meta(&ours), meta(&theirs), "where a tool call's `_meta` is kept");
+    }
+
+    /// The line read by the transport's decoder: `None` when refused as invalid,
+    /// `Some(None)` when ignored.
+    fn read_one<Role: Direct>(sent: Role::Sent, line: &[u8]) -> Option<Option<RxJsonRpcMessage<Role>>> {
+        let mut decode = Decode::<Role> {
+            max_line: usize::MAX,
+            scanned: 0,
+            discarding: false,
+            sent,
+            rmcp: JsonRpcMessageCodec::default(),
+        };
+        match decode.decode(&mut BytesMut::from([line, b"\n"].concat().as_slice())).expect("no I/O") {
+            Some(Line::Message(message)) => Some(Some(message)),
+            Some(Line::Invalid) => None,
+            Some(Line::Oversized) => unreachable!("no bound"),
+            None => Some(None),
+        }
+    }
+
+    /// The line read by rmcp's codec alone, in the same terms.
+    fn rmcp_reads<Role: ServiceRole>(line: &[u8]) -> Option<Option<RxJsonRpcMessage<Role>>> {
+        let mut buf = BytesMut::from([line, b"\n"].concat().as_slice());
+        match JsonRpcMessageCodec::<RxJsonRpcMessage<Role>>::default().decode(&mut buf) {
+            Ok(message) => Some(message),
+            Err(JsonRpcMessageCodecError::Serde(error))
+                if matches!(error.classify(), serde_json::error::Category::Data | serde_json::error::Category::Io) =>
+            {
+                None
+            }
+            Err(_) => Some(None),
+        }
+    }
+
+    fn wire<T: serde::Serialize>(read: &T) -> serde_json::Value {
+        serde_json::to_value(read).expect("a message serializes")
     }
 }
 
@@ -265,7 +336,10 @@ impl<Role: Direct> Decoder for Decode<Role> {
                 continue;
             }
             let text = line[..newline].strip_suffix(b"\r").unwrap_or(&line[..newline]);
-            if let Some(message) = Role::read(&mut self.sent, text) {
+            // Text only: serde skips the fields it ignores unchecked, where rmcp, which
+            // buffers every field, refuses a line that is not UTF-8.
+            let direct = std::str::from_utf8(text).ok().and_then(|text| Role::read(&mut self.sent, text));
+            if let Some(message) = direct {
                 return Ok(Some(Line::Message(message)));
             }
             match self.rmcp.decode(&mut line) {
@@ -318,7 +392,7 @@ mod tests {
     }
 
     fn client_reads(calls: &mut HashSet<RequestId>, line: &Value) -> Option<RxJsonRpcMessage<RoleClient>> {
-        RoleClient::read(calls, line.to_string().as_bytes())
+        RoleClient::read(calls, &line.to_string())
     }
 
     #[test]
@@ -392,8 +466,7 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {"name": "echo", "_meta": {"progressToken": 3}, "requestState": "s"}}),
         ];
         for request in requests {
-            let direct =
-                RoleServer::read(&mut (), request.to_string().as_bytes()).unwrap_or_else(|| panic!("{request}"));
+            let direct = RoleServer::read(&mut (), &request.to_string()).unwrap_or_else(|| panic!("{request}"));
             assert!(matches!(
                 &direct,
                 JsonRpcMessage::Request(JsonRpcRequest { request: ClientRequest::CallToolRequest(_), .. })
@@ -416,8 +489,21 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}),
             json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "echo"}}),
         ] {
-            assert!(RoleServer::read(&mut (), other.to_string().as_bytes()).is_none(), "{other}");
+            assert!(RoleServer::read(&mut (), &other.to_string()).is_none(), "{other}");
         }
+    }
+
+    /// The fuzz target's seeds, checked here too: what they hold is read as rmcp reads it.
+    #[cfg(feature = "server")]
+    #[test]
+    fn the_fuzz_seeds_read_as_rmcp_reads_them() {
+        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/mcp_lines");
+        let mut checked = 0;
+        for seed in std::fs::read_dir(seeds).unwrap() {
+            check_against_rmcp(&std::fs::read(seed.unwrap().path()).unwrap());
+            checked += 1;
+        }
+        assert!(checked > 5, "the seeds are there");
     }
 
     fn decoder(max_line: usize) -> Decode<RoleClient> {
