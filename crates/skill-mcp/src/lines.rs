@@ -218,64 +218,57 @@ impl Direct for rmcp::RoleServer {
 /// fields of a result rmcp tries first is read as the tool call's result.
 #[cfg(all(any(fuzzing, test), feature = "server"))]
 pub fn check_against_rmcp(text: &[u8]) {
+    use rmcp::model::RequestMetaObject;
+    use rmcp::{RoleClient, RoleServer};
+
+    /// What the transport's decoder makes of `line`, `sent` being what its side keeps.
+    fn ours<Role: Direct>(sent: Role::Sent, line: &[u8]) -> Option<Line<Role>> {
+        let rmcp = JsonRpcMessageCodec::default();
+        let mut decode = Decode::<Role> { max_line: usize::MAX, scanned: 0, discarding: false, sent, rmcp };
+        decode.decode(&mut BytesMut::from([line, b"\n"].concat().as_slice())).expect("no I/O")
+    }
+
+    /// What rmcp's codec alone makes of `line`.
+    fn theirs<Role: ServiceRole>(line: &[u8]) -> Option<Line<Role>> {
+        rmcp_read(&mut JsonRpcMessageCodec::default(), &mut BytesMut::from([line, b"\n"].concat().as_slice()))
+    }
+
+    /// A read as one comparable value: the message's wire form, `"invalid"` or `"ignored"`.
+    fn outcome<Role: ServiceRole>(read: &Option<Line<Role>>) -> serde_json::Value {
+        match read {
+            Some(Line::Message(message)) => serde_json::to_value(message).expect("a message serializes"),
+            Some(Line::Invalid) => "invalid".into(),
+            Some(Line::Oversized) => unreachable!("no bound"),
+            None => "ignored".into(),
+        }
+    }
+
+    fn tool_result(read: &Option<Line<RoleClient>>) -> bool {
+        let Some(Line::Message(JsonRpcMessage::Response(response))) = read else { return false };
+        matches!(response.result, ServerResult::CallToolResult(_))
+    }
+
+    fn tool_call_meta(
+        read: &Option<Line<RoleServer>>,
+    ) -> Option<(Option<RequestMetaObject>, Option<RequestMetaObject>)> {
+        let Some(Line::Message(JsonRpcMessage::Request(request))) = read else { return None };
+        let ClientRequest::CallToolRequest(call) = &request.request else { return None };
+        Some((call.params.meta.clone(), call.extensions.get::<RequestMetaObject>().cloned()))
+    }
+
     for line in text.split(|byte| *byte == b'\n') {
         let id = serde_json::from_slice::<serde_json::Value>(line)
             .ok()
             .and_then(|message| serde_json::from_value::<RequestId>(message.get("id")?.clone()).ok());
-        let ours = read_one::<rmcp::RoleClient>(id.into_iter().collect(), line);
-        let theirs = rmcp_reads::<rmcp::RoleClient>(line);
-        let tool_result = |read: &Option<Option<RxJsonRpcMessage<rmcp::RoleClient>>>| matches!(read, Some(Some(JsonRpcMessage::Response(response))) if matches!(response.result, ServerResult::CallToolResult(_)));
-        let other_result = matches!(theirs, Some(Some(JsonRpcMessage::Response(_)))) && !tool_result(&theirs);
-        if !(tool_result(&ours) && other_result) {
-            assert_eq!(wire(&ours), wire(&theirs));
+        let (client, rmcp_client) = (ours::<RoleClient>(id.into_iter().collect(), line), theirs::<RoleClient>(line));
+        let another_result =
+            matches!(rmcp_client, Some(Line::Message(JsonRpcMessage::Response(_)))) && !tool_result(&rmcp_client);
+        if !(tool_result(&client) && another_result) {
+            assert_eq!(outcome(&client), outcome(&rmcp_client));
         }
-        let ours = read_one::<rmcp::RoleServer>((), line);
-        let theirs = rmcp_reads::<rmcp::RoleServer>(line);
-        assert_eq!(wire(&ours), wire(&theirs));
-        let meta = |read: &Option<Option<RxJsonRpcMessage<rmcp::RoleServer>>>| match read {
-            Some(Some(JsonRpcMessage::Request(JsonRpcRequest {
-                request: ClientRequest::CallToolRequest(call),
-                ..
-            }))) => Some((call.params.meta.clone(), call.extensions.get::<rmcp::model::RequestMetaObject>().cloned())),
-            _ => None,
-        };
-        assert_eq!(meta(&ours), meta(&theirs), "where a tool call's `_meta` is kept");
-    }
-
-    /// The line read by the transport's decoder: `None` when refused as invalid,
-    /// `Some(None)` when ignored.
-    fn read_one<Role: Direct>(sent: Role::Sent, line: &[u8]) -> Option<Option<RxJsonRpcMessage<Role>>> {
-        let mut decode = Decode::<Role> {
-            max_line: usize::MAX,
-            scanned: 0,
-            discarding: false,
-            sent,
-            rmcp: JsonRpcMessageCodec::default(),
-        };
-        match decode.decode(&mut BytesMut::from([line, b"\n"].concat().as_slice())).expect("no I/O") {
-            Some(Line::Message(message)) => Some(Some(message)),
-            Some(Line::Invalid) => None,
-            Some(Line::Oversized) => unreachable!("no bound"),
-            None => Some(None),
-        }
-    }
-
-    /// The line read by rmcp's codec alone, in the same terms.
-    fn rmcp_reads<Role: ServiceRole>(line: &[u8]) -> Option<Option<RxJsonRpcMessage<Role>>> {
-        let mut buf = BytesMut::from([line, b"\n"].concat().as_slice());
-        match JsonRpcMessageCodec::<RxJsonRpcMessage<Role>>::default().decode(&mut buf) {
-            Ok(message) => Some(message),
-            Err(JsonRpcMessageCodecError::Serde(error))
-                if matches!(error.classify(), serde_json::error::Category::Data | serde_json::error::Category::Io) =>
-            {
-                None
-            }
-            Err(_) => Some(None),
-        }
-    }
-
-    fn wire<T: serde::Serialize>(read: &T) -> serde_json::Value {
-        serde_json::to_value(read).expect("a message serializes")
+        let (server, rmcp_server) = (ours::<RoleServer>((), line), theirs::<RoleServer>(line));
+        assert_eq!(outcome(&server), outcome(&rmcp_server));
+        assert_eq!(tool_call_meta(&server), tool_call_meta(&rmcp_server), "where a tool call's `_meta` is kept");
     }
 }
 
@@ -342,20 +335,8 @@ impl<Role: Direct> Decoder for Decode<Role> {
             if let Some(message) = direct {
                 return Ok(Some(Line::Message(message)));
             }
-            match self.rmcp.decode(&mut line) {
-                Ok(Some(message)) => return Ok(Some(Line::Message(message))),
-                // A notification rmcp's compatibility rules ignore.
-                Ok(None) => {}
-                Err(JsonRpcMessageCodecError::Serde(error))
-                    if matches!(
-                        error.classify(),
-                        serde_json::error::Category::Data | serde_json::error::Category::Io
-                    ) =>
-                {
-                    tracing::debug!("protocol error on incoming message: {error}");
-                    return Ok(Some(Line::Invalid));
-                }
-                Err(error) => tracing::debug!("ignoring unparsable incoming message: {error}"),
+            if let Some(read) = rmcp_read(&mut self.rmcp, &mut line) {
+                return Ok(Some(read));
             }
         }
     }
@@ -367,6 +348,27 @@ impl<Role: Direct> Decoder for Decode<Role> {
             buf.clear();
         }
         Ok(line)
+    }
+}
+
+/// `line` (with its newline) read by rmcp's codec: `None` when rmcp ignores it (a
+/// notification its compatibility rules skip, or no JSON at all).
+fn rmcp_read<Role: ServiceRole>(
+    codec: &mut JsonRpcMessageCodec<RxJsonRpcMessage<Role>>,
+    line: &mut BytesMut,
+) -> Option<Line<Role>> {
+    match codec.decode(line) {
+        Ok(message) => message.map(Line::Message),
+        Err(JsonRpcMessageCodecError::Serde(error))
+            if matches!(error.classify(), serde_json::error::Category::Data | serde_json::error::Category::Io) =>
+        {
+            tracing::debug!("protocol error on incoming message: {error}");
+            Some(Line::Invalid)
+        }
+        Err(error) => {
+            tracing::debug!("ignoring unparsable incoming message: {error}");
+            None
+        }
     }
 }
 
