@@ -7,8 +7,11 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-/// How often a closing server is looked at to see whether it has exited.
-const EXIT_POLL: Duration = Duration::from_millis(10);
+/// How soon a closing server is first looked at again to see whether it has exited: most
+/// exit within a millisecond of their stdin's end. Each wait after is twice as long, up
+/// to [`EXIT_POLL_SLOWEST`].
+const EXIT_POLL_FIRST: Duration = Duration::from_millis(1);
+const EXIT_POLL_SLOWEST: Duration = Duration::from_millis(10);
 
 /// A stdio server: the leader of its own process group, which this guard alone reaps.
 /// It kills the whole group (the server and anything it started: `npx` starts `node`,
@@ -133,6 +136,7 @@ impl ProcessGroupGuard {
     /// Whether the leader exits within `bound`; it is not reaped.
     async fn exits_within(&mut self, bound: Duration) -> bool {
         let started = tokio::time::Instant::now();
+        let mut poll = EXIT_POLL_FIRST;
         loop {
             if self.leader_state() != LeaderState::Running {
                 return true;
@@ -140,7 +144,8 @@ impl ProcessGroupGuard {
             if started.elapsed() >= bound {
                 return false;
             }
-            tokio::time::sleep(EXIT_POLL).await;
+            tokio::time::sleep(poll).await;
+            poll = (poll * 2).min(EXIT_POLL_SLOWEST);
         }
     }
 
@@ -216,7 +221,7 @@ mod tests {
         let started = Instant::now();
         while !done() {
             assert!(started.elapsed() < BOUND, "{what} did not happen within {BOUND:?}");
-            tokio::time::sleep(EXIT_POLL).await;
+            tokio::time::sleep(EXIT_POLL_SLOWEST).await;
         }
     }
 
