@@ -16,6 +16,8 @@ use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
+
+mod connections;
 use super::resource_server::{OAuthOptions, Refusal, ResourceServer};
 
 /// The largest request body the gateway reads.
@@ -137,12 +139,8 @@ pub async fn serve_http(
             .route("/.well-known/oauth-protected-resource", axum::routing::get(metadata.clone()))
             .route("/.well-known/oauth-protected-resource/mcp", axum::routing::get(metadata));
     }
-    // A response written in two pieces (the session's event stream) would otherwise wait
-    // for a delayed ACK: 44 ms a call on a 2025-11-25 session.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |connection: &mut tokio::net::TcpStream| {
-        let _ = connection.set_nodelay(true);
-    });
-    axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await
+    connections::serve(listener, app, stop).await;
+    Ok(())
 }
 
 /// Admits a request whose bearer token is a client's, naming that client, or an OAuth
