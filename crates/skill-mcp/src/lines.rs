@@ -58,10 +58,15 @@ where
 
     fn send(&mut self, item: TxJsonRpcMessage<Role>) -> impl Future<Output = io::Result<()>> + Send + 'static {
         Role::sent(&mut self.read.decoder_mut().sent, &item);
+        // Written out now, not in the future: rmcp spawns the future inside one of its
+        // own, and each copy of it would otherwise hold the message (about 500 bytes).
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            line.push(b'\n');
+            line
+        });
         let write = Arc::clone(&self.write);
         async move {
-            let mut line = serde_json::to_vec(&item)?;
-            line.push(b'\n');
+            let line = line?;
             let mut write = write.lock().await;
             let write =
                 write.as_mut().ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "Transport is closed"))?;
