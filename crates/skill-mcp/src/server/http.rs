@@ -16,9 +16,9 @@ use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
+use super::resource_server::{OAuthOptions, Refusal, ResourceServer};
 
 mod connections;
-use super::resource_server::{OAuthOptions, Refusal, ResourceServer};
 
 /// The largest request body the gateway reads.
 const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
