@@ -62,7 +62,7 @@ pub use self::caller::tell_caller;
 pub(crate) use self::caller::{Caller, PassedUp};
 pub use self::http::{HttpClient, HttpOptions, serve_http};
 use self::page::page;
-use self::progress::{PROGRESS_FLUSH_BOUND, progress_to};
+use self::progress::progress_to;
 pub use self::resource_server::{OAuthOptions, client_name};
 #[cfg(feature = "redis")]
 pub use self::session_store::{REFRESH_EVERY, RedisSessionStore, RedisSessionStoreError, SESSION_TTL};
@@ -297,13 +297,14 @@ impl ServerHandler for Gateway {
         let arguments = request.arguments.map(serde_json::Value::Object).unwrap_or_default();
         // A client that cancels (or, over HTTP, goes away) drops the call, and with it
         // the upstream request.
-        let (progress, forwarder) = progress_to(&context);
+        let progress = progress_to(&context);
+        let sink = progress.as_ref().map(progress::Forwarding::sink);
         let caller = caller::Caller::of(&context).answering(request.input_responses, request.request_state);
         // Boxed: rmcp spawns each request's future as a task, copying it whole (about 6 KB
         // with the call inline) as it starts and as it ends.
         let call = Box::pin(caller.clone().serving(agent.call_tool(&request.name, arguments)));
         let call = async move {
-            match progress {
+            match sink {
                 Some(sink) => skill_core::progress::with_progress(sink, call).await,
                 None => call.await,
             }
@@ -312,9 +313,9 @@ impl ServerHandler for Gateway {
             outcome = call => outcome,
             () = context.ct.cancelled() => Err(ToolError::Cancelled),
         };
-        if let Some(forwarder) = forwarder {
+        if let Some(progress) = progress {
             // Every progress notification goes out before the result.
-            let _ = tokio::time::timeout(PROGRESS_FLUSH_BOUND, forwarder).await;
+            progress.flush().await;
         }
         if let Some(answer) = passed_up(&caller) {
             return answer;
