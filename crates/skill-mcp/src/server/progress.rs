@@ -1,12 +1,12 @@
 //! Progress reports of a call, passed on to the client that asked for them.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use skill_core::progress::{Progress, ProgressSink};
-use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
 use super::lock;
@@ -17,9 +17,17 @@ const PROGRESS_FLUSH_BOUND: std::time::Duration = std::time::Duration::from_secs
 /// The progress of a call whose client asked for it (a `progressToken` in `_meta`).
 pub(super) struct Forwarding {
     sink: ProgressSink,
-    /// The task that sends the reports to the client, in order, started by the first
-    /// report: most calls report none, and then cost no task, channel or timer.
-    forwarder: Arc<Mutex<Option<JoinHandle<()>>>>,
+    state: Arc<Mutex<State>>,
+}
+
+/// The task that sends a call's reports to its client, in order. The first report starts
+/// it: most calls report none, and then cost no task, channel or timer.
+#[derive(Default)]
+struct State {
+    reports: Option<UnboundedSender<Progress>>,
+    forwarder: Option<JoinHandle<()>>,
+    /// The call has ended: what it reports now has no request to belong to.
+    ended: bool,
 }
 
 impl Forwarding {
@@ -28,11 +36,17 @@ impl Forwarding {
         Arc::clone(&self.sink)
     }
 
-    /// Once the call has ended (and dropped its sinks), waits for its reports to go out,
-    /// within [`PROGRESS_FLUSH_BOUND`], so that they reach the client before its result.
+    /// Once the call has ended, waits for what it reported to go out, within
+    /// [`PROGRESS_FLUSH_BOUND`], so that it reaches the client before the result; later
+    /// reports are dropped.
     pub(super) async fn flush(self) {
-        drop(self.sink);
-        let forwarder = lock(&self.forwarder).take();
+        let forwarder = {
+            let mut state = lock(&self.state);
+            state.ended = true;
+            // The forwarder ends once it has sent what is queued.
+            state.reports = None;
+            state.forwarder.take()
+        };
         if let Some(forwarder) = forwarder {
             let _ = tokio::time::timeout(PROGRESS_FLUSH_BOUND, forwarder).await;
         }
@@ -45,21 +59,26 @@ pub(super) fn progress_to(context: &RequestContext<RoleServer>) -> Option<Forwar
     let peer = context.peer.clone();
     // A report may come from any thread of the runtime, or from a blocking one.
     let runtime = tokio::runtime::Handle::current();
-    let forwarder = Arc::new(Mutex::new(None));
-    let started = Arc::clone(&forwarder);
-    let sender = OnceLock::new();
+    let state = Arc::new(Mutex::new(State::default()));
+    let shared = Arc::clone(&state);
     let sink: ProgressSink = Arc::new(move |report| {
-        let sender = sender.get_or_init(|| {
+        let mut guard = lock(&shared);
+        let state = &mut *guard;
+        if state.ended {
+            return;
+        }
+        let reports = state.reports.get_or_insert_with(|| {
             let (sender, reports) = tokio::sync::mpsc::unbounded_channel();
-            *lock(&started) = Some(runtime.spawn(forward(reports, token.clone(), peer.clone())));
+            state.forwarder = Some(runtime.spawn(forward(reports, token.clone(), peer.clone())));
             sender
         });
-        let _ = sender.send(report);
+        let _ = reports.send(report);
     });
-    Some(Forwarding { sink, forwarder })
+    Some(Forwarding { sink, state })
 }
 
-/// Sends each report to the client, in order, until the call's last sink is dropped.
+/// Sends each report to the client, in order, until the call has ended and every report
+/// is sent.
 async fn forward(mut reports: UnboundedReceiver<Progress>, token: ProgressToken, peer: Peer<RoleServer>) {
     while let Some(report) = reports.recv().await {
         let mut notification = ProgressNotificationParam::new(token.clone(), report.progress);
