@@ -26,7 +26,7 @@ use self::process_group::ProcessGroupGuard;
 use crate::Error;
 use crate::config::Protocol;
 use crate::elicit::{self, ElicitationAnswer, Elicitor};
-use crate::lines::Lines;
+use crate::lines::{Heard, Lines};
 use crate::oauth::TokenFile;
 use crate::route::CallRoutes;
 use crate::stderr::{self, StderrTail};
@@ -229,6 +229,9 @@ pub(crate) struct Connection {
     group: Option<tokio::sync::Mutex<ProcessGroupGuard>>,
     handler: Handler,
     streams: Streams,
+    /// What the transport has read of the server's requests and notifications, where it
+    /// counts them (stdio).
+    heard: Option<Heard>,
 }
 
 impl Connection {
@@ -291,15 +294,15 @@ impl Connection {
                 let (group, pipes) = ProcessGroupGuard::spawn(&mut process)
                     .map_err(|source| Error::Spawn { command: command.clone(), source })?;
                 let (tail, drained) = stderr::drain(server.to_owned(), pipes.stderr);
+                let lines = Lines::new(pipes.stdout, pipes.stdin);
+                let heard = lines.heard();
                 match tokio::time::timeout(
                     startup,
-                    handler
-                        .clone()
-                        .serve_with_lifecycle(Lines::new(pipes.stdout, pipes.stdin), lifecycle(&handler.protocol)),
+                    handler.clone().serve_with_lifecycle(lines, lifecycle(&handler.protocol)),
                 )
                 .await
                 {
-                    Ok(Ok(service)) => Ok(Self::new(service, handler, Some(tail), Some(group))),
+                    Ok(Ok(service)) => Ok(Self::new(service, handler, Some(tail), Some(group), Some(heard))),
                     Err(_elapsed) => {
                         group.kill(CLOSE_BOUND).await;
                         Err(Error::StartupTimeout { after: startup, stderr: tail.text() })
@@ -340,7 +343,7 @@ impl Connection {
                         let reason = startup_reason(&handler.protocol, endpoint.shown(&error));
                         Error::Startup { reason, stderr: String::new() }
                     })?;
-                Ok(Self::new(service, handler, None, None))
+                Ok(Self::new(service, handler, None, None, None))
             }
         }
     }
@@ -350,8 +353,10 @@ impl Connection {
         handler: Handler,
         stderr: Option<Arc<StderrTail>>,
         group: Option<ProcessGroupGuard>,
+        heard: Option<Heard>,
     ) -> Self {
         Self {
+            heard,
             peer: service.peer().clone(),
             service: tokio::sync::Mutex::new(Some(service)),
             stderr,
@@ -359,6 +364,12 @@ impl Connection {
             handler,
             streams: Streams::default(),
         }
+    }
+
+    /// How many requests and notifications of the server's the connection has read so
+    /// far; `None` when it does not count them (streamable HTTP).
+    pub(crate) fn heard(&self) -> Option<u64> {
+        self.heard.as_ref().map(Heard::count)
     }
 
     /// Whether the connection still carries messages (a crashed server's does not).

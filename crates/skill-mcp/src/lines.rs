@@ -15,6 +15,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::StreamExt;
 use rmcp::model::{
@@ -36,6 +37,7 @@ use tokio_util::codec::{Decoder, FramedRead};
 pub(crate) struct Lines<Role: Direct, R, W> {
     read: FramedRead<R, Decode<Role>>,
     write: Arc<Mutex<Option<W>>>,
+    heard: Heard,
     /// An invalid-request answer not yet written; `receive` finishes it first, so a
     /// cancelled `receive` loses no answer.
     reply: Option<Pin<Box<dyn Future<Output = io::Result<()>> + Send>>>,
@@ -44,7 +46,29 @@ pub(crate) struct Lines<Role: Direct, R, W> {
 impl<Role: Direct, R: AsyncRead, W> Lines<Role, R, W> {
     pub(crate) fn new(read: R, write: W) -> Self {
         let decode = Decode::new(DEFAULT_MAX_LINE_LENGTH, Role::Sent::default());
-        Self { read: FramedRead::new(read, decode), write: Arc::new(Mutex::new(Some(write))), reply: None }
+        let write = Arc::new(Mutex::new(Some(write)));
+        Self { read: FramedRead::new(read, decode), write, heard: Heard::default(), reply: None }
+    }
+
+    /// The count of the requests and notifications this transport reads.
+    pub(crate) fn heard(&self) -> Heard {
+        self.heard.clone()
+    }
+}
+
+/// How many requests and notifications a transport has read from its peer. rmcp handles
+/// each in a task of its own: a caller that finds the count unchanged since its request
+/// went out knows that no such task, for anything read before its answer, is still to run.
+#[derive(Clone, Default)]
+pub(crate) struct Heard(Arc<AtomicU64>);
+
+impl Heard {
+    pub(crate) fn count(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn note(&self) {
+        self.0.fetch_add(1, Ordering::Release);
     }
 }
 
@@ -82,7 +106,12 @@ where
                 self.reply = None;
             }
             match self.read.next().await? {
-                Ok(Line::Message(message)) => return Some(message),
+                Ok(Line::Message(message)) => {
+                    if matches!(message, JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_)) {
+                        self.heard.note();
+                    }
+                    return Some(message);
+                }
                 Ok(Line::Invalid) => {
                     let answer =
                         TxJsonRpcMessage::<Role>::error(ErrorData::invalid_request("Invalid request", None), None);
@@ -561,5 +590,24 @@ mod tests {
         assert_eq!(answer["error"]["code"], -32600, "{answer}");
         drop(theirs);
         assert!(transport.receive().await.is_none(), "the end of the stream ends the transport");
+    }
+
+    #[tokio::test]
+    async fn requests_and_notifications_are_counted_answers_are_not() {
+        let (ours, mut theirs) = tokio::io::duplex(4096);
+        let (read, write) = tokio::io::split(ours);
+        let mut transport = Lines::<RoleClient, _, _>::new(read, write);
+        let heard = transport.heard();
+        let lines = [
+            json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "no"}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+        ];
+        for (line, count) in lines.iter().zip([0, 0, 1, 2]) {
+            theirs.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+            assert!(transport.receive().await.is_some(), "{line}");
+            assert_eq!(heard.count(), count, "after {line}");
+        }
     }
 }

@@ -19,9 +19,9 @@ use crate::error::stderr_suffix;
 use crate::route::CallRoute;
 use crate::wire::{tool_output, wire_into};
 
-/// How many turns a call's route outlives its answer, for the notifications the server
-/// sent before it, which rmcp handles in tasks of their own, spawned before the answer
-/// was delivered (a turn each lets them run; a timer would cost every call).
+/// How many turns a call's route outlives its answer when the server sent notifications
+/// or requests while it ran: rmcp handles each in a task of its own, spawned before the
+/// answer was delivered (a turn each lets them run; a timer would cost every such call).
 const NOTIFICATION_YIELDS: usize = 4;
 
 /// How much longer the route of a call whose server reports progress outlives the answer:
@@ -164,6 +164,7 @@ impl McpTool {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let options = call_options(self.shared.config.timeouts.call);
         let mut route = CallRoute::current().map(|route| self.shared.calls.enter(route));
+        let heard = connection.heard();
         let handle = match connection.peer.send_cancellable_request(request, options).await {
             Ok(handle) => handle,
             Err(error) => return Ok(Answer::Complete(Err(error))),
@@ -176,9 +177,12 @@ impl McpTool {
         let response = handle.await_response().await;
         if let Some(route) = route {
             // rmcp hands each notification to a task of its own: those that came before
-            // the answer (progress, log messages) get to find their call.
-            for _ in 0..NOTIFICATION_YIELDS {
-                tokio::task::yield_now().await;
+            // the answer (progress, log messages) get to find their call. When the
+            // connection read none since the request went out, no such task waits.
+            if heard.is_none() || connection.heard() != heard {
+                for _ in 0..NOTIFICATION_YIELDS {
+                    tokio::task::yield_now().await;
+                }
             }
             if route.heard_progress() {
                 tokio::time::sleep(PROGRESS_GRACE).await;
