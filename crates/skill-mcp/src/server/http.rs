@@ -139,7 +139,7 @@ pub async fn serve_http(
             .route("/.well-known/oauth-protected-resource", axum::routing::get(metadata.clone()))
             .route("/.well-known/oauth-protected-resource/mcp", axum::routing::get(metadata));
     }
-    connections::serve(listener, app, stop).await;
+    connections::serve(listener, app, connections::HEADER_READ_TIMEOUT, stop).await;
     Ok(())
 }
 

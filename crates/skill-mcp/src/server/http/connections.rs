@@ -11,7 +11,7 @@ use std::io;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
@@ -21,12 +21,19 @@ use tokio_util::sync::CancellationToken;
 /// too many open files), so that the loop does not spin while nothing can be accepted.
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_secs(1);
 
+/// How long a connection may take to send a request's head, counted from when the server
+/// starts waiting for it (an idle kept-alive connection waits too): a connection that
+/// sends nothing, or trickles its headers, is closed then rather than held for ever.
+pub(super) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Serves `app` to every connection `listener` accepts until `stop` is cancelled; then
 /// accepts no more, lets each connection finish the requests it has begun, and returns
-/// when all have closed.
-pub(super) async fn serve(listener: TcpListener, app: axum::Router, stop: CancellationToken) {
+/// when all have closed. A connection that has not sent a request's head within
+/// `header_timeout` of the server starting to wait for it is closed.
+pub(super) async fn serve(listener: TcpListener, app: axum::Router, header_timeout: Duration, stop: CancellationToken) {
     let graceful = GracefulShutdown::new();
-    let http1 = hyper::server::conn::http1::Builder::new();
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1.timer(TokioTimer::new()).header_read_timeout(header_timeout);
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -76,11 +83,14 @@ mod tests {
 
     use super::*;
 
+    /// A test's bound on reading a request's head.
+    const HEADER_TIMEOUT: Duration = Duration::from_millis(300);
+
     async fn started(app: axum::Router) -> (SocketAddr, CancellationToken, tokio::task::JoinHandle<()>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let stop = CancellationToken::new();
-        (address, stop.clone(), tokio::spawn(serve(listener, app, stop)))
+        (address, stop.clone(), tokio::spawn(serve(listener, app, HEADER_TIMEOUT, stop)))
     }
 
     /// The whole answer to `request`, sent on a connection of its own.
@@ -132,5 +142,24 @@ mod tests {
         assert!(answer.ends_with("finished"), "{answer}");
         serving.await.unwrap();
         assert!(TcpStream::connect(address).await.is_err(), "a connection was accepted after the stop");
+    }
+
+    #[tokio::test]
+    async fn a_connection_that_does_not_finish_its_head_is_closed_at_the_bound() {
+        let app = axum::Router::new().route("/", get(|| async { "served" }));
+        let (address, stop, serving) = started(app).await;
+        let mut connection = TcpStream::connect(address).await.unwrap();
+        let started = tokio::time::Instant::now();
+        connection.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n").await.unwrap();
+        let mut sent_back = Vec::new();
+        let closed = tokio::time::timeout(10 * HEADER_TIMEOUT, connection.read_to_end(&mut sent_back)).await;
+        assert!(closed.is_ok(), "the connection was still open after {:?}", 10 * HEADER_TIMEOUT);
+        assert!(started.elapsed() >= HEADER_TIMEOUT, "closed after {:?}", started.elapsed());
+        assert!(sent_back.is_empty(), "{}", String::from_utf8_lossy(&sent_back));
+        // A connection that sends its head in time is served.
+        let answer = answer(address, "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").await;
+        assert!(answer.ends_with("served"), "{answer}");
+        stop.cancel();
+        serving.await.unwrap();
     }
 }
