@@ -5,15 +5,16 @@
 //! - `gateway_stdio_call`: one `echo` call after another over stdio. `through_gateway`
 //!   calls `sample__echo` on `omniagent mcp serve` whose config has `mcp-sample-server`
 //!   as the upstream `sample`; `bare_rmcp` calls `echo` on `mcp-sample-server` itself.
-//!   Target: `through_gateway` at most 1.2× `bare_rmcp`. `through_relay` calls `echo`
-//!   through a relay that copies bytes both ways and parses nothing (this bench binary
-//!   run with `OMNIAGENT_BENCH_RELAY`; one thread, with the gateway's pipes): what one
-//!   more process between client and server costs on this machine before any MCP work,
-//!   the floor of every gateway over stdio. `gateway_stdio_call/cpu_per_call` (printed)
-//!   is the CPU time (user + system, from /proc) that the process between client and
-//!   server spends per call, the gateway's beside the relay's, and the sample server's
-//!   own: a figure the scheduler's placement of the processes does not move, as it moves
-//!   wall times on a machine with few cores.
+//!   Target: `through_gateway` at most 1.2× `bare_rmcp`. Two floors beside it (see
+//!   `between`): `through_relay` calls `echo` through a relay that copies bytes both ways
+//!   and parses nothing, what one more process between client and server costs on this
+//!   machine before any MCP work, the floor of every gateway over stdio;
+//!   `through_rmcp_proxy` through a proxy made of rmcp's server and client and nothing
+//!   else, the floor of every gateway built on rmcp. `gateway_stdio_call/cpu_per_call`
+//!   (printed) is the CPU time (user + system, from /proc) that the process between
+//!   client and server spends per call, the gateway's beside the relay's and the proxy's,
+//!   and the sample server's own: a figure the scheduler's placement of the processes
+//!   does not move, as it moves wall times on a machine with few cores.
 //! - `gateway_http_16_clients`: 16 clients (each its own rmcp client, reqwest client and
 //!   connections), stateless 2026-07-28 era, each making one call after another; an
 //!   iteration is one call of each client, so criterion's throughput is calls/s.
@@ -64,6 +65,8 @@ use rmcp::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt as _, RoleCl
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::runtime::Runtime;
+
+mod between;
 
 /// Concurrent clients in `gateway_http_16_clients`.
 const CLIENTS: u32 = 16;
@@ -286,12 +289,14 @@ fn stdio_call_overhead(c: &mut Criterion) {
     let runtime = runtime();
     let (gateway, gateway_pid) = runtime.block_on(stdio_client(omniagent(home.path(), &["mcp", "serve"])));
     let (bare, sample_pid) = runtime.block_on(stdio_client(Command::new(&sample_server)));
-    let (relay, relay_pid) = runtime.block_on(stdio_client(relay_to(&sample_server)));
+    let (relay, relay_pid) = runtime.block_on(stdio_client(between::relay_to(&sample_server)));
+    let (proxy, proxy_pid) = runtime.block_on(stdio_client(between::rmcp_proxy_of(&sample_server)));
     let (through_gateway, direct) = (echo_call("sample__echo"), echo_call("echo"));
     // The first call through the gateway makes its agent and starts the upstream.
     runtime.block_on(check_echo(gateway.peer(), &through_gateway));
     runtime.block_on(check_echo(bare.peer(), &direct));
     runtime.block_on(check_echo(relay.peer(), &direct));
+    runtime.block_on(check_echo(proxy.peer(), &direct));
 
     let mut group = c.benchmark_group("gateway_stdio_call");
     group
@@ -307,6 +312,9 @@ fn stdio_call_overhead(c: &mut Criterion) {
     group.bench_function("through_relay", |b| {
         b.iter_custom(|iters| concurrent_calls(&runtime, &[relay.peer().clone()], &direct, iters))
     });
+    group.bench_function("through_rmcp_proxy", |b| {
+        b.iter_custom(|iters| concurrent_calls(&runtime, &[proxy.peer().clone()], &direct, iters))
+    });
     group.finish();
     #[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
     if test_peers::printed_figure_wanted("gateway_stdio_call/cpu_per_call") {
@@ -318,51 +326,19 @@ fn stdio_call_overhead(c: &mut Criterion) {
         };
         let through_gateway = cpu_per_call(gateway_pid, gateway.peer(), &through_gateway);
         let through_relay = cpu_per_call(relay_pid, relay.peer(), &direct);
+        let through_proxy = cpu_per_call(proxy_pid, proxy.peer(), &direct);
         let sample_server = cpu_per_call(sample_pid, bare.peer(), &direct);
         println!(
             "gateway_stdio_call/cpu_per_call: the gateway {through_gateway:.1} µs, the relay {through_relay:.1} µs, \
-             mcp-sample-server {sample_server:.1} µs (user + system time of that process over {CPU_CALLS} calls)"
+             the rmcp proxy {through_proxy:.1} µs, mcp-sample-server {sample_server:.1} µs (user + system time of \
+             that process over {CPU_CALLS} calls)"
         );
     }
     runtime.block_on(async {
         gateway.cancel().await.expect("the gateway client closes");
         bare.cancel().await.expect("the rmcp client closes");
         relay.cancel().await.expect("the relay's client closes");
-    });
-}
-
-/// The environment variable that makes this binary a relay to the program it names.
-const RELAY_VAR: &str = "OMNIAGENT_BENCH_RELAY";
-
-/// This binary as a relay to `server`.
-fn relay_to(server: &Path) -> Command {
-    let mut command = Command::new(std::env::current_exe().expect("the bench binary's path"));
-    command.env(RELAY_VAR, server);
-    command
-}
-
-/// Starts `server` and copies standard input to it and its output to standard output,
-/// until it ends (after standard input does). The gateway's own I/O without its MCP
-/// work: one thread, rmcp's non-blocking standard streams and tokio's child pipes.
-fn relay(server: &std::ffi::OsStr) {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime");
-    runtime.block_on(async {
-        let mut child = tokio::process::Command::new(server)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("the server starts");
-        let (mut to_server, mut from_server) =
-            (child.stdin.take().expect("piped"), child.stdout.take().expect("piped"));
-        let (mut stdin, mut stdout) = rmcp::transport::stdio_pipes();
-        let requests = async {
-            let _ = tokio::io::copy(&mut stdin, &mut to_server).await;
-            // Closing its input ends the server.
-            drop(to_server);
-        };
-        let answers = tokio::io::copy(&mut from_server, &mut stdout);
-        let _ = tokio::join!(requests, answers);
-        let _ = child.wait().await;
+        proxy.cancel().await.expect("the rmcp proxy's client closes");
     });
 }
 
@@ -586,8 +562,8 @@ fn stdio_start(c: &mut Criterion) {
 criterion_group!(benches, stdio_call_overhead, http_throughput, tools_list_github, idle_session_memory, stdio_start);
 
 fn main() {
-    if let Some(server) = std::env::var_os(RELAY_VAR) {
-        return relay(&server);
+    if between::run_if_started_so() {
+        return;
     }
     benches();
     Criterion::default().configure_from_args().final_summary();
