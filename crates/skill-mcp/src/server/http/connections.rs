@@ -84,7 +84,7 @@ mod tests {
     use super::*;
 
     /// A test's bound on reading a request's head.
-    const HEADER_TIMEOUT: Duration = Duration::from_millis(300);
+    const HEADER_TIMEOUT: Duration = Duration::from_secs(1);
 
     async fn started(app: axum::Router) -> (SocketAddr, CancellationToken, tokio::task::JoinHandle<()>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -148,8 +148,8 @@ mod tests {
     async fn a_connection_that_does_not_finish_its_head_is_closed_at_the_bound() {
         let app = axum::Router::new().route("/", get(|| async { "served" }));
         let (address, stop, serving) = started(app).await;
-        let mut connection = TcpStream::connect(address).await.unwrap();
         let started = tokio::time::Instant::now();
+        let mut connection = TcpStream::connect(address).await.unwrap();
         connection.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n").await.unwrap();
         let mut sent_back = Vec::new();
         let closed = tokio::time::timeout(10 * HEADER_TIMEOUT, connection.read_to_end(&mut sent_back)).await;
