@@ -36,8 +36,9 @@ fn this_binary_with(variable: &str, server: &Path) -> Command {
     command
 }
 
-/// Runs as the relay or the proxy when this process was started as one; whether it was.
-pub(crate) fn run_if_started_so() -> bool {
+/// Runs this process as the relay or the proxy when it was started as one (the
+/// variables above); whether it was.
+pub(crate) fn run_as_relay_or_proxy() -> bool {
     let runtime = || tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime");
     if let Some(server) = std::env::var_os(RELAY_VAR) {
         runtime().block_on(relay(&server));

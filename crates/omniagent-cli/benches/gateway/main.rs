@@ -562,7 +562,7 @@ fn stdio_start(c: &mut Criterion) {
 criterion_group!(benches, stdio_call_overhead, http_throughput, tools_list_github, idle_session_memory, stdio_start);
 
 fn main() {
-    if between::run_if_started_so() {
+    if between::run_as_relay_or_proxy() {
         return;
     }
     benches();
