@@ -330,6 +330,54 @@ fn a_non_loopback_address_without_clients_refuses_to_start() {
     assert!(stderr.contains("serve.clients"), "{stderr}");
 }
 
+/// What the gateway would refuse in `serve:` is named, with its key, by `config check` as
+/// by `mcp serve` before it starts (over stdio too), both with exit code 2.
+#[test]
+fn serve_section_mistakes_are_named_by_config_check_and_before_the_gateway_starts() {
+    let cases = [
+        (
+            "serve: {clients: {alice: {token: \"env:T\", agent: nobody}}}",
+            "serve.clients.alice.agent: unknown agent `nobody`",
+        ),
+        (
+            "serve: {clients: {\"oauth:alice\": {token: \"env:T\"}}}",
+            "serve.clients.oauth:alice: a client name may not have a `:`",
+        ),
+        ("serve: {http: localhost}", "serve.http: `localhost` is not an address such as 127.0.0.1:8765"),
+        (
+            "serve: {http: \"0.0.0.0:8765\"}",
+            "serve.http 0.0.0.0:8765: serving a non-loopback address needs `serve.clients`",
+        ),
+        ("serve: {oauth: {issuer: https://auth.example}}", "serve.oauth needs serve.url"),
+        (
+            "serve: {url: https://gw.example/mcp, oauth: {issuer: auth.example}}",
+            "serve.oauth.issuer: `auth.example` is not a URL",
+        ),
+        (
+            "serve: {url: https://gw.example/mcp, oauth: {issuer: https://auth.example, agents: {alice: nobody}}}",
+            "serve.oauth.agents.alice: unknown agent `nobody`",
+        ),
+        (
+            "serve: {url: https://gw.example/mcp, oauth: {issuer: https://auth.example, scope: [x]}}",
+            "unknown field `scope`",
+        ),
+    ];
+    for (serve, expected) in cases {
+        let home = Home::new().with_config(&format!("storage: {{backend: memory}}\n{serve}\n"));
+        for command in [&["config", "check"][..], &["mcp", "serve", "--http", "127.0.0.1:0"], &["mcp", "serve"]] {
+            let (code, _, stderr) = crate::run(home.omniagent(command));
+            assert_eq!(code, 2, "{serve}: {stderr}");
+            assert!(stderr.contains(expected), "{serve}: {stderr}");
+        }
+    }
+    // A non-loopback `serve.http` with clients is fine.
+    let home = Home::new().with_config("serve: {http: \"0.0.0.0:8765\", clients: {alice: {token: \"env:T\"}}}\n");
+    let mut command = home.omniagent(&["config", "check"]);
+    command.env("T", "token-of-alice");
+    let (code, stdout, stderr) = crate::run(command);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+}
+
 /// A home whose agent has only the sample server, calls bounded by `call_timeout`.
 pub(super) fn sample_home(call_timeout: &str) -> Home {
     Home::new().with_config(&format!(

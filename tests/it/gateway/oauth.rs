@@ -252,32 +252,3 @@ agents:
         assert!(!log.contains(token.as_str()), "a token in the gateway's log:\n{log}");
     }
 }
-
-#[test]
-fn serve_oauth_mistakes_are_named_before_the_gateway_starts() {
-    let cases = [
-        ("serve: {oauth: {issuer: https://auth.example}}", "serve.oauth needs serve.url"),
-        (
-            "serve: {url: https://gw.example/mcp, oauth: {issuer: auth.example}}",
-            "serve.oauth.issuer: `auth.example` is not a URL",
-        ),
-        (
-            "serve: {url: https://gw.example/mcp, oauth: {issuer: https://auth.example, agents: {alice: nobody}}}",
-            "serve.oauth.agents.alice: ",
-        ),
-        (
-            "serve: {url: https://gw.example/mcp, oauth: {issuer: https://auth.example, scope: [x]}}",
-            "unknown field `scope`",
-        ),
-        (
-            "serve: {clients: {\"oauth:alice\": {token: \"env:T\"}}}",
-            "serve.clients.oauth:alice: a client name may not have a `:`",
-        ),
-    ];
-    for (serve, expected) in cases {
-        let home = Home::new().with_config(&format!("storage: {{backend: memory}}\n{serve}\n"));
-        let (code, _, stderr) = crate::run(home.omniagent(&["mcp", "serve", "--http", "127.0.0.1:0"]));
-        assert_eq!(code, 2, "{serve}: {stderr}");
-        assert!(stderr.contains(expected), "{serve}: {stderr}");
-    }
-}

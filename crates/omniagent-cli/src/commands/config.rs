@@ -23,6 +23,8 @@ pub(crate) async fn run(session: &Session, command: ConfigCommand) -> anyhow::Re
         }
         ConfigCommand::Check => {
             let file = session.location.load()?;
+            #[cfg(feature = "mcp")]
+            super::serve::check(&file)?;
             let report = check(&file, session).await?;
             let all_good = report.secrets.iter().all(|secret| secret.error.is_none())
                 && report.documents.iter().all(|document| document.error.is_none());

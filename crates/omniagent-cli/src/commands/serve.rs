@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use omniagent_host::{Config, Home, Person, ServeClient, Wanted, start_agent};
 use skill_core::{Agent, SecretResolver, SkillHandle};
-use skill_mcp::server::{AgentFactory, Gateway, HttpClient, HttpOptions, serve_http};
+use skill_mcp::server::{AgentFactory, Gateway, HttpClient, HttpOptions, OAuthOptions, serve_http};
 use tokio_util::sync::CancellationToken;
 
 use super::{Session, on_interaction};
@@ -72,21 +72,50 @@ impl Sections {
     }
 }
 
+/// What `mcp serve` refuses in the config's `serve:` section, found without starting
+/// anything (`config check` runs it too): a client name with a `:`, a client or OAuth
+/// identity whose agent the config lacks or cannot merge, an invalid `serve.oauth`, and a
+/// `serve.http` that is no address, or a non-loopback one open to anyone. Each error
+/// names its key. The resource server's options when `serve.oauth` is there.
+pub(crate) fn check(config: &Config) -> anyhow::Result<Option<OAuthOptions>> {
+    let serve = config.serve();
+    for (name, client) in &serve.clients {
+        if name.contains(':') {
+            return Err(UsageError::new(format!("serve.clients.{name}: a client name may not have a `:`")).into());
+        }
+        config.for_agent(client.agent.as_deref()).with_context(|| format!("serve.clients.{name}.agent"))?;
+    }
+    let oauth = oauth::options(serve, config)?;
+    if let Some(address) = &serve.http {
+        listen_address("serve.http", address, serve.clients.is_empty() && oauth.is_none())?;
+    }
+    Ok(oauth)
+}
+
+/// `address` (given by `key`) as an address to listen on; `open` (no clients, no OAuth)
+/// allows only a loopback one.
+fn listen_address(key: &str, address: &str, open: bool) -> Result<SocketAddr, UsageError> {
+    let address: SocketAddr = address
+        .parse()
+        .map_err(|_| UsageError::new(format!("{key}: `{address}` is not an address such as 127.0.0.1:8765")))?;
+    if open && !address.ip().is_loopback() {
+        return Err(UsageError::new(format!(
+            "{key} {address}: serving a non-loopback address needs `serve.clients` (bearer tokens) \
+             or `serve.oauth`, or anyone who can reach it could use every tool"
+        )));
+    }
+    Ok(address)
+}
+
 pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: bool) -> anyhow::Result<ExitCode> {
     let loaded = session.location.load()?;
     let serve = loaded.serve().clone();
     let clients = serve.clients.clone();
     // Every agent a client may run as must exist before anything starts.
     loaded.for_agent(session.agent.as_deref())?;
-    for (name, client) in &clients {
-        if name.contains(':') {
-            return Err(UsageError::new(format!("serve.clients.{name}: a client name may not have a `:`")).into());
-        }
-        loaded.for_agent(client.agent.as_deref())?;
-    }
+    let oauth = check(&loaded)?;
     #[cfg(feature = "redis")]
     let sessions = if http.is_some() { sessions::store(&loaded).await? } else { None };
-    let oauth = oauth::options(&serve, &loaded)?;
     let config: SharedConfig = Arc::new(RwLock::new(Arc::new(loaded)));
     let stop = CancellationToken::new();
     tokio::spawn(stop_on_signal(stop.clone()));
@@ -116,18 +145,12 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
         served.context("serving MCP on stdio failed")?;
         return Ok(ExitCode::SUCCESS);
     };
-    let address = address.or(serve.http).unwrap_or_else(|| DEFAULT_HTTP_ADDRESS.to_owned());
-    let address: SocketAddr = address
-        .parse()
-        .map_err(|_| UsageError::new(format!("--http: `{address}` is not an address such as 127.0.0.1:8765")))?;
     let open = clients.is_empty() && oauth.is_none();
-    if open && !address.ip().is_loopback() {
-        return Err(UsageError::new(format!(
-            "--http {address}: serving a non-loopback address needs `serve.clients` (bearer tokens) \
-             or `serve.oauth`, or anyone who can reach it could use every tool"
-        ))
-        .into());
-    }
+    let address = match (address, serve.http) {
+        (Some(address), _) => listen_address("--http", &address, open)?,
+        (None, Some(address)) => listen_address("serve.http", &address, open)?,
+        (None, None) => listen_address("--http", DEFAULT_HTTP_ADDRESS, open)?,
+    };
     let options = HttpOptions {
         allowed_hosts: serve.allowed_hosts,
         clients: resolve_tokens(&clients).await?,
