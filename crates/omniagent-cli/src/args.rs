@@ -313,7 +313,8 @@ pub(crate) enum ConfigCommand {
     Path,
     /// Print the effective config (defaults filled in, secrets redacted)
     Show,
-    /// Validate the config and resolve every secret reference (values are never printed)
+    /// Validate the config (the gateway's `serve:` section too), resolve every secret reference and
+    /// load every OpenAPI document (values are never printed)
     Check,
 }
 
