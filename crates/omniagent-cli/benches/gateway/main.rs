@@ -283,62 +283,88 @@ fn fastmcp_proxy(sample_server: &Path) -> ServerProcess {
     ServerProcess::start(fastmcp(&["proxy", &port.to_string(), sample_server]), port)
 }
 
+/// One way `gateway_stdio_call` calls `echo`: the bench's name, the process between
+/// client and server (or the server, for the bare client) as `cpu_per_call` names it, its
+/// id, the client and the call.
+struct StdioRoute {
+    name: &'static str,
+    process: &'static str,
+    pid: u32,
+    client: RunningService<RoleClient, ()>,
+    call: CallToolRequestParams,
+}
+
+impl StdioRoute {
+    fn start(
+        runtime: &Runtime,
+        name: &'static str,
+        process: &'static str,
+        command: Command,
+        tool: &'static str,
+    ) -> Self {
+        let (client, pid) = runtime.block_on(stdio_client(command));
+        let call = echo_call(tool);
+        // Through the gateway, the first call makes its agent and starts the upstream.
+        runtime.block_on(check_echo(client.peer(), &call));
+        Self { name, process, pid, client, call }
+    }
+}
+
 fn stdio_call_overhead(c: &mut Criterion) {
     let sample_server = test_peers::sample_server_or_panic();
     let home = home_with(&sample_upstream_config(&sample_server));
     let runtime = runtime();
-    let (gateway, gateway_pid) = runtime.block_on(stdio_client(omniagent(home.path(), &["mcp", "serve"])));
-    let (bare, sample_pid) = runtime.block_on(stdio_client(Command::new(&sample_server)));
-    let (relay, relay_pid) = runtime.block_on(stdio_client(between::relay_to(&sample_server)));
-    let (proxy, proxy_pid) = runtime.block_on(stdio_client(between::rmcp_proxy_of(&sample_server)));
-    let (through_gateway, direct) = (echo_call("sample__echo"), echo_call("echo"));
-    // The first call through the gateway makes its agent and starts the upstream.
-    runtime.block_on(check_echo(gateway.peer(), &through_gateway));
-    runtime.block_on(check_echo(bare.peer(), &direct));
-    runtime.block_on(check_echo(relay.peer(), &direct));
-    runtime.block_on(check_echo(proxy.peer(), &direct));
+    let routes = [
+        StdioRoute::start(
+            &runtime,
+            "through_gateway",
+            "the gateway",
+            omniagent(home.path(), &["mcp", "serve"]),
+            "sample__echo",
+        ),
+        StdioRoute::start(&runtime, "bare_rmcp", "mcp-sample-server", Command::new(&sample_server), "echo"),
+        StdioRoute::start(&runtime, "through_relay", "the relay", between::relay_to(&sample_server), "echo"),
+        StdioRoute::start(
+            &runtime,
+            "through_rmcp_proxy",
+            "the rmcp proxy",
+            between::rmcp_proxy_of(&sample_server),
+            "echo",
+        ),
+    ];
 
     let mut group = c.benchmark_group("gateway_stdio_call");
     group
         .throughput(Throughput::Elements(1))
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4));
-    group.bench_function("through_gateway", |b| {
-        b.iter_custom(|iters| concurrent_calls(&runtime, &[gateway.peer().clone()], &through_gateway, iters))
-    });
-    group.bench_function("bare_rmcp", |b| {
-        b.iter_custom(|iters| concurrent_calls(&runtime, &[bare.peer().clone()], &direct, iters))
-    });
-    group.bench_function("through_relay", |b| {
-        b.iter_custom(|iters| concurrent_calls(&runtime, &[relay.peer().clone()], &direct, iters))
-    });
-    group.bench_function("through_rmcp_proxy", |b| {
-        b.iter_custom(|iters| concurrent_calls(&runtime, &[proxy.peer().clone()], &direct, iters))
-    });
+    for route in &routes {
+        group.bench_function(route.name, |b| {
+            b.iter_custom(|iters| concurrent_calls(&runtime, &[route.client.peer().clone()], &route.call, iters))
+        });
+    }
     group.finish();
     #[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
     if test_peers::printed_figure_wanted("gateway_stdio_call/cpu_per_call") {
         let cpu_time = |pid: u32| test_peers::proc_stat(pid).expect("the process is running").cpu;
-        let cpu_per_call = |pid: u32, peer: &Peer<RoleClient>, params: &CallToolRequestParams| {
-            let before = cpu_time(pid);
-            runtime.block_on(sequential_calls(peer.clone(), params.clone(), CPU_CALLS));
-            (cpu_time(pid) - before).as_secs_f64() * 1e6 / CPU_CALLS as f64
-        };
-        let through_gateway = cpu_per_call(gateway_pid, gateway.peer(), &through_gateway);
-        let through_relay = cpu_per_call(relay_pid, relay.peer(), &direct);
-        let through_proxy = cpu_per_call(proxy_pid, proxy.peer(), &direct);
-        let sample_server = cpu_per_call(sample_pid, bare.peer(), &direct);
+        let figures: Vec<String> = routes
+            .iter()
+            .map(|route| {
+                let before = cpu_time(route.pid);
+                runtime.block_on(sequential_calls(route.client.peer().clone(), route.call.clone(), CPU_CALLS));
+                let micros = (cpu_time(route.pid) - before).as_secs_f64() * 1e6 / CPU_CALLS as f64;
+                format!("{} {micros:.1} µs", route.process)
+            })
+            .collect();
         println!(
-            "gateway_stdio_call/cpu_per_call: the gateway {through_gateway:.1} µs, the relay {through_relay:.1} µs, \
-             the rmcp proxy {through_proxy:.1} µs, mcp-sample-server {sample_server:.1} µs (user + system time of \
-             that process over {CPU_CALLS} calls)"
+            "gateway_stdio_call/cpu_per_call: {} (user + system time of that process over {CPU_CALLS} calls)",
+            figures.join(", ")
         );
     }
     runtime.block_on(async {
-        gateway.cancel().await.expect("the gateway client closes");
-        bare.cancel().await.expect("the rmcp client closes");
-        relay.cancel().await.expect("the relay's client closes");
-        proxy.cancel().await.expect("the rmcp proxy's client closes");
+        for route in routes {
+            route.client.cancel().await.unwrap_or_else(|error| panic!("{}'s client closes: {error}", route.name));
+        }
     });
 }
 
