@@ -25,6 +25,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 use tokio_util::bytes::{Buf, BytesMut};
 use tokio_util::codec::{Decoder, FramedRead};
+use tokio_util::sync::CancellationToken;
 
 #[cfg(all(any(fuzzing, test), feature = "server"))]
 mod check;
@@ -43,13 +44,22 @@ pub(crate) struct Lines<Role: Direct, R, W> {
     /// An invalid-request answer not yet written; `receive` finishes it first, so a
     /// cancelled `receive` loses no answer.
     reply: Option<Pin<Box<dyn Future<Output = io::Result<()>> + Send>>>,
+    /// Cancelled when nothing more can be read.
+    ended: Option<CancellationToken>,
 }
 
 impl<Role: Direct, R: AsyncRead, W> Lines<Role, R, W> {
     pub(crate) fn new(read: R, write: W) -> Self {
         let decode = Decode::new(DEFAULT_MAX_LINE_LENGTH, Role::Sent::default());
         let write = Arc::new(Mutex::new(Some(write)));
-        Self { read: FramedRead::new(read, decode), write, heard: Heard::default(), reply: None }
+        Self { read: FramedRead::new(read, decode), write, heard: Heard::default(), reply: None, ended: None }
+    }
+
+    /// The same transport, cancelling `ended` when its input ends (or fails): from then
+    /// on the peer asks nothing more, though it may still read answers.
+    pub(crate) fn ending(mut self, ended: CancellationToken) -> Self {
+        self.ended = Some(ended);
+        self
     }
 
     /// The count of the requests and notifications this transport reads.
@@ -102,6 +112,30 @@ where
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
+        let message = self.next_message().await;
+        if message.is_none()
+            && let Some(ended) = &self.ended
+        {
+            ended.cancel();
+        }
+        message
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        self.write.lock().await.take();
+        Ok(())
+    }
+}
+
+impl<Role, R, W> Lines<Role, R, W>
+where
+    Role: Direct,
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    /// The next message, answering and skipping the lines that are none; `None` once
+    /// nothing more can be read.
+    async fn next_message(&mut self) -> Option<RxJsonRpcMessage<Role>> {
         loop {
             if let Some(reply) = self.reply.as_mut() {
                 reply.await.ok()?;
@@ -131,11 +165,6 @@ where
                 }
             }
         }
-    }
-
-    async fn close(&mut self) -> io::Result<()> {
-        self.write.lock().await.take();
-        Ok(())
     }
 }
 

@@ -134,7 +134,10 @@ impl Gateway {
         let handler = Gateway { fixed_client: Some(String::new()), ..self.clone() };
         let (stdin, stdout) = rmcp::transport::stdio_pipes();
         let served = async {
-            let running = rmcp::ServiceExt::serve_with_ct(handler, Lines::new(stdin, stdout), stop.child_token())
+            // Once the client's input ends it asks nothing more: its subscriptions end
+            // then, and only the calls in flight are still answered.
+            let lines = Lines::new(stdin, stdout).ending(self.inner.stopping.clone());
+            let running = rmcp::ServiceExt::serve_with_ct(handler, lines, stop.child_token())
                 .await
                 .map_err(std::io::Error::other)?;
             running.waiting().await.map_err(std::io::Error::other)?;

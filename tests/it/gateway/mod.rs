@@ -435,7 +435,13 @@ async fn omniagent_in_front_of_omniagent_sees_list_changes() {
     }
     let output = agent.call_tool("gw__sample__fresh", json!({"k": 1})).await.unwrap();
     assert_eq!(output, skill_core::ToolOutput::text(r#"{"k":1}"#));
+
+    // Our client listens (`subscriptions/listen`) until it closes the gateway's input;
+    // the gateway then ends that stream, rather than wait for it as for a call (rmcp
+    // waits up to 5 s for those).
+    let closing = Instant::now();
     agent.close().await;
+    assert!(closing.elapsed() < Duration::from_secs(3), "the gateway took {:?} to stop", closing.elapsed());
 }
 
 /// Waits up to ten seconds for `done`.
