@@ -278,3 +278,48 @@ fn elicitations_are_declined_without_a_terminal_and_take_defaults_when_asked() {
         assert!(accepted.contains("action=accept") && accepted.contains("John Doe"), "{era}: {accepted}");
     }
 }
+
+#[test]
+fn omniagent_as_a_server_of_itself_is_refused_at_the_first_repeat() {
+    let home = Home::new();
+    let config = home.path().join("config.yaml");
+    let (omniagent, config_text) = (env!("CARGO_BIN_EXE_omniagent"), config.to_str().unwrap());
+    // `again` serves this agent, which would start `again` once more, and so on; `other`
+    // serves another agent, whose own `other` and `again` would come back to one of the two.
+    home.write(
+        "config.yaml",
+        &format!(
+            "storage: {{backend: memory}}\nmcp:\n  servers:\n    again: {{command: {omniagent}, args: [-c, {config_text}, mcp, serve]}}\n    other: {{command: {omniagent}, args: [-c, {config_text}, --agent, other, mcp, serve]}}\nagents:\n  other: {{}}\n"
+        ),
+    );
+    let mut list = home.omniagent(&["--json", "tools", "list"]);
+    list.timeout(Duration::from_secs(60));
+    let (code, stdout, stderr) = run(list);
+    assert_eq!(code, 0, "{stderr}");
+    let listing = json(&stdout);
+    let skipped = listing["skipped"].as_array().unwrap();
+    let [again] = skipped.as_slice() else { panic!("{listing}") };
+    assert_eq!(again["skill"], "again");
+    let reason = again["reason"].as_str().unwrap();
+    assert!(reason.contains(&format!("agent `default` of {config_text} is an MCP server of itself")), "{reason}");
+    let names: Vec<&str> =
+        listing["tools"].as_array().unwrap().iter().filter_map(|tool| tool["name"].as_str()).collect();
+    assert!(names.contains(&"other__memory__remember"), "the agent `other` is served: {names:?}");
+    assert!(
+        !names.iter().any(|name| name.starts_with("other__other__") || name.starts_with("other__again__")),
+        "{names:?}"
+    );
+    assert_eq!(processes_naming(&config), Vec::<String>::new(), "every copy has stopped");
+}
+
+/// The command lines of the running processes that name `path`.
+fn processes_naming(path: &std::path::Path) -> Vec<String> {
+    let path = path.to_str().unwrap();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .map(|line| String::from_utf8_lossy(&line).replace('\0', " "))
+        .filter(|line| line.contains(path))
+        .collect()
+}

@@ -256,7 +256,7 @@ impl Config {
         AgentConfig {
             name: name.to_owned(),
             sections,
-            #[cfg(any(feature = "openapi", feature = "aauth", feature = "markdown"))]
+            #[cfg(any(feature = "openapi", feature = "aauth", feature = "markdown", feature = "mcp"))]
             file: self.file.clone(),
         }
     }
@@ -272,7 +272,7 @@ pub struct AgentConfig {
     pub(crate) sections: Sections,
     /// The config file, in whose folder relative paths in it (an OpenAPI `spec`, the AAuth
     /// key) resolve; `None` for the built-in defaults.
-    #[cfg(any(feature = "openapi", feature = "aauth", feature = "markdown"))]
+    #[cfg(any(feature = "openapi", feature = "aauth", feature = "markdown", feature = "mcp"))]
     file: Option<PathBuf>,
 }
 
@@ -374,7 +374,7 @@ impl AgentConfig {
     }
 
     /// The config file; `None` for the built-in defaults.
-    #[cfg(any(feature = "openapi", feature = "markdown"))]
+    #[cfg(any(feature = "openapi", feature = "markdown", feature = "mcp"))]
     pub(crate) fn file(&self) -> Option<&Path> {
         self.file.as_deref()
     }

@@ -63,6 +63,20 @@ pub enum HostError {
         /// What is wrong.
         message: String,
     },
+    /// The agent is its own MCP server: a server of its config runs omniagent with the
+    /// same config and agent, directly or through other servers, and would start it again.
+    #[cfg(feature = "mcp")]
+    #[error(
+        "agent `{agent}` of {} is an MCP server of itself: a server of that config runs omniagent with the same \
+         config and agent (directly or through other servers), and so without end; remove that server",
+        config_name(file.as_deref())
+    )]
+    OwnServer {
+        /// The agent.
+        agent: String,
+        /// Its config file; `None` for the built-in defaults.
+        file: Option<PathBuf>,
+    },
     /// The AAuth agent has nowhere to enroll: no `aauth.agent_provider`, and no override.
     #[cfg(feature = "aauth")]
     #[error("no AAuth agent provider: set `aauth.agent_provider` in the config (or pass --agent-provider)")]

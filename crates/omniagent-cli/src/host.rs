@@ -14,6 +14,8 @@ use crate::config::{AgentConfig, Home};
 
 #[cfg(feature = "aauth")]
 mod aauth;
+#[cfg(feature = "mcp")]
+mod callers;
 #[cfg(feature = "markdown")]
 mod markdown;
 pub(crate) mod storage;
@@ -89,6 +91,8 @@ pub async fn start_agent(
     wanted: Wanted<'_>,
     person: Person,
 ) -> Result<Agent, HostError> {
+    #[cfg(feature = "mcp")]
+    let servers_env = callers::servers_host_env(config)?;
     let resolver = SecretResolver::default();
     // Before the candidates, which borrow it.
     #[cfg(feature = "openapi")]
@@ -105,8 +109,10 @@ pub async fn start_agent(
         hide_mcp_values(server);
         let elicitor = person.elicitor.clone();
         let tokens = home.oauth_tokens(config.agent_name(), name);
+        let host_env = servers_env.clone();
         let make = move || {
-            let skill = skill_mcp::McpSkill::new(name.clone(), server.clone()).with_token_file(tokens);
+            let skill =
+                skill_mcp::McpSkill::with_host_env(name.clone(), server.clone(), host_env).with_token_file(tokens);
             Box::new(match elicitor {
                 Some(elicitor) => skill.with_elicitor(elicitor),
                 None => skill,

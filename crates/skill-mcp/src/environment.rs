@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use skill_core::{ExposeSecret, Secrets};
 
 /// The host variables a subprocess inherits; everything else of the host stays out.
-pub const INHERITED_VARS: [&str; 11] = [
+pub const INHERITED_VARS: [&str; 12] = [
     "PATH",
     "HOME",
     "USER",
@@ -17,7 +17,26 @@ pub const INHERITED_VARS: [&str; 11] = [
     "npm_config_cache",
     "NPM_CONFIG_CACHE",
     "UV_CACHE_DIR",
+    CALLERS_VAR,
 ];
+
+/// The variable that tells an omniagent started as an MCP server which omniagent agents
+/// it serves, the outermost first, so that a config which lists omniagent as its own
+/// server stops at once instead of starting copies of itself without end. Its host sets
+/// it in the environment it gives its servers (see [`McpSkill::with_host_env`]).
+///
+/// [`McpSkill::with_host_env`]: crate::McpSkill::with_host_env
+pub const CALLERS_VAR: &str = "OMNIAGENT_CALLERS";
+
+/// This process's environment as [`McpSkill::with_host_env`] takes it: the variables
+/// whose name and value are text (a server would not get the others anyway).
+///
+/// [`McpSkill::with_host_env`]: crate::McpSkill::with_host_env
+pub fn process_env() -> HashMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .collect()
+}
 
 /// The variables of a server's process: the inherited allowlist from `host`, then the
 /// static `env`, then the agent's secrets (secrets win).

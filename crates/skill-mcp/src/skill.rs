@@ -52,7 +52,7 @@ impl McpSkill {
     /// The server `name` configured by `config`; it inherits from this process's
     /// environment only the allowlisted variables.
     pub fn new(name: impl Into<String>, config: ServerConfig) -> Self {
-        Self::with_host_env(name, config, std::env::vars().collect())
+        Self::with_host_env(name, config, crate::environment::process_env())
     }
 
     /// Like [`McpSkill::new`], with `host_env` standing for this process's environment.

@@ -1,0 +1,59 @@
+//! Whom an omniagent started as an MCP server serves: the agents above it, passed down
+//! in [`CALLERS_VAR`], so that a config which lists omniagent as its own server stops at
+//! the first repeat instead of starting copies of itself without end.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use skill_mcp::CALLERS_VAR;
+
+use crate::HostError;
+use crate::config::AgentConfig;
+
+/// The environment the MCP servers of the agent `config` start from: this process's,
+/// with [`CALLERS_VAR`] naming this agent after the
+/// agents this process serves. An agent already among those is refused: it would start
+/// itself again, and that copy another.
+pub(super) fn servers_host_env(config: &AgentConfig) -> Result<HashMap<String, String>, HostError> {
+    let mut env = skill_mcp::process_env();
+    let mut callers = env.get(CALLERS_VAR).map(|value| parse(value)).unwrap_or_default();
+    let me = identity(config);
+    if callers.contains(&me) {
+        return Err(HostError::OwnServer {
+            agent: config.agent_name().to_owned(),
+            file: config.file().map(Path::to_owned),
+        });
+    }
+    callers.push(me);
+    env.insert(CALLERS_VAR.to_owned(), serde_json::Value::from(callers).to_string());
+    Ok(env)
+}
+
+/// The agents a caller named: a JSON list of [`identity`]s. Anything else names none.
+fn parse(value: &str) -> Vec<String> {
+    serde_json::from_str(value).unwrap_or_else(|_| {
+        tracing::warn!("{CALLERS_VAR} is not a JSON list of strings; ignored");
+        Vec::new()
+    })
+}
+
+/// The agent `config` as [`CALLERS_VAR`] names it: its name and its config file's path,
+/// links resolved, so that the same file reached by two paths is one agent.
+fn identity(config: &AgentConfig) -> String {
+    let file = config.file().map(|file| std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned()));
+    let file = file.as_deref().map_or_else(|| "built-in defaults".into(), Path::to_string_lossy);
+    format!("{} in {file}", config.agent_name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_that_is_not_one_names_no_caller() {
+        assert_eq!(parse(r#"["default in /a.yaml"]"#), ["default in /a.yaml"]);
+        for wrong in ["", "default in /a.yaml", "[1]", "{}"] {
+            assert!(parse(wrong).is_empty(), "{wrong}");
+        }
+    }
+}
