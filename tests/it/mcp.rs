@@ -323,3 +323,13 @@ fn processes_naming(path: &std::path::Path) -> Vec<String> {
         .filter(|line| line.contains(path))
         .collect()
 }
+
+#[test]
+fn a_variable_that_is_not_text_in_omniagents_environment_is_no_trouble() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let home = Home::new().with_config(&sample_config(""));
+    let mut call = home.omniagent(&["tools", "call", "sample__echo", "--args", r#"{"text":"fine"}"#]);
+    call.env("OMNIAGENT_TEST_NOT_TEXT", std::ffi::OsStr::from_bytes(b"\xff\xfe"));
+    let (code, stdout, stderr) = run(call);
+    assert_eq!((code, stdout.as_str()), (0, "fine\n"), "{stderr}");
+}
