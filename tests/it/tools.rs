@@ -163,3 +163,45 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     let plain = on_terminal(true);
     assert!(plain.contains("memory (skill)") && !plain.contains('\x1b'), "{plain:?}");
 }
+
+#[test]
+fn the_tools_section_chooses_the_tools_each_agent_offers() {
+    let home = Home::new().with_config(
+        "storage: {backend: memory}\ntools:\n  exclude: [memory__forget, \"skills__*\"]\nagents:\n  reader:\n    tools: {include: [\"*__recall\", \"*__list\"]}\n",
+    );
+    let names = |agent: &[&str]| {
+        let mut args = agent.to_vec();
+        args.extend(["--json", "tools", "list"]);
+        let (code, stdout, stderr) = run(home.omniagent(&args));
+        assert_eq!(code, 0, "{stderr}");
+        let listing = json(&stdout);
+        let tools = listing["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap().to_owned());
+        tools.collect::<Vec<_>>()
+    };
+    assert_eq!(names(&[]), ["memory__list", "memory__recall", "memory__remember"]);
+    assert_eq!(
+        names(&["--agent", "reader"]),
+        ["memory__list", "memory__recall"],
+        "the top level's exclude still holds"
+    );
+
+    let (code, _, stderr) = run(home.omniagent(&[
+        "--agent",
+        "reader",
+        "tools",
+        "call",
+        "memory__remember",
+        "--args",
+        r#"{"key":"k","value":"v"}"#,
+    ]));
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr,
+        "error: `memory__remember` is left out by the config's `tools:` section (its include and exclude)\n"
+    );
+
+    home.write("config.yaml", "tools:\n  include: [github.get_repo]\n");
+    let (code, _, stderr) = run(home.omniagent(&["tools", "list"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("config.yaml:2:12: tools.include: `github.get_repo` can never match a tool"), "{stderr}");
+}

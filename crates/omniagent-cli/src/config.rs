@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_yaml_ng::{Mapping, Value};
-use skill_core::SecretRef;
+use skill_core::{SecretRef, ToolFilter};
 #[cfg(feature = "markdown")]
 use skill_markdown::SkillsConfig;
 
@@ -373,6 +373,11 @@ impl AgentConfig {
         }
     }
 
+    /// The `tools:` section: which tools the agent offers.
+    pub fn tool_filter(&self) -> &ToolFilter {
+        &self.sections.tools
+    }
+
     /// The config file; `None` for the built-in defaults.
     #[cfg(any(feature = "openapi", feature = "markdown", feature = "mcp"))]
     pub(crate) fn file(&self) -> Option<&Path> {
@@ -381,8 +386,8 @@ impl AgentConfig {
 }
 
 /// The top-level keys a config file may have.
-const TOP_LEVEL_KEYS: [&str; 9] =
-    ["skills", "mcp", "mcpServers", "openapi", "aauth", "storage", "compiled", "serve", "agents"];
+const TOP_LEVEL_KEYS: [&str; 10] =
+    ["skills", "mcp", "mcpServers", "openapi", "aauth", "storage", "compiled", "tools", "serve", "agents"];
 
 fn yaml_key(key: &Value) -> String {
     serde_yaml_ng::to_string(key).map(|text| text.trim_end().to_owned()).unwrap_or_default()

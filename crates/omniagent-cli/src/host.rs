@@ -139,8 +139,10 @@ pub async fn start_agent(
         }
         _ => None,
     };
-    let mut builder =
-        Agent::builder().name(config.agent_name()).storage(storage::store(config, home, &resolver).await?);
+    let mut builder = Agent::builder()
+        .name(config.agent_name())
+        .storage(storage::store(config, home, &resolver).await?)
+        .tool_filter(config.tool_filter().clone());
     let mut skills = Vec::new();
     for (name, secrets, make) in candidates {
         if wanted_name.is_some_and(|wanted| wanted != name) {

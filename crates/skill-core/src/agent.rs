@@ -17,7 +17,7 @@ pub use self::left_out::LeftOutKeyword;
 pub use self::tools::{RegisteredTool, ToolFailure};
 
 use crate::naming::{agent_tool_name, sanitize_tool_name, shorten_tool_name};
-use crate::{KvStore, MemoryStore, ResourceCatalog, Secrets, Skill, SkillStore, SourceKind, ToolHook};
+use crate::{KvStore, MemoryStore, ResourceCatalog, Secrets, Skill, SkillStore, SourceKind, ToolFilter, ToolHook};
 
 /// A skill that could not be loaded (or closed), and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -51,6 +51,7 @@ pub struct AgentBuilder {
     secrets: BTreeMap<String, Secrets>,
     hooks: Vec<Arc<dyn ToolHook>>,
     skills: Vec<Box<dyn Skill>>,
+    tool_filter: ToolFilter,
 }
 
 impl AgentBuilder {
@@ -78,6 +79,12 @@ impl AgentBuilder {
         self
     }
 
+    /// Which of its skills' tools the agent offers (default: every one).
+    pub fn tool_filter(mut self, filter: ToolFilter) -> Self {
+        self.tool_filter = filter;
+        self
+    }
+
     /// A compiled skill, loaded by [`Agent::init_compiled_skills`].
     pub fn with_compiled_skill(mut self, skill: impl Skill + 'static) -> Self {
         self.skills.push(Box::new(skill));
@@ -94,6 +101,7 @@ impl AgentBuilder {
                 name: self.name,
                 secrets: self.secrets,
                 hooks: self.hooks,
+                tool_filter: self.tool_filter,
                 pending: Mutex::new(pending),
                 loaded: tokio::sync::Mutex::new(Vec::new()),
                 members: Mutex::new(members),
@@ -147,6 +155,8 @@ struct AgentInner {
     store: Arc<dyn KvStore>,
     secrets: BTreeMap<String, Secrets>,
     hooks: Vec<Arc<dyn ToolHook>>,
+    /// Which tools are registered at all.
+    tool_filter: ToolFilter,
     /// The skills registered since the last [`Agent::init_compiled_skills`], each with
     /// the ticket of its [`SkillHandle`].
     pending: Mutex<Vec<(u64, Box<dyn Skill>)>>,
@@ -206,6 +216,7 @@ impl Agent {
             secrets: BTreeMap::new(),
             hooks: Vec::new(),
             skills: Vec::new(),
+            tool_filter: ToolFilter::default(),
         }
     }
 

@@ -66,6 +66,7 @@ mod agent;
 mod blocking;
 pub mod duration;
 mod error;
+mod filter;
 mod hook;
 mod memory;
 mod naming;
@@ -86,6 +87,7 @@ pub use crate::agent::{
 };
 pub use crate::blocking::{drop_off_runtime, off_runtime};
 pub use crate::error::{BoxError, Error, ToolError};
+pub use crate::filter::{ToolFilter, ToolPattern, wildcard_matches};
 pub use crate::hook::{ToolCall, ToolHook};
 pub use crate::memory::MemorySkill;
 pub use crate::naming::{

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use skill_core::wildcard_matches;
 
 /// One way to pick operations.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,20 +105,7 @@ fn segments_match(pattern: &[&str], path: &[&str]) -> bool {
         Some((&"**", rest)) => (0..=path.len()).any(|skip| segments_match(rest, &path[skip..])),
         Some((first, rest)) => path
             .split_first()
-            .is_some_and(|(segment, path_rest)| segment_matches(first, segment) && segments_match(rest, path_rest)),
-    }
-}
-
-/// `*` within one segment: any run of characters.
-fn segment_matches(pattern: &str, segment: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == segment,
-        Some((prefix, rest)) => {
-            let Some(remainder) = segment.strip_prefix(prefix) else { return false };
-            (0..=remainder.len())
-                .filter(|&start| remainder.is_char_boundary(start))
-                .any(|start| segment_matches(rest, &remainder[start..]))
-        }
+            .is_some_and(|(segment, path_rest)| wildcard_matches(first, segment) && segments_match(rest, path_rest)),
     }
 }
 

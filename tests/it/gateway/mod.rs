@@ -272,7 +272,8 @@ fn python_sdk_over_http_in_both_eras() {
 }
 
 /// Two clients, each with its own token and agent: the sample server's environment seen
-/// through one holds that client's secret and never the other's.
+/// through one holds that client's secret and never the other's, and each offers the
+/// tools its agent's `tools:` section chooses.
 #[test]
 fn each_http_client_gets_its_own_agent() {
     let home = Home::new().with_config(&format!(
@@ -288,7 +289,9 @@ serve:
     bob: {{token: \"env:BOB_TOKEN\", agent: bob}}
 agents:
   alice: {{mcp: {{servers: {{sample: {{command: {0}, secrets: {{GATEWAY_SECRET: \"env:ALICE_SECRET\"}}}}}}}}}}
-  bob: {{mcp: {{servers: {{sample: {{command: {0}, secrets: {{GATEWAY_SECRET: \"env:BOB_SECRET\"}}}}}}}}}}
+  bob:
+    mcp: {{servers: {{sample: {{command: {0}, secrets: {{GATEWAY_SECRET: \"env:BOB_SECRET\"}}}}}}}}
+    tools: {{exclude: [sample__add]}}
 ",
         sample_server().display()
     ));
@@ -307,6 +310,8 @@ agents:
             let out = python(mode, &["http", &gateway.url(), token], secret_plan.clone(), &[]);
             assert_eq!(text_of(&out["calls"][0]), secret, "{mode}: {}", gateway.stderr.lock().unwrap());
             pids.push(text_of(&out["calls"][1]).to_owned());
+            let offers_add = out["tools"].as_array().unwrap().iter().any(|tool| tool["name"] == "sample__add");
+            assert_eq!(offers_add, token == "token-of-alice", "{mode}: bob's agent leaves `sample__add` out");
         }
     }
     assert_eq!(pids[0], pids[1], "one upstream process per client, kept across sessions and eras");

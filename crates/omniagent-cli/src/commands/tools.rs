@@ -25,6 +25,11 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
         }
         ToolsCommand::Call { tool, args } => {
             let arguments = read_arguments(&args)?;
+            if tool.contains("__") && !config.tool_filter().offers(&tool) {
+                let message =
+                    format!("`{tool}` is left out by the config's `tools:` section (its include and exclude)");
+                return Err(UsageError::new(message).into());
+            }
             let skill = tool.split_once("__").map_or(tool.as_str(), |(skill, _)| skill);
             let agent = start_agent(&config, &session.home, Wanted::Only(skill), session.person()).await?;
             let outcome = agent.call_tool(&tool, arguments).await;

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use skill_core::{MemorySkill, SecretRef, Skill};
+use skill_core::{MemorySkill, SecretRef, Skill, ToolFilter};
 #[cfg(feature = "markdown")]
 use skill_markdown::SkillsConfig;
 
@@ -42,6 +42,9 @@ pub(crate) struct Sections {
     /// The compiled skills built into the binary.
     #[serde(default)]
     pub(crate) compiled: CompiledConfig,
+    /// Which of the skills' tools the agent offers, by agent-level name.
+    #[serde(default, skip_serializing_if = "ToolFilter::is_empty")]
+    pub(crate) tools: ToolFilter,
     /// The gateway, `omniagent mcp serve`.
     #[cfg(feature = "mcp")]
     #[serde(default, skip_serializing_if = "ServeConfig::is_empty")]

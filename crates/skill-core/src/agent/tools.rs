@@ -132,7 +132,8 @@ impl fmt::Debug for RegisteredTool {
 
 impl Agent {
     /// Replaces the registered tools of the skill `skill` (of kind `kind`) with `tools`,
-    /// all or none; on a name collision the old tools stay. A part of an input schema the
+    /// all or none; on a name collision the old tools stay. A tool the agent's
+    /// [`ToolFilter`](crate::ToolFilter) leaves out is passed over. A part of an input schema the
     /// validator cannot use costs only itself: it is left out, and kept among the
     /// [left-out keywords](Agent::left_out_keywords). A tool whose input schema still
     /// cannot be compiled costs only itself: it is left out, and kept among the skill's
@@ -145,6 +146,9 @@ impl Agent {
         for tool in tools {
             let source = ToolSource { kind, skill: skill.to_owned(), tool: tool.name().to_owned() };
             let name = self.item_name(skill, &source.tool);
+            if !self.inner.tool_filter.offers(&name) {
+                continue;
+            }
             let existing = registry.get(&name).filter(|existing| existing.source().skill != skill);
             if let Some(existing) = existing.or_else(|| new_tools.get(&name)) {
                 return Err(format!("tool name `{name}` of {source} collides with {}", existing.source()));

@@ -181,3 +181,20 @@ async fn a_ref_outside_the_schema_is_never_fetched_and_goes_unchecked() {
     let refused = agent.call_tool("refs__get", json!({"count": "one"})).await.unwrap_err();
     assert!(matches!(refused, ToolError::InvalidArguments { .. }), "{refused:?}");
 }
+
+#[tokio::test]
+async fn the_tool_filter_leaves_tools_out_before_anything_else_looks_at_them() {
+    let filter: ToolFilter = serde_json::from_value(json!({"include": ["kept__*"], "exclude": ["*__gone*"]})).unwrap();
+    let kept = TestSkill::new("kept")
+        .tool("one", Action::Echo)
+        .tool("gone", Action::Echo)
+        // Left out, its schema is never compiled, so it is no skipped tool either.
+        .tool_with_schema("gone_bad", json!(12), Action::Echo);
+    let other = TestSkill::new("other").tool("one", Action::Echo);
+    let (agent, report) = load(Agent::builder().tool_filter(filter), vec![kept, other]).await;
+    assert_eq!(report.loaded, ["kept", "other"], "a skill whose tools are all left out still loads");
+    assert_eq!(tool_names(&agent), ["kept__one"]);
+    assert_eq!(agent.skipped_tools(), []);
+    let unknown = agent.call_tool("kept__gone", json!({})).await.unwrap_err();
+    assert!(matches!(unknown, ToolError::NotFound { .. }), "{unknown:?}");
+}

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use skill_core::{
     Agent, AgentBuilder, BoxError, Error, ExposeSecret, InitReport, MAX_TOOL_NAME_LEN, MemorySkill, MemoryStore,
     ResourceCatalog, SecretString, Secrets, Skill, SkillFailure, SkillHandle, SourceKind, Tool, ToolCall, ToolContext,
-    ToolError, ToolHook, ToolOutput, ToolSource,
+    ToolError, ToolFilter, ToolHook, ToolOutput, ToolSource,
 };
 
 mod arguments;
