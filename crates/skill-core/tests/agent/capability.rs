@@ -212,3 +212,15 @@ async fn after_close_a_refresh_registers_nothing() {
     assert_eq!(report.skipped, [failure("fresh", "the agent is closed")]);
     assert_eq!(tool_names(&agent), Vec::<String>::new());
 }
+
+#[tokio::test]
+async fn the_tool_filter_holds_for_tools_a_skill_registers_later() {
+    let slot = Arc::new(Mutex::new(None));
+    let filter: ToolFilter = serde_json::from_value(json!({"exclude": ["self__ping"]})).unwrap();
+    let agent =
+        Agent::builder().tool_filter(filter).with_compiled_skill(HandleSkill { handle: Arc::clone(&slot) }).build();
+    assert_eq!(agent.init_compiled_skills().await.loaded, ["self"]);
+    let handle = lock(&slot).clone().expect("the agent hands out the handle before init");
+    handle.replace_tools(vec![echo_tool("ping"), echo_tool("pong")]).unwrap();
+    assert_eq!(tool_names(&agent), ["self__pong"]);
+}
