@@ -50,6 +50,13 @@ fn the_mode_comes_from_skills_prompt_and_prompt_mode_overrides_it() {
         (&json!("catalog"), &json!(["demo"]), &json!([]))
     );
 
+    // Without `skills__activate` (left out by `tools:`), the catalog points at SKILL.md.
+    home.write("config.yaml", "skills:\n  packs: []\n  prompt: catalog\ntools: {exclude: [skills__activate]}\n");
+    let (code, stdout, _) = run(home.omniagent(&["prompt"]));
+    assert_eq!(code, 0);
+    assert!(!stdout.contains("skills__activate"), "{stdout}");
+    assert!(stdout.contains("read the file `SKILL.md` in the skill's `location`"), "{stdout}");
+
     let (code, _, stderr) = run(home.omniagent(&["prompt", "--mode", "short"]));
     assert_eq!(code, 2);
     assert!(stderr.contains("invalid value 'short' for '--mode <MODE>'"), "{stderr}");

@@ -373,6 +373,17 @@ impl AgentConfig {
         }
     }
 
+    /// How the markdown skills go into a prompt: as `skills:` says, but with the tools
+    /// that load a skill only when the `tools:` section leaves `skills__activate` in.
+    #[cfg(feature = "markdown")]
+    pub fn prompt_config(&self) -> skill_markdown::PromptConfig {
+        let mut prompt = skill_markdown::PromptConfig::from(&self.sections.skills);
+        let activate =
+            skill_core::agent_tool_name(skill_markdown::SKILL_TOOLS_NAME, skill_markdown::ACTIVATE_TOOL_NAME);
+        prompt.tools &= self.sections.tools.offers(&activate);
+        prompt
+    }
+
     /// The `tools:` section: which tools the agent offers.
     pub fn tool_filter(&self) -> &ToolFilter {
         &self.sections.tools

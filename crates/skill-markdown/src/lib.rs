@@ -66,7 +66,7 @@ use skill_core::{SecretString, Secrets};
 pub use crate::config::{SkillSettings, SkillsConfig};
 pub use crate::discover::{Discovery, Found, Origin, Skipped, Sources, discover};
 pub use crate::files::{SKILL_FILES_NAME, SkillFiles};
-pub use crate::on_demand::{SKILL_TOOLS_NAME, SkillTools};
+pub use crate::on_demand::{ACTIVATE_TOOL_NAME, SKILL_TOOLS_NAME, SkillTools};
 pub use crate::packs::{PACKS, Pack};
 pub use crate::parse::{Location, MAX_SKILL_FILE_BYTES, ParseError, parse, parse_bytes};
 pub use crate::prompt::{

@@ -21,6 +21,10 @@ use crate::{LoadedSkill, Origin};
 /// `skills__read`.
 pub const SKILL_TOOLS_NAME: &str = "skills";
 
+/// The tool of [`SKILL_TOOLS_NAME`] that loads a skill, which a catalog prompt tells the
+/// model to call.
+pub const ACTIVATE_TOOL_NAME: &str = "activate";
+
 /// At most this many of a skill's files are listed when it is activated.
 const MAX_LISTED_FILES: usize = 100;
 
@@ -139,7 +143,7 @@ struct OnDemandTool {
 impl Operation {
     fn name(self) -> &'static str {
         match self {
-            Operation::Activate => "activate",
+            Operation::Activate => ACTIVATE_TOOL_NAME,
             Operation::Read => "read",
         }
     }

@@ -253,7 +253,7 @@ async fn markdown_skills(
             None => tracing::warn!("{}: {}", skipped.path.display(), skipped.reason),
         }
     }
-    let prompt_config = skill_markdown::PromptConfig::from(config.skills());
+    let prompt_config = config.prompt_config();
     for cut in skill_markdown::render_prompt("", &set.skills, &prompt_config).cuts {
         tracing::warn!("skill {}: {}", cut.skill, cut.reason);
     }

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use omniagent_host::load_markdown_skills;
-use skill_markdown::{PromptConfig, render_prompt};
+use skill_markdown::render_prompt;
 
 use super::Session;
 use crate::args::{PromptMode, SkillPaths, SkillsCommand};
@@ -14,7 +14,7 @@ pub(crate) async fn run(session: &Session, command: SkillsCommand) -> anyhow::Re
     match command {
         SkillsCommand::List { all, paths } => {
             let set = load_markdown_skills(&config, &session.home, &paths.into()).await;
-            let cuts = render_prompt("", &set.skills, &PromptConfig::from(config.skills())).cuts;
+            let cuts = render_prompt("", &set.skills, &config.prompt_config()).cuts;
             render::skills::list(&set, &cuts, all, session.json)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -33,7 +33,7 @@ pub(crate) async fn run(session: &Session, command: SkillsCommand) -> anyhow::Re
         }
         SkillsCommand::Check { paths } => {
             let set = load_markdown_skills(&config, &session.home, &paths.into()).await;
-            let cuts = render_prompt("", &set.skills, &PromptConfig::from(config.skills())).cuts;
+            let cuts = render_prompt("", &set.skills, &config.prompt_config()).cuts;
             render::skills::check(&set, &cuts, session.json)?;
             let all_met = set.skills.iter().all(|loaded| loaded.available());
             Ok(if all_met { ExitCode::SUCCESS } else { ExitCode::FAILURE })
@@ -52,7 +52,7 @@ pub(crate) async fn prompt(
 ) -> anyhow::Result<ExitCode> {
     let config = session.location.load()?.for_agent(session.agent.as_deref())?;
     let set = load_markdown_skills(&config, &session.home, &paths.into()).await;
-    let mut prompt_config = PromptConfig::from(config.skills());
+    let mut prompt_config = config.prompt_config();
     if let Some(mode) = mode {
         prompt_config.mode = mode.into();
     }
