@@ -482,7 +482,7 @@ mod tests {
         );
         check(
             "skils: {}\n",
-            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `openapi`, `aauth`, `storage`, `compiled`, `serve`, `agents`",
+            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `openapi`, `aauth`, `storage`, `compiled`, `tools`, `serve`, `agents`",
         );
         check("storage: [\n", "config.yaml:2:1: did not find expected node content, while parsing a flow node");
         check(
