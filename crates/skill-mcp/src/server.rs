@@ -45,11 +45,11 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
-    GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig,
-    SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, DiscoverResult,
+    GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListSkillsResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -74,6 +74,12 @@ use crate::lines::Lines;
 pub type AgentFactory =
     Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Result<Agent, String>> + Send>> + Send + Sync>;
 
+/// What the gateway tells a client, by the client's name, as the server's instructions
+/// (which hosts may add to their model's system prompt) when it initializes or
+/// discovers the server; `None` tells nothing.
+pub type InstructionsFactory =
+    Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Option<String>> + Send>> + Send + Sync>;
+
 /// How many tools, prompts, resources or templates one list page holds.
 pub const PAGE_SIZE: usize = 200;
 
@@ -93,7 +99,7 @@ type AgentCell = Arc<tokio::sync::OnceCell<Result<Agent, String>>>;
 
 struct Inner {
     factory: AgentFactory,
-    instructions: Option<String>,
+    instructions: Option<InstructionsFactory>,
     agents: Mutex<BTreeMap<String, AgentCell>>,
     /// Legacy sessions, by client: they hear `notifications/*/list_changed`.
     peers: Mutex<Vec<(String, Peer<RoleServer>)>>,
@@ -113,9 +119,9 @@ impl std::fmt::Debug for Gateway {
 }
 
 impl Gateway {
-    /// A gateway whose clients' agents `factory` makes; `instructions` are sent to
-    /// clients as the server's instructions.
-    pub fn new(factory: AgentFactory, instructions: Option<String>) -> Self {
+    /// A gateway whose clients' agents `factory` makes; `instructions` gives each client
+    /// the server's instructions as it initializes (or discovers) the server.
+    pub fn new(factory: AgentFactory, instructions: Option<InstructionsFactory>) -> Self {
         let inner = Inner {
             factory,
             instructions,
@@ -227,6 +233,12 @@ impl Gateway {
             .unwrap_or_default()
     }
 
+    /// The instructions for the client of `context`.
+    async fn instructions(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        let instructions = self.inner.instructions.as_ref()?;
+        instructions(self.client_of(&context.extensions)).await
+    }
+
     async fn request_agent(&self, context: &RequestContext<RoleServer>) -> Result<Agent, ErrorData> {
         self.agent(&self.client_of(&context.extensions))
             .await
@@ -251,12 +263,24 @@ impl ServerHandler for Gateway {
             .enable_tool_list_changed()
             .enable_skills()
             .build();
-        let info = ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("omniagent", env!("CARGO_PKG_VERSION")));
-        match &self.inner.instructions {
-            Some(instructions) => info.with_instructions(instructions.clone()),
-            None => info,
-        }
+        ServerConfig::new(capabilities).with_server_info(Implementation::new("omniagent", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        result.instructions = self.instructions(&context).await;
+        Ok(result)
+    }
+
+    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let mut info = self.get_info();
+        info.instructions = self.instructions(&context).await;
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), info))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

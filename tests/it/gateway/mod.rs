@@ -139,6 +139,11 @@ fn check_listing_and_calls(out: &Value) {
     let greet = out["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == "greet__greet").unwrap();
     assert_eq!(greet["annotations"]["readOnlyHint"], json!(true), "GET is read-only: {greet}");
 
+    // The skills' catalog, as the server's instructions, which hosts may give the model.
+    let instructions = out["instructions"].as_str().unwrap_or_else(|| panic!("no instructions"));
+    assert!(instructions.starts_with("# Skills\n") && instructions.contains("`skills__activate`"), "{instructions}");
+    assert!(instructions.contains("/hello\">Greet people warmly</skill>"), "{instructions}");
+
     let prompts = out["prompts"].as_array().unwrap();
     assert!(
         prompts.contains(&json!("skills__hello")) && prompts.contains(&json!("skills__system_prompt")),

@@ -14,7 +14,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use omniagent_host::{Config, Home, Person, ServeClient, Wanted, start_agent};
 use skill_core::{Agent, SecretResolver, SkillHandle};
-use skill_mcp::server::{AgentFactory, Gateway, HttpClient, HttpOptions, OAuthOptions, serve_http};
+use skill_mcp::server::{
+    AgentFactory, Gateway, HttpClient, HttpOptions, InstructionsFactory, OAuthOptions, serve_http,
+};
 use tokio_util::sync::CancellationToken;
 
 use super::{Session, on_interaction};
@@ -127,7 +129,8 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
     let identities: Vec<String> = sections.oauth.client_names().map(str::to_owned).collect();
     let markdown = MarkdownHandles::default();
     let factory = agent_factory(Arc::clone(&config), session.home.clone(), sections.clone(), Arc::clone(&markdown));
-    let gateway = Gateway::new(factory, None);
+    let instructions = instructions_factory(Arc::clone(&config), session.home.clone(), sections.clone());
+    let gateway = Gateway::new(factory, instructions);
     tokio::spawn(watch::watch(
         gateway.clone(),
         session.location.clone(),
@@ -209,6 +212,35 @@ fn agent_factory(config: SharedConfig, home: Home, sections: Sections, markdown:
             Ok(agent)
         })
     })
+}
+
+/// Each client's instructions, as it initializes the gateway: the catalog of its agent's
+/// markdown skills (what `prompt --mode catalog` gives, within the same budget), which a
+/// host that adds a server's instructions to its model's prompt gives the model, so that
+/// the model knows when to load a skill. Nothing for an agent without skills.
+#[cfg(feature = "markdown")]
+fn instructions_factory(config: SharedConfig, home: Home, sections: Sections) -> Option<InstructionsFactory> {
+    Some(Arc::new(move |client: String| {
+        let current = Arc::clone(&config.read().unwrap_or_else(std::sync::PoisonError::into_inner));
+        let agent_config = sections.agent_config(&current, &client);
+        let home = home.clone();
+        Box::pin(async move {
+            let agent_config = agent_config.ok()?;
+            let paths = omniagent_host::SkillPaths::default();
+            let set = omniagent_host::load_markdown_skills(&agent_config, &home, &paths).await;
+            let catalog = skill_markdown::PromptConfig {
+                mode: skill_markdown::PromptMode::Catalog,
+                ..agent_config.prompt_config()
+            };
+            let prompt = skill_markdown::render_prompt("", &set.skills, &catalog);
+            (!prompt.skills.is_empty()).then_some(prompt.text)
+        })
+    }))
+}
+
+#[cfg(not(feature = "markdown"))]
+fn instructions_factory(_config: SharedConfig, _home: Home, _sections: Sections) -> Option<InstructionsFactory> {
+    None
 }
 
 /// What a signed request reports while it waits for a person: to the MCP client whose
