@@ -11,9 +11,8 @@ use crate::HostError;
 use crate::config::AgentConfig;
 
 /// The environment the MCP servers of the agent `config` start from: this process's,
-/// with [`CALLERS_VAR`] naming this agent after the
-/// agents this process serves. An agent already among those is refused: it would start
-/// itself again, and that copy another.
+/// with [`CALLERS_VAR`] naming this agent after the agents this process serves. An agent
+/// already among those is refused: it would start itself again, and that copy another.
 pub(super) fn servers_host_env(config: &AgentConfig) -> Result<HashMap<String, String>, HostError> {
     let mut env = skill_mcp::process_env();
     let mut callers = env.get(CALLERS_VAR).map(|value| parse(value)).unwrap_or_default();
