@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use sha2::{Digest as _, Sha256};
 use skill_mcp::CALLERS_VAR;
 
 use crate::HostError;
@@ -36,12 +37,15 @@ fn parse(value: &str) -> Vec<String> {
     })
 }
 
-/// The agent `config` as [`CALLERS_VAR`] names it: its name and its config file's path,
-/// links resolved, so that the same file reached by two paths is one agent.
+/// The agent `config` as [`CALLERS_VAR`] names it: a digest of its name and its config
+/// file's path (links resolved, so that the same file reached by two paths is one agent),
+/// which tells the servers, whoever wrote them, neither.
 fn identity(config: &AgentConfig) -> String {
     let file = config.file().map(|file| std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned()));
     let file = file.as_deref().map_or_else(|| "built-in defaults".into(), Path::to_string_lossy);
-    format!("{} in {file}", config.agent_name())
+    let digest =
+        Sha256::new().chain_update(config.agent_name()).chain_update([0]).chain_update(file.as_bytes()).finalize();
+    digest[..16].iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -49,9 +53,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_agent_is_named_by_a_digest_that_tells_neither_its_name_nor_its_file() {
+        let config = crate::Config::parse(Path::new("/configs/team.yaml"), "agents: {alice: {}}\n").unwrap();
+        let (default, alice) = (config.for_agent(None).unwrap(), config.for_agent(Some("alice")).unwrap());
+        let named = identity(&default);
+        assert_eq!(named.len(), 32);
+        assert!(named.chars().all(|c| c.is_ascii_hexdigit()), "{named}");
+        assert!(!named.contains("default") && !named.contains("team"), "{named}");
+        assert_eq!(named, identity(&default), "the same agent, the same name");
+        assert_ne!(named, identity(&alice));
+    }
+
+    #[test]
     fn a_list_that_is_not_one_names_no_caller() {
-        assert_eq!(parse(r#"["default in /a.yaml"]"#), ["default in /a.yaml"]);
-        for wrong in ["", "default in /a.yaml", "[1]", "{}"] {
+        assert_eq!(parse(r#"["0123abcd"]"#), ["0123abcd"]);
+        for wrong in ["", "0123abcd", "[1]", "{}"] {
             assert!(parse(wrong).is_empty(), "{wrong}");
         }
     }
