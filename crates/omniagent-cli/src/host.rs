@@ -16,6 +16,8 @@ use crate::config::{AgentConfig, Home};
 mod aauth;
 #[cfg(feature = "mcp")]
 mod callers;
+#[cfg(feature = "mcp")]
+pub use callers::process_mark;
 #[cfg(feature = "markdown")]
 mod markdown;
 pub(crate) mod storage;

@@ -60,6 +60,8 @@ pub use crate::config::{AgentConfig, Config, ConfigLocation, Home, Origin};
 #[cfg(feature = "mcp")]
 pub use crate::config::{ServeClient, ServeConfig, ServeOAuth};
 pub use crate::error::HostError;
+#[cfg(feature = "mcp")]
+pub use crate::host::process_mark;
 #[cfg(all(feature = "redis", feature = "mcp"))]
 pub use crate::host::storage::sessions_redis_url;
 #[cfg(feature = "aauth")]

@@ -28,6 +28,11 @@ pub const INHERITED_VARS: [&str; 12] = [
 /// [`McpSkill::with_host_env`]: crate::McpSkill::with_host_env
 pub const CALLERS_VAR: &str = "OMNIAGENT_CALLERS";
 
+/// The HTTP header that carries [`CALLERS_VAR`]'s value to a `url` server, so that a
+/// gateway reached through its own servers can tell (see
+/// [`HttpOptions::own_caller`](crate::server::HttpOptions::own_caller)).
+pub const CALLERS_HEADER: &str = "omniagent-callers";
+
 /// This process's environment as [`McpSkill::with_host_env`] takes it: the variables
 /// whose name and value are text (a server would not get the others anyway).
 ///

@@ -71,7 +71,7 @@ pub use crate::config::{
     Timeouts, Transport,
 };
 pub use crate::elicit::{AcceptDefaults, Elicitation, ElicitationAnswer, ElicitationMode, Elicitor};
-pub use crate::environment::{CALLERS_VAR, INHERITED_VARS, process_env};
+pub use crate::environment::{CALLERS_HEADER, CALLERS_VAR, INHERITED_VARS, process_env};
 
 /// `${VAR}` expansion, for the fuzz targets (built with `--cfg fuzzing`) only.
 #[cfg(fuzzing)]

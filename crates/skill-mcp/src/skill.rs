@@ -15,7 +15,7 @@ use crate::Error;
 use crate::config::{ServerConfig, Transport};
 use crate::connection::{Connection, Endpoint, Handler, Person};
 use crate::elicit::Elicitor;
-use crate::environment::server_env;
+use crate::environment::{CALLERS_HEADER, CALLERS_VAR, server_env};
 use crate::oauth::TokenFile;
 use crate::route::CallRoutes;
 
@@ -146,6 +146,11 @@ impl McpSkill {
                     let mut header_value = reqwest::header::HeaderValue::from_str(&value).map_err(|_| invalid())?;
                     header_value.set_sensitive(true);
                     header_map.insert(header_name, header_value);
+                }
+                if let Some(callers) = self.host_env.get(CALLERS_VAR)
+                    && let Ok(value) = reqwest::header::HeaderValue::from_str(callers)
+                {
+                    header_map.insert(CALLERS_HEADER, value);
                 }
                 let url = expand_at(url, &|| "url".to_owned())?;
                 Ok(Endpoint::Http { url, headers: header_map, tokens: self.tokens.clone() })

@@ -127,3 +127,24 @@ fn a_client_that_disconnects_mid_call_cancels_the_upstream_call() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A gateway whose config lists its own URL as a server: the request that comes back to
+/// it through that server is refused (508), so the server is left out at once rather
+/// than after the start-up bound it would wait on itself for.
+#[test]
+fn a_server_that_is_the_gateway_itself_is_refused_at_once() {
+    let port = super::free_port();
+    let home = crate::Home::new().with_config(&format!(
+        "storage: {{backend: memory}}\nmcp:\n  servers:\n    me: {{url: \"http://127.0.0.1:{port}/mcp\"}}\n"
+    ));
+    let gateway = HttpGateway::start_on(port, &home, &[], &[]);
+    let started = Instant::now();
+    let out =
+        python("2026-07-28", &["http", &gateway.url()], json!({"calls": [["memory__recall", {"key": "k"}]]}), &[]);
+    let elapsed = started.elapsed();
+    let tools: Vec<&str> = out["tools"].as_array().unwrap().iter().filter_map(|tool| tool["name"].as_str()).collect();
+    assert!(tools.contains(&"memory__recall") && !tools.iter().any(|name| name.starts_with("me__")), "{tools:?}");
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}: the start-up bound is 30 s");
+    let stderr = gateway.stderr.lock().unwrap();
+    assert!(stderr.contains("skill me skipped") && stderr.contains("HTTP 508"), "{stderr}");
+}

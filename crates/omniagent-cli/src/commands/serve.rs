@@ -160,6 +160,7 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
         oauth,
         #[cfg(feature = "redis")]
         sessions,
+        own_caller: Some(omniagent_host::process_mark().to_owned()),
     };
     let listener =
         tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest as _, Sha256};
 use skill_mcp::CALLERS_VAR;
@@ -25,8 +27,22 @@ pub(super) fn servers_host_env(config: &AgentConfig) -> Result<HashMap<String, S
         });
     }
     callers.push(me);
+    if !callers.iter().any(|caller| caller == process_mark()) {
+        callers.push(process_mark().to_owned());
+    }
     env.insert(CALLERS_VAR.to_owned(), serde_json::Value::from(callers).to_string());
     Ok(env)
+}
+
+/// This process among the callers of its agents' servers: a digest of its id and start
+/// time. A gateway refuses the requests that carry it, which come back to it through its
+/// own servers and would wait on themselves.
+pub fn process_mark() -> &'static str {
+    static MARK: OnceLock<String> = OnceLock::new();
+    MARK.get_or_init(|| {
+        let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_nanos());
+        hex(&Sha256::digest(format!("process {} {started}", std::process::id())))
+    })
 }
 
 /// The agents a caller named: a JSON list of [`identity`]s. Anything else names none.
@@ -43,8 +59,11 @@ fn parse(value: &str) -> Vec<String> {
 fn identity(config: &AgentConfig) -> String {
     let file = config.file().map(|file| std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned()));
     let file = file.as_deref().map_or_else(|| "built-in defaults".into(), Path::to_string_lossy);
-    let digest =
-        Sha256::new().chain_update(config.agent_name()).chain_update([0]).chain_update(file.as_bytes()).finalize();
+    hex(&Sha256::new().chain_update(config.agent_name()).chain_update([0]).chain_update(file.as_bytes()).finalize())
+}
+
+/// The first 16 bytes of `digest`, in hex.
+fn hex(digest: &[u8]) -> String {
     digest[..16].iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
@@ -62,6 +81,15 @@ mod tests {
         assert!(!named.contains("default") && !named.contains("team"), "{named}");
         assert_eq!(named, identity(&default), "the same agent, the same name");
         assert_ne!(named, identity(&alice));
+    }
+
+    #[test]
+    fn the_servers_hear_of_this_agent_then_of_this_process() {
+        let config = crate::Config::parse(Path::new("/configs/team.yaml"), "{}\n").unwrap().for_agent(None).unwrap();
+        let env = servers_host_env(&config).unwrap();
+        assert_eq!(parse(&env[CALLERS_VAR]), [identity(&config), process_mark().to_owned()]);
+        assert_eq!(process_mark().len(), 32);
+        assert_eq!(process_mark(), process_mark(), "one mark for the life of the process");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
 use super::resource_server::{OAuthOptions, Refusal, ResourceServer};
+use crate::CALLERS_HEADER;
 
 mod connections;
 
@@ -48,6 +49,10 @@ pub struct HttpOptions {
     pub sessions: Option<Arc<super::RedisSessionStore>>,
     /// OAuth access tokens admitted beside the clients' tokens.
     pub oauth: Option<OAuthOptions>,
+    /// This process's mark among a request's callers (its [`CALLERS_HEADER`]): a request
+    /// that carries it comes from this very process, through one of its own agents' MCP
+    /// servers, and would wait on itself; it is refused with 508 Loop Detected.
+    pub own_caller: Option<String>,
 }
 
 /// The authenticated client of a request, put into its extensions for the gateway.
@@ -129,6 +134,9 @@ pub async fn serve_http(
         None => app,
     };
     let mut app = app.layer(axum::middleware::from_fn_with_state(Arc::clone(&tokens), authenticate));
+    if let Some(mark) = options.own_caller {
+        app = app.layer(axum::middleware::from_fn_with_state(Arc::<str>::from(mark), refuse_own_calls));
+    }
     if let Some(oauth) = tokens.oauth.clone() {
         // The protected-resource metadata (RFC 9728) needs no token.
         let metadata = move || {
@@ -141,6 +149,21 @@ pub async fn serve_http(
     }
     connections::serve(listener, app, connections::HEADER_READ_TIMEOUT, stop).await;
     Ok(())
+}
+
+/// Refuses a request whose callers (its [`CALLERS_HEADER`]) hold `mark`, this process's:
+/// the gateway reached through its own MCP servers.
+async fn refuse_own_calls(State(mark): State<Arc<str>>, request: Request, next: Next) -> Response {
+    let callers = request.headers().get(CALLERS_HEADER).and_then(|value| value.to_str().ok());
+    let own = callers
+        .and_then(|callers| serde_json::from_str::<Vec<String>>(callers).ok())
+        .is_some_and(|callers| callers.iter().any(|caller| **caller == *mark));
+    if own {
+        let text = "this request comes from this gateway itself, through an MCP server of its own config \
+                    whose `url` is the gateway's: it would wait on itself";
+        return (StatusCode::LOOP_DETECTED, text).into_response();
+    }
+    next.run(request).await
 }
 
 /// Admits a request whose bearer token is a client's, naming that client, or an OAuth
