@@ -51,6 +51,8 @@
 
 mod config;
 mod error;
+#[cfg(any(feature = "markdown", feature = "mcp"))]
+mod hex;
 mod host;
 #[cfg(feature = "markdown")]
 pub mod install;

@@ -12,6 +12,7 @@ use skill_mcp::CALLERS_VAR;
 
 use crate::HostError;
 use crate::config::AgentConfig;
+use crate::hex::hex;
 
 /// The environment the MCP servers of the agent `config` start from: this process's,
 /// with [`CALLERS_VAR`] naming this agent after the agents this process serves. An agent
@@ -41,7 +42,7 @@ pub fn process_mark() -> &'static str {
     static MARK: OnceLock<String> = OnceLock::new();
     MARK.get_or_init(|| {
         let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_nanos());
-        hex(&Sha256::digest(format!("process {} {started}", std::process::id())))
+        hex(&Sha256::digest(format!("process {} {started}", std::process::id()))[..16])
     })
 }
 
@@ -59,12 +60,8 @@ fn parse(value: &str) -> Vec<String> {
 fn identity(config: &AgentConfig) -> String {
     let file = config.file().map(|file| std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned()));
     let file = file.as_deref().map_or_else(|| "built-in defaults".into(), Path::to_string_lossy);
-    hex(&Sha256::new().chain_update(config.agent_name()).chain_update([0]).chain_update(file.as_bytes()).finalize())
-}
-
-/// The first 16 bytes of `digest`, in hex.
-fn hex(digest: &[u8]) -> String {
-    digest[..16].iter().map(|byte| format!("{byte:02x}")).collect()
+    let digest = Sha256::new().chain_update(config.agent_name()).chain_update([0]).chain_update(file.as_bytes());
+    hex(&digest.finalize()[..16])
 }
 
 #[cfg(test)]

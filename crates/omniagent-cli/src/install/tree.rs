@@ -10,6 +10,7 @@ use std::path::{Component, Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::error::{EntryProblem, InstallError};
+use crate::hex::hex;
 
 /// The caps on what one install may bring.
 #[derive(Debug, Clone, Copy)]
@@ -292,14 +293,6 @@ fn digest_folder(top: &Path, relative: &Path, found: &mut BTreeMap<String, Strin
 pub(crate) fn slashed(path: &Path) -> String {
     let parts: Vec<String> = path.components().map(|part| part.as_os_str().to_string_lossy().into_owned()).collect();
     parts.join("/")
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut text, byte| {
-        let _ = write!(text, "{byte:02x}");
-        text
-    })
 }
 
 #[cfg(test)]
