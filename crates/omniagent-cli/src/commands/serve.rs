@@ -6,7 +6,7 @@ mod sessions;
 mod watch;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -23,7 +23,7 @@ use super::{Session, on_interaction};
 use crate::UsageError;
 
 /// Where `--http` listens without an address or `serve.http`.
-const DEFAULT_HTTP_ADDRESS: &str = "127.0.0.1:8765";
+const DEFAULT_HTTP_ADDRESS: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8765));
 
 /// How long calls in flight may go on after SIGINT or SIGTERM before the gateway ends
 /// the upstream servers anyway.
@@ -74,12 +74,23 @@ impl Sections {
     }
 }
 
+/// The `serve:` section as [`check`] found it.
+pub(crate) struct Checked {
+    /// The resource server's options when `serve.oauth` is there.
+    oauth: Option<OAuthOptions>,
+    /// No clients and no OAuth: anyone who reaches the address may call, so only a
+    /// loopback address is allowed.
+    open: bool,
+    /// `serve.http`, when given.
+    http: Option<SocketAddr>,
+}
+
 /// What `mcp serve` refuses in the config's `serve:` section, found without starting
 /// anything (`config check` runs it too): a client name with a `:`, a client or OAuth
 /// identity whose agent the config lacks or cannot merge, an invalid `serve.oauth`, and a
 /// `serve.http` that is no address, or a non-loopback one open to anyone. Each error
-/// names its key. The resource server's options when `serve.oauth` is there.
-pub(crate) fn check(config: &Config) -> anyhow::Result<Option<OAuthOptions>> {
+/// names its key.
+pub(crate) fn check(config: &Config) -> anyhow::Result<Checked> {
     let serve = config.serve();
     for (name, client) in &serve.clients {
         if name.contains(':') {
@@ -88,10 +99,9 @@ pub(crate) fn check(config: &Config) -> anyhow::Result<Option<OAuthOptions>> {
         config.for_agent(client.agent.as_deref()).with_context(|| format!("serve.clients.{name}.agent"))?;
     }
     let oauth = oauth::options(serve, config)?;
-    if let Some(address) = &serve.http {
-        listen_address("serve.http", address, serve.clients.is_empty() && oauth.is_none())?;
-    }
-    Ok(oauth)
+    let open = serve.clients.is_empty() && oauth.is_none();
+    let http = serve.http.as_deref().map(|address| listen_address("serve.http", address, open)).transpose()?;
+    Ok(Checked { oauth, open, http })
 }
 
 /// `address` (given by `key`) as an address to listen on; `open` (no clients, no OAuth)
@@ -115,7 +125,7 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
     let clients = serve.clients.clone();
     // Every agent a client may run as must exist before anything starts.
     loaded.for_agent(session.agent.as_deref())?;
-    let oauth = check(&loaded)?;
+    let Checked { oauth, open, http: configured_address } = check(&loaded)?;
     #[cfg(feature = "redis")]
     let sessions = if http.is_some() { sessions::store(&loaded).await? } else { None };
     let config: SharedConfig = Arc::new(RwLock::new(Arc::new(loaded)));
@@ -148,11 +158,9 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
         served.context("serving MCP on stdio failed")?;
         return Ok(ExitCode::SUCCESS);
     };
-    let open = clients.is_empty() && oauth.is_none();
-    let address = match (address, serve.http) {
-        (Some(address), _) => listen_address("--http", &address, open)?,
-        (None, Some(address)) => listen_address("serve.http", &address, open)?,
-        (None, None) => listen_address("--http", DEFAULT_HTTP_ADDRESS, open)?,
+    let address = match address {
+        Some(address) => listen_address("--http", &address, open)?,
+        None => configured_address.unwrap_or(DEFAULT_HTTP_ADDRESS),
     };
     let options = HttpOptions {
         allowed_hosts: serve.allowed_hosts,
