@@ -27,7 +27,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
@@ -36,8 +36,9 @@ use serde_json::json;
 use tempfile::TempDir;
 use tokio::runtime::Runtime;
 
-/// Concurrent clients in `replicas_http_16_clients`.
-const CLIENTS: u32 = 16;
+mod sixteen_clients;
+
+use sixteen_clients::CLIENTS;
 
 fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a tokio runtime")
@@ -214,13 +215,7 @@ fn one_replica_against_two_behind_nginx(c: &mut Criterion) {
     let storage = "{backend: redis, url: env:OMNIAGENT_REDIS_URL}";
     let (first, second) = (gateway(storage, &redis.url()), gateway(storage, &redis.url()));
     let balancer = nginx([first.port, second.port]);
-    let mut group = c.benchmark_group("replicas_http_16_clients");
-    group
-        .throughput(Throughput::Elements(u64::from(CLIENTS)))
-        .sampling_mode(SamplingMode::Flat)
-        .sample_size(20)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(4));
+    let mut group = sixteen_clients::group(c, "replicas_http_16_clients");
     for (name, url, legacy) in [
         ("one_replica", first.url(), false),
         ("two_replicas_nginx", balancer.url(), false),

@@ -56,7 +56,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, SamplingMode, Throughput, criterion_group};
+use criterion::{Criterion, Throughput, criterion_group};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -67,9 +67,11 @@ use tempfile::TempDir;
 use tokio::runtime::Runtime;
 
 mod between;
+#[path = "../sixteen_clients/mod.rs"]
+mod sixteen_clients;
 
-/// Concurrent clients in `gateway_http_16_clients`.
-const CLIENTS: u32 = 16;
+use sixteen_clients::CLIENTS;
+
 /// Calls timed for `gateway_stdio_call/cpu_per_call`: enough that the clock ticks
 /// (10 ms) are under 1% of the gateway's time.
 const CPU_CALLS: u64 = 20_000;
@@ -394,13 +396,7 @@ fn http_throughput(c: &mut Criterion) {
         }
     });
 
-    let mut group = c.benchmark_group("gateway_http_16_clients");
-    group
-        .throughput(Throughput::Elements(u64::from(CLIENTS)))
-        .sampling_mode(SamplingMode::Flat)
-        .sample_size(20)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(4));
+    let mut group = sixteen_clients::group(c, "gateway_http_16_clients");
     group.bench_function("memory_list", |b| {
         b.iter_custom(|iters| concurrent_calls(&runtime, &ours, &memory_list, iters))
     });
