@@ -130,6 +130,15 @@ impl Content {
     pub fn text(text: impl Into<String>) -> Self {
         Content::Text { text: text.into(), annotations: None, meta: None }
     }
+
+    /// The URI of the resource this block links to or embeds, if it is such a block.
+    pub(crate) fn resource_uri_mut(&mut self) -> Option<&mut String> {
+        match self {
+            Content::ResourceLink { uri, .. } => Some(uri),
+            Content::Resource { resource, .. } => Some(resource.uri_mut()),
+            Content::Text { .. } | Content::Image { .. } | Content::Audio { .. } => None,
+        }
+    }
 }
 
 /// The contents of an embedded resource: text or a base64 blob.
@@ -164,6 +173,15 @@ pub enum ResourceContents {
         #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
         meta: Option<Value>,
     },
+}
+
+impl ResourceContents {
+    /// The resource's URI.
+    pub(crate) fn uri_mut(&mut self) -> &mut String {
+        match self {
+            ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. } => uri,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -125,6 +125,20 @@ impl ResourceCatalog {
     pub fn is_empty(&self) -> bool {
         self.resources.is_empty() && self.templates.is_empty()
     }
+
+    /// Whether `uri` (as the skill gives it) is one of the listed resources.
+    pub(crate) fn lists(&self, uri: &str) -> bool {
+        self.resources.iter().any(|resource| resource.uri == uri)
+    }
+
+    /// Whether `uri` starts with the fixed start of one of the templates (the part before
+    /// its first variable), so a template may expand to it.
+    pub(crate) fn may_expand_to(&self, uri: &str) -> bool {
+        self.templates.iter().any(|template| {
+            let fixed = template.uri_template.split('{').next().unwrap_or_default();
+            !fixed.is_empty() && uri.starts_with(fixed)
+        })
+    }
 }
 
 impl fmt::Debug for ResourceCatalog {

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::{Value, json};
 use skill_core::{
-    Agent, Prompt, PromptArgument, PromptInfo, PromptOutput, ResourceCatalog, ResourceContents, ResourceInfo,
-    ResourceOutput, ResourceReader, ResourceTemplateInfo, Skill, Tool, ToolError,
+    Agent, Content, Prompt, PromptArgument, PromptInfo, PromptOutput, ResourceCatalog, ResourceContents, ResourceInfo,
+    ResourceOutput, ResourceReader, ResourceTemplateInfo, Skill, Tool, ToolContext, ToolError, ToolOutput,
 };
 
 /// A prompt that answers with its arguments.
@@ -24,8 +24,52 @@ impl Prompt for EchoPrompt {
     }
 
     async fn get(&self, arguments: BTreeMap<String, String>) -> Result<PromptOutput, ToolError> {
-        Ok(PromptOutput::user_text(None, format!("{} {arguments:?}", self.info.name)))
+        let mut output = PromptOutput::user_text(None, format!("{} {arguments:?}", self.info.name));
+        let mut linking = output.messages[0].clone();
+        linking.content = link("test://item/9");
+        output.messages.push(linking);
+        Ok(output)
     }
+}
+
+/// A link to the resource at `uri`.
+fn link(uri: &str) -> Content {
+    serde_json::from_value(json!({"type": "resource_link", "uri": uri, "name": uri})).unwrap()
+}
+
+/// The tool `links`: a link to each of `test://static`, `test://item/3` and
+/// `https://example.com/x`, and an embedded copy of `test://item/4`.
+struct LinksTool {
+    schema: Value,
+}
+
+#[async_trait]
+impl Tool for LinksTool {
+    fn name(&self) -> &str {
+        "links"
+    }
+
+    fn description(&self) -> &str {
+        "Links to resources"
+    }
+
+    fn input_schema(&self) -> &Value {
+        &self.schema
+    }
+
+    async fn call(&self, _context: &ToolContext, _arguments: Value) -> Result<ToolOutput, ToolError> {
+        let embedded = json!({"type": "resource", "resource": {"uri": "test://item/4", "text": "four"}});
+        let mut content = vec![Content::text("see")];
+        content.extend(["test://static", "test://item/3", "https://example.com/x"].map(link));
+        content.push(serde_json::from_value(embedded).unwrap());
+        Ok(ToolOutput { content, ..ToolOutput::default() })
+    }
+}
+
+/// The URIs of the resources that `blocks` link to or embed.
+fn linked_uris<'a>(blocks: impl IntoIterator<Item = &'a Content>) -> Vec<String> {
+    let uri_of = |block: &Value| block["uri"].as_str().or(block["resource"]["uri"].as_str()).map(str::to_owned);
+    blocks.into_iter().filter_map(|block| uri_of(&serde_json::to_value(block).unwrap())).collect()
 }
 
 /// Reads any URI as the text `{skill} read {uri}`.
@@ -44,16 +88,22 @@ impl ResourceReader for NamingReader {
     }
 }
 
-/// A skill with one prompt `greet` (argument `who`, required), the resource
-/// `test://static` and the template `test://item/{id}`.
+/// A skill with one prompt `greet` (argument `who`, required; its second message links
+/// to `test://item/9`), the resource `test://static`, the template `test://item/{id}`,
+/// and, [`with_links`](ItemSkill::with_links), the tool `links`.
 struct ItemSkill {
     name: String,
     namespaced: bool,
+    links: bool,
 }
 
 impl ItemSkill {
     fn new(name: &str, namespaced: bool) -> Self {
-        Self { name: name.to_owned(), namespaced }
+        Self { name: name.to_owned(), namespaced, links: false }
+    }
+
+    fn with_links(self) -> Self {
+        Self { links: true, ..self }
     }
 }
 
@@ -72,7 +122,8 @@ impl Skill for ItemSkill {
     }
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        Vec::new()
+        let links = Arc::new(LinksTool { schema: json!({"type": "object"}) });
+        if self.links { vec![links] } else { Vec::new() }
     }
 
     fn prompts(&self) -> Vec<Arc<dyn Prompt>> {
@@ -158,6 +209,45 @@ async fn prompts_and_resources_get_agent_level_names_and_route_back() {
     assert_eq!(missing.to_string(), "invalid arguments for `greet`: missing required argument `who`");
     let unknown = agent.get_prompt("alpha__gret", BTreeMap::new()).await.unwrap_err();
     assert_eq!(unknown.to_string(), "unknown tool `alpha__gret`; did you mean `alpha__greet`?");
+}
+
+#[tokio::test]
+async fn what_a_skill_reads_links_or_embeds_comes_under_agent_level_uris() {
+    let skills = vec![ItemSkill::new("alpha", true).with_links(), ItemSkill::new("plain", false).with_links()];
+    let agent = agent_with(skills).await;
+    let read = agent.read_resource("omniagent://alpha/test://item/7").await.unwrap();
+    assert_eq!(
+        linked_uris(&[Content::Resource { resource: read.contents[0].clone(), annotations: None, meta: None }]),
+        ["omniagent://alpha/test://item/7"]
+    );
+    let read = agent.read_resource("test://item/7").await.unwrap();
+    assert!(matches!(&read.contents[..], [ResourceContents::Text { uri, .. }] if uri == "test://item/7"));
+
+    // A link to anything but the skill's own resources stays as it is.
+    let output = agent.call_tool("alpha__links", Value::Null).await.unwrap();
+    assert_eq!(
+        linked_uris(&output.content),
+        [
+            "omniagent://alpha/test://static",
+            "omniagent://alpha/test://item/3",
+            "https://example.com/x",
+            "omniagent://alpha/test://item/4",
+        ]
+    );
+    let output = agent.call_tool("links", Value::Null).await.unwrap();
+    assert_eq!(
+        linked_uris(&output.content),
+        ["test://static", "test://item/3", "https://example.com/x", "test://item/4"]
+    );
+
+    let who = || BTreeMap::from([("who".to_owned(), "Ada".to_owned())]);
+    let output = agent.get_prompt("alpha__greet", who()).await.unwrap();
+    assert_eq!(
+        linked_uris(output.messages.iter().map(|message| &message.content)),
+        ["omniagent://alpha/test://item/9"]
+    );
+    let output = agent.get_prompt("greet", who()).await.unwrap();
+    assert_eq!(linked_uris(output.messages.iter().map(|message| &message.content)), ["test://item/9"]);
 }
 
 #[tokio::test]

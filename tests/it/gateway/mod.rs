@@ -13,6 +13,7 @@ use test_peers::sample_server_or_panic as sample_server;
 
 mod faults;
 mod oauth;
+mod resources;
 mod skill_tools;
 
 use crate::{Home, raw_http_status};
@@ -528,29 +529,4 @@ fn every_page_of_a_long_tool_list_reaches_the_client() {
     let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
     assert_eq!((names.len(), unique.len()), (1223, 1223));
     assert!(names.windows(2).all(|pair| pair[0] < pair[1]), "in name order, page after page");
-}
-
-/// A client subscribed to an upstream's resource through the gateway hears it change:
-/// our own client subscribes (`resources/subscribe` on, through the gateway, to the
-/// fixture server), the upstream announces an update, and it arrives under our agent's
-/// URI for it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_subscribed_resource_update_reaches_the_client() {
-    let home = Home::new().with_config(&format!(
-        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: []}}\n\
-         mcp:\n  servers:\n    fixtures:\n      command: {}\n      args: [--conformance]\n      prefix: false\n",
-        sample_server().display()
-    ));
-    let gateway = HttpGateway::start(&home, &[], &[]);
-    let client_config: skill_mcp::ServerConfig = serde_json::from_value(json!({"url": gateway.url()})).unwrap();
-    let agent = skill_core::Agent::builder().with_compiled_skill(skill_mcp::McpSkill::new("gw", client_config)).build();
-    assert_eq!(agent.init_compiled_skills().await.loaded, ["gw"]);
-    let uri = "omniagent://gw/test://watched-resource";
-    let mut updates = agent.resource_updates();
-    agent.subscribe_resource(uri).await.expect("the subscription is taken all the way up");
-    agent.call_tool("gw__test_trigger_resource_update", json!({})).await.unwrap();
-    let updated = tokio::time::timeout(Duration::from_secs(10), updates.recv()).await;
-    assert_eq!(updated.expect("an update within 10 s").unwrap(), uri, "{}", gateway.stderr.lock().unwrap());
-    agent.unsubscribe_resource(uri).await.unwrap();
-    agent.close().await;
 }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use super::{Agent, read, write};
 use crate::naming::{agent_resource_uri, close_names, split_agent_resource_uri};
 use crate::{
-    Completion, CompletionRequest, Prompt, PromptInfo, PromptOutput, ResourceCatalog, ResourceInfo, ResourceOutput,
-    ResourceTemplateInfo, ToolError,
+    Completion, CompletionRequest, Content, Prompt, PromptInfo, PromptOutput, ResourceCatalog, ResourceInfo,
+    ResourceOutput, ResourceTemplateInfo, ToolError,
 };
 
 /// A prompt as the agent registered it: the prompt, its agent-level name and its skill.
@@ -42,6 +42,13 @@ impl fmt::Debug for RegisteredPrompt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RegisteredPrompt").field("name", &self.name).field("skill", &self.skill).finish()
     }
+}
+
+/// The skill that reads an agent-level resource URI, and that URI as the skill gives it.
+struct FoundReader {
+    skill: String,
+    reader: Arc<dyn crate::ResourceReader>,
+    uri: String,
 }
 
 /// How many times each list of an agent changed since it was built: a server watching
@@ -156,7 +163,11 @@ impl Agent {
         if !missing.is_empty() {
             return Err(ToolError::InvalidArguments { tool: name.to_owned(), problems: missing });
         }
-        prompt.prompt.get(arguments).await
+        let mut output = prompt.prompt.get(arguments).await?;
+        for message in &mut output.messages {
+            self.name_resources_in(&prompt.skill, std::slice::from_mut(&mut message.content));
+        }
+        Ok(output)
     }
 
     /// Suggestions for an argument of the prompt called `name` (its agent-level name).
@@ -219,15 +230,15 @@ impl Agent {
 
     /// Asks the skill of the resource at the agent-level `uri` to announce its changes.
     pub async fn subscribe_resource(&self, uri: &str) -> Result<(), ToolError> {
-        let (reader, skill_uri) = self.reader_or_not_found(uri)?;
-        reader.subscribe(&skill_uri).await
+        let found = self.reader_or_not_found(uri)?;
+        found.reader.subscribe(&found.uri).await
     }
 
     /// Asks the skill of the resource at the agent-level `uri` to stop announcing its
     /// changes.
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), ToolError> {
-        let (reader, skill_uri) = self.reader_or_not_found(uri)?;
-        reader.unsubscribe(&skill_uri).await
+        let found = self.reader_or_not_found(uri)?;
+        found.reader.unsubscribe(&found.uri).await
     }
 
     /// Announces that the resource `uri` (as the skill `skill` gives it) changed: a
@@ -246,37 +257,56 @@ impl Agent {
     /// Reads the resource at the agent-level `uri`: `omniagent://{skill}/{uri}` goes to
     /// that skill; a URI without the prefix goes to the skill that is not namespaced and
     /// lists it, else to the first such skill with a template whose fixed start matches.
+    ///
+    /// The contents come under agent-level URIs, as the agent lists the resources.
     pub async fn read_resource(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
-        let (reader, skill_uri) = self.reader_or_not_found(uri)?;
-        reader.read(&skill_uri).await
+        let found = self.reader_or_not_found(uri)?;
+        let mut output = found.reader.read(&found.uri).await?;
+        let plain = read(&self.inner.plain);
+        for part in &mut output.contents {
+            let uri = part.uri_mut();
+            *uri = self.resource_uri(&found.skill, uri, &plain);
+        }
+        Ok(output)
     }
 
-    fn reader_or_not_found(&self, uri: &str) -> Result<(Arc<dyn crate::ResourceReader>, String), ToolError> {
+    /// Names the resources that `blocks` (a tool's or a prompt's content, from the skill
+    /// `skill`) link to or embed by their agent-level URIs, so a client can read them
+    /// through the agent. A URI that is none of the skill's resources (listed, or one its
+    /// templates may expand to) stays as it is.
+    pub(super) fn name_resources_in(&self, skill: &str, blocks: &mut [Content]) {
+        let mut uris = blocks.iter_mut().filter_map(Content::resource_uri_mut).peekable();
+        if uris.peek().is_none() {
+            return;
+        }
+        let plain = read(&self.inner.plain);
+        let registry = read(&self.inner.resources);
+        let Some(catalog) = registry.get(skill).filter(|_| !plain.contains(skill)) else { return };
+        for uri in uris.filter(|uri| catalog.lists(uri) || catalog.may_expand_to(uri)) {
+            *uri = agent_resource_uri(skill, uri);
+        }
+    }
+
+    fn reader_or_not_found(&self, uri: &str) -> Result<FoundReader, ToolError> {
         self.resource_reader(uri).ok_or_else(|| ToolError::NotFound {
             name: uri.to_owned(),
             suggestions: close_names(uri, self.resources().iter().map(|resource| resource.uri.as_str())),
         })
     }
 
-    fn resource_reader(&self, uri: &str) -> Option<(Arc<dyn crate::ResourceReader>, String)> {
+    fn resource_reader(&self, uri: &str) -> Option<FoundReader> {
         let registry = read(&self.inner.resources);
         let plain = read(&self.inner.plain);
         if let Some((skill, skill_uri)) = split_agent_resource_uri(uri)
             && !plain.contains(&skill)
         {
-            return Some((registry.get(&skill)?.reader.clone()?, skill_uri.to_owned()));
+            let reader = registry.get(&skill)?.reader.clone()?;
+            return Some(FoundReader { skill, reader, uri: skill_uri.to_owned() });
         }
-        let unprefixed = || registry.iter().filter(|(skill, _)| plain.contains(*skill)).map(|(_, catalog)| catalog);
-        let listed = unprefixed().find(|catalog| catalog.resources.iter().any(|resource| resource.uri == uri));
-        let templated = || {
-            unprefixed().find(|catalog| {
-                catalog.templates.iter().any(|template| {
-                    let fixed = template.uri_template.split('{').next().unwrap_or_default();
-                    !fixed.is_empty() && uri.starts_with(fixed)
-                })
-            })
-        };
-        Some((listed.or_else(templated)?.reader.clone()?, uri.to_owned()))
+        let unprefixed = || registry.iter().filter(|(skill, _)| plain.contains(*skill));
+        let listed = unprefixed().find(|(_, catalog)| catalog.lists(uri));
+        let (skill, catalog) = listed.or_else(|| unprefixed().find(|(_, catalog)| catalog.may_expand_to(uri)))?;
+        Some(FoundReader { skill: skill.clone(), reader: catalog.reader.clone()?, uri: uri.to_owned() })
     }
 
     /// Unregisters every tool, prompt and resource of `skill` (which failed to load).

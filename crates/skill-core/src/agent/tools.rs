@@ -228,7 +228,8 @@ impl Agent {
     /// left out when it is).
     ///
     /// The call runs in a `tool_call` tracing span carrying the tool's source; hooks see
-    /// it before and after.
+    /// it before and after. Links to and embedded copies of the skill's own resources in
+    /// the result come under their agent-level URIs.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolOutput, ToolError> {
         let tool = self.find_tool(name)?;
         let arguments = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
@@ -242,15 +243,20 @@ impl Agent {
             source.skill = %source.skill,
             source.tool = %source.tool,
         );
+        let call = async |arguments| {
+            let mut output = entry.tool.call(&entry.context, arguments).instrument(span).await?;
+            self.name_resources_in(&source.skill, &mut output.content);
+            Ok(output)
+        };
         let hooks = &self.inner.hooks;
         if hooks.is_empty() {
-            return entry.tool.call(&entry.context, arguments).instrument(span).await;
+            return call(arguments).await;
         }
         for hook in hooks {
             hook.before_call(source, &arguments);
         }
         let started = Instant::now();
-        let outcome = entry.tool.call(&entry.context, arguments.clone()).instrument(span).await;
+        let outcome = call(arguments.clone()).await;
         let call = ToolCall {
             name: &entry.context.name,
             source,

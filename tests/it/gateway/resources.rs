@@ -1,0 +1,79 @@
+//! Upstream resources through the gateway: reads, links and embedded copies under the
+//! gateway's URIs, and subscriptions.
+
+use std::time::Duration;
+
+use serde_json::json;
+use test_peers::{sample_server_or_panic as sample_server, server_everything_or_panic as server_everything};
+
+use super::{HttpGateway, python};
+use crate::Home;
+
+/// The Python SDK, through the gateway over stdio, follows what an upstream's tools
+/// return: the links server-everything's `get-resource-links` gives and the resource
+/// `get-resource-reference` embeds come under the gateway's URIs, and reading those URIs
+/// back through the gateway gives each resource, under the URI it was read by.
+#[test]
+fn links_an_upstream_returns_can_be_read_through_the_gateway() {
+    let home = Home::new().with_config(&format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: []}}\n\
+         mcp:\n  servers:\n    everything:\n      command: {}\n",
+        server_everything().display()
+    ));
+    let home_dir = home.path().to_str().unwrap();
+    let serve = ["stdio", env!("CARGO_BIN_EXE_omniagent"), "mcp", "serve"];
+    let calls = json!({"calls": [
+        ["everything__get-resource-links", {"count": 2}],
+        ["everything__get-resource-reference", {"resourceType": "Text", "resourceId": 5}],
+    ]});
+    let out = python("legacy", &serve, calls, &[("OMNIAGENT_HOME", home_dir)]);
+    let content = |call: usize| out["calls"][call]["content"].as_array().cloned().unwrap_or_default();
+    let links: Vec<String> = content(0)
+        .iter()
+        .filter(|block| block["type"] == "resource_link")
+        .map(|block| block["uri"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        links,
+        [
+            "omniagent://everything/demo://resource/dynamic/blob/1",
+            "omniagent://everything/demo://resource/dynamic/text/2"
+        ],
+        "{out}"
+    );
+    let embedded = content(1).into_iter().find(|block| block["type"] == "resource").expect("an embedded resource");
+    assert_eq!(embedded["resource"]["uri"], json!("omniagent://everything/demo://resource/dynamic/text/5"));
+
+    let reads = python("legacy", &serve, json!({"reads": links}), &[("OMNIAGENT_HOME", home_dir)]);
+    for (read, link) in reads["reads"].as_array().unwrap().iter().zip(&links) {
+        let contents = read["contents"].as_array().unwrap();
+        assert_eq!(contents[0]["uri"], json!(link), "{read}");
+        assert!(contents[0]["text"].is_string() || contents[0]["blob"].is_string(), "{read}");
+    }
+    assert_eq!(reads["reads"].as_array().unwrap().len(), links.len(), "{reads}");
+}
+
+/// A client subscribed to an upstream's resource through the gateway hears it change:
+/// our own client subscribes (`resources/subscribe` on, through the gateway, to the
+/// fixture server), the upstream announces an update, and it arrives under our agent's
+/// URI for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscribed_resource_update_reaches_the_client() {
+    let home = Home::new().with_config(&format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: []}}\n\
+         mcp:\n  servers:\n    fixtures:\n      command: {}\n      args: [--conformance]\n      prefix: false\n",
+        sample_server().display()
+    ));
+    let gateway = HttpGateway::start(&home, &[], &[]);
+    let client_config: skill_mcp::ServerConfig = serde_json::from_value(json!({"url": gateway.url()})).unwrap();
+    let agent = skill_core::Agent::builder().with_compiled_skill(skill_mcp::McpSkill::new("gw", client_config)).build();
+    assert_eq!(agent.init_compiled_skills().await.loaded, ["gw"]);
+    let uri = "omniagent://gw/test://watched-resource";
+    let mut updates = agent.resource_updates();
+    agent.subscribe_resource(uri).await.expect("the subscription is taken all the way up");
+    agent.call_tool("gw__test_trigger_resource_update", json!({})).await.unwrap();
+    let updated = tokio::time::timeout(Duration::from_secs(10), updates.recv()).await;
+    assert_eq!(updated.expect("an update within 10 s").unwrap(), uri, "{}", gateway.stderr.lock().unwrap());
+    agent.unsubscribe_resource(uri).await.unwrap();
+    agent.close().await;
+}
