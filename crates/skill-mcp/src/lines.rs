@@ -57,6 +57,7 @@ impl<Role: Direct, R: AsyncRead, W> Lines<Role, R, W> {
 
     /// The same transport, cancelling `ended` when its input ends (or fails): from then
     /// on the peer asks nothing more, though it may still read answers.
+    #[cfg(feature = "server")]
     pub(crate) fn ending(mut self, ended: CancellationToken) -> Self {
         self.ended = Some(ended);
         self

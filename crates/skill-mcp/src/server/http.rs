@@ -127,7 +127,9 @@ pub async fn serve_http(
             .collect(),
         oauth: options.oauth.map(|oauth| Arc::new(ResourceServer::new(oauth))),
     });
-    let app = axum::Router::new().nest_service("/mcp", service);
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(ended_sessions_answer_no_content));
     #[cfg(feature = "redis")]
     let app = match options.sessions {
         Some(store) => app.layer(axum::middleware::from_fn_with_state(store, super::session_store::refresh_sessions)),
@@ -149,6 +151,18 @@ pub async fn serve_http(
     }
     connections::serve(listener, app, connections::HEADER_READ_TIMEOUT, stop).await;
     Ok(())
+}
+
+/// Answers the end of a session (`DELETE /mcp`) with 204 No Content where rmcp answers 202
+/// Accepted: the session is closed by then, and the Python SDK takes any answer but 200
+/// and 204 for a failure, warning about it at the end of every session.
+async fn ended_sessions_answer_no_content(request: Request, next: Next) -> Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
 }
 
 /// Refuses a request whose callers (its [`CALLERS_HEADER`]) hold `mark`, this process's:
