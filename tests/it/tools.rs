@@ -200,6 +200,21 @@ fn the_tools_section_chooses_the_tools_each_agent_offers() {
         "error: `memory__remember` is left out by the config's `tools:` section (its include and exclude)\n"
     );
 
+    // What the filter left out is counted, and a pattern that matches nothing is named.
+    home.write("config.yaml", "storage: {backend: memory}\ntools:\n  include: [\"memory__*\", \"memroy__*\"]\n");
+    let (code, stdout, stderr) = run(home.omniagent(&["tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("4 tools from 1 skill (2 more left out by the config's `tools:` section)\n"), "{stdout}");
+    assert!(stdout.contains("`tools:` include pattern `memroy__*` matches no tool\n"), "{stdout}");
+    let (_, stdout, _) = run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(
+        json(&stdout)["tool_filter"],
+        serde_json::json!({"left_out": 2, "unmatched_include": ["memroy__*"], "unmatched_exclude": []})
+    );
+    // The gateway says so in its log, where a host's user finds it.
+    let (_, _, stderr) = run(home.omniagent(&["mcp", "serve", "--eager"]));
+    assert!(stderr.contains("`tools:` include pattern `memroy__*` matches no tool\n"), "{stderr}");
+
     home.write("config.yaml", "tools:\n  include: [github.get_repo]\n");
     let (code, _, stderr) = run(home.omniagent(&["tools", "list"]));
     assert_eq!(code, 2);

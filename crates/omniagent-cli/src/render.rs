@@ -10,8 +10,8 @@ use clap::CommandFactory;
 use serde::Serialize;
 use serde_json::{Value, json};
 use skill_core::{
-    Content, LeftOutKeyword, RegisteredTool, ResourceContents, SkillFailure, ToolError, ToolFailure, ToolOutput,
-    ToolSource,
+    Agent, Content, FilterReport, LeftOutKeyword, RegisteredTool, ResourceContents, SkillFailure, ToolError,
+    ToolFailure, ToolOutput, ToolSource,
 };
 
 #[cfg(feature = "markdown")]
@@ -56,13 +56,9 @@ fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
 }
 
 /// `tools list`.
-pub(crate) fn tools(
-    tools: &[RegisteredTool],
-    skipped: &[SkillFailure],
-    skipped_tools: &[ToolFailure],
-    left_out_keywords: &[LeftOutKeyword],
-    json: bool,
-) -> anyhow::Result<()> {
+pub(crate) fn tools(agent: &Agent, json: bool) -> anyhow::Result<()> {
+    let (tools, skipped, skipped_tools) = (agent.tools(), agent.skipped(), agent.skipped_tools());
+    let (left_out_keywords, tool_filter) = (agent.left_out_keywords(), agent.tool_filter_report());
     if json {
         #[derive(Serialize)]
         struct Listing<'a> {
@@ -70,6 +66,7 @@ pub(crate) fn tools(
             skipped: &'a [SkillFailure],
             skipped_tools: &'a [ToolFailure],
             left_out_keywords: &'a [LeftOutKeyword],
+            tool_filter: &'a FilterReport,
         }
         #[derive(Serialize)]
         struct ToolEntry<'a> {
@@ -87,11 +84,17 @@ pub(crate) fn tools(
                 source: tool.source(),
             })
             .collect();
-        return print_json(&Listing { tools, skipped, skipped_tools, left_out_keywords });
+        return print_json(&Listing {
+            tools,
+            skipped: &skipped,
+            skipped_tools: &skipped_tools,
+            left_out_keywords: &left_out_keywords,
+            tool_filter: &tool_filter,
+        });
     }
     let mut out = anstream::stdout().lock();
     let mut by_skill: BTreeMap<(&str, &str), Vec<&RegisteredTool>> = BTreeMap::new();
-    for tool in tools {
+    for tool in &tools {
         by_skill.entry((&tool.source().skill, tool.source().kind.as_str())).or_default().push(tool);
     }
     let name_width = tools.iter().map(|tool| tool.name().len()).max().unwrap_or(0).min(40);
@@ -106,16 +109,23 @@ pub(crate) fn tools(
     if !by_skill.is_empty() {
         writeln!(out)?;
     }
-    writeln!(out, "{} from {}", count(tools.len(), "tool"), count(by_skill.len(), "skill"))?;
-    for failure in skipped {
+    write!(out, "{} from {}", count(tools.len(), "tool"), count(by_skill.len(), "skill"))?;
+    match tool_filter.left_out {
+        0 => writeln!(out)?,
+        n => writeln!(out, " {DIM}({n} more left out by the config's `tools:` section){DIM:#}")?,
+    }
+    for line in tool_filter.unmatched_lines() {
+        writeln!(out, "{YELLOW}`tools:` {line}{YELLOW:#}")?;
+    }
+    for failure in &skipped {
         let line = format!("skipped {}: {}", failure.skill, failure.reason);
         writeln!(out, "{YELLOW}{}{YELLOW:#}", truncate(&line, WIDTH))?;
     }
-    for failure in skipped_tools {
+    for failure in &skipped_tools {
         let line = format!("left out {} tool {}: {}", failure.skill, failure.tool, failure.reason);
         writeln!(out, "{YELLOW}{}{YELLOW:#}", truncate(&line, WIDTH))?;
     }
-    for part in left_out_keywords {
+    for part in &left_out_keywords {
         writeln!(out, "{YELLOW}{}{YELLOW:#}", truncate(&left_out_line(part), WIDTH))?;
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! Which of its skills' tools an agent offers: `include` and `exclude` patterns on
 //! agent-level names, `*` matching any run of characters (`github__*`, `*__delete_*`).
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,48 @@ impl ToolFilter {
     /// Whether it offers every tool.
     pub fn is_empty(&self) -> bool {
         self.include.is_empty() && self.exclude.is_empty()
+    }
+
+    /// The positions of the patterns that `name` matches, counting `include`'s first,
+    /// then `exclude`'s.
+    pub(crate) fn patterns_matching(&self, name: &str) -> impl Iterator<Item = usize> {
+        let patterns = self.include.iter().chain(&self.exclude);
+        patterns.enumerate().filter(move |(_, pattern)| pattern.matches(name)).map(|(at, _)| at)
+    }
+
+    /// What it did to the tools it was shown, given how many it left out and the
+    /// positions of the patterns that matched any of them.
+    pub(crate) fn report(&self, left_out: usize, matched: &BTreeSet<usize>) -> FilterReport {
+        let unmatched = |first: usize, patterns: &[ToolPattern]| {
+            let unmatched = patterns.iter().enumerate().filter(|(at, _)| !matched.contains(&(first + at)));
+            unmatched.map(|(_, pattern)| pattern.0.clone()).collect()
+        };
+        FilterReport {
+            left_out,
+            unmatched_include: unmatched(0, &self.include),
+            unmatched_exclude: unmatched(self.include.len(), &self.exclude),
+        }
+    }
+}
+
+/// What an agent's [`ToolFilter`] did to the tools of its loaded skills.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FilterReport {
+    /// How many tools it left out.
+    pub left_out: usize,
+    /// The patterns of `include` that match no tool: likely misspelt, or for a skill
+    /// that did not load.
+    pub unmatched_include: Vec<String>,
+    /// The patterns of `exclude` that match no tool.
+    pub unmatched_exclude: Vec<String>,
+}
+
+impl FilterReport {
+    /// A line for each pattern that matches no tool: ``include pattern `x` matches no tool``.
+    pub fn unmatched_lines(&self) -> impl Iterator<Item = String> {
+        let include = self.unmatched_include.iter().map(|pattern| ("include", pattern));
+        let exclude = self.unmatched_exclude.iter().map(|pattern| ("exclude", pattern));
+        include.chain(exclude).map(|(list, pattern)| format!("{list} pattern `{pattern}` matches no tool"))
     }
 }
 

@@ -87,7 +87,7 @@ pub use crate::agent::{
 };
 pub use crate::blocking::{drop_off_runtime, off_runtime};
 pub use crate::error::{BoxError, Error, ToolError};
-pub use crate::filter::{ToolFilter, ToolPattern, wildcard_matches};
+pub use crate::filter::{FilterReport, ToolFilter, ToolPattern, wildcard_matches};
 pub use crate::hook::{ToolCall, ToolHook};
 pub use crate::memory::MemorySkill;
 pub use crate::naming::{

@@ -218,6 +218,9 @@ fn agent_factory(config: SharedConfig, home: Home, sections: Sections, markdown:
             for skipped in agent.skipped() {
                 tracing::warn!("skill {} skipped: {}", skipped.skill, skipped.reason);
             }
+            for line in agent.tool_filter_report().unmatched_lines() {
+                tracing::warn!("`tools:` {line}");
+            }
             Ok(agent)
         })
     })

@@ -18,8 +18,7 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
     match command {
         ToolsCommand::List => {
             let agent = start_agent(&config, &session.home, Wanted::All, session.person()).await?;
-            let left_out = agent.left_out_keywords();
-            render::tools(&agent.tools(), &agent.skipped(), &agent.skipped_tools(), &left_out, session.json)?;
+            render::tools(&agent, session.json)?;
             agent.close().await;
             Ok(ExitCode::SUCCESS)
         }

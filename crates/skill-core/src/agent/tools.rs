@@ -3,7 +3,7 @@
 //! itself: [`left_out`](super::left_out)), the tools left out (a schema that still does not
 //! compile costs only its tool), and calls, checked against the schema.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,7 +15,9 @@ use tracing::Instrument;
 use super::left_out::{LeftOut, LeftOutKeyword, compile_leaving_out, description_note};
 use super::{Agent, read, write};
 use crate::naming::close_names;
-use crate::{SourceKind, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError, ToolOutput, ToolSource};
+use crate::{
+    FilterReport, SourceKind, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError, ToolOutput, ToolSource,
+};
 
 /// A tool a loaded skill gave that the agent could not register, and why: its input
 /// schema does not compile. The skill's other tools are registered all the same.
@@ -36,6 +38,11 @@ pub(super) struct ToolProblems {
     skipped: Vec<ToolFailure>,
     /// The parts of input schemas left out, the tools registered without them.
     left_out: Vec<LeftOutKeyword>,
+    /// How many tools the agent's filter left out.
+    filtered: usize,
+    /// The positions of the filter's patterns that match any of the skill's tools
+    /// ([`ToolFilter::patterns_matching`](crate::ToolFilter)).
+    matched_patterns: BTreeSet<usize>,
 }
 
 /// A tool as the agent registered it: the tool, its agent-level name and its source.
@@ -146,7 +153,10 @@ impl Agent {
         for tool in tools {
             let source = ToolSource { kind, skill: skill.to_owned(), tool: tool.name().to_owned() };
             let name = self.item_name(skill, &source.tool);
-            if !self.inner.tool_filter.offers(&name) {
+            let filter = &self.inner.tool_filter;
+            problems.matched_patterns.extend(filter.patterns_matching(&name));
+            if !filter.offers(&name) {
+                problems.filtered += 1;
                 continue;
             }
             let existing = registry.get(&name).filter(|existing| existing.source().skill != skill);
@@ -200,6 +210,15 @@ impl Agent {
     /// in skill order, then tool order.
     pub fn left_out_keywords(&self) -> Vec<LeftOutKeyword> {
         read(&self.inner.tool_problems).values().flat_map(|problems| problems.left_out.iter().cloned()).collect()
+    }
+
+    /// What the agent's [`ToolFilter`](crate::ToolFilter) did to the tools of its loaded
+    /// skills: how many it left out, and which of its patterns match none of them.
+    pub fn tool_filter_report(&self) -> FilterReport {
+        let problems = read(&self.inner.tool_problems);
+        let left_out = problems.values().map(|problems| problems.filtered).sum();
+        let matched = problems.values().flat_map(|problems| problems.matched_patterns.iter().copied()).collect();
+        self.inner.tool_filter.report(left_out, &matched)
     }
 
     /// The tool called `name`: its agent-level name, or a bare tool name that exactly

@@ -197,4 +197,25 @@ async fn the_tool_filter_leaves_tools_out_before_anything_else_looks_at_them() {
     assert_eq!(agent.skipped_tools(), []);
     let unknown = agent.call_tool("kept__gone", json!({})).await.unwrap_err();
     assert!(matches!(unknown, ToolError::NotFound { .. }), "{unknown:?}");
+    let report = agent.tool_filter_report();
+    assert_eq!((report.left_out, report.unmatched_include, report.unmatched_exclude), (3, vec![], vec![]));
+}
+
+#[tokio::test]
+async fn the_tool_filter_names_its_patterns_that_match_no_tool() {
+    let filter = json!({"include": ["kept__*", "kept_*", "other__one"], "exclude": ["*__gone*", "*__delete_*"]});
+    let filter: ToolFilter = serde_json::from_value(filter).unwrap();
+    let kept = TestSkill::new("kept").tool("one", Action::Echo).tool("gone", Action::Echo);
+    let (agent, _) = load(Agent::builder().tool_filter(filter), vec![kept]).await;
+    let report = agent.tool_filter_report();
+    // `kept_*` matches `kept__one` too; `other__one` is of no loaded skill.
+    assert_eq!(report.left_out, 1);
+    assert_eq!(report.unmatched_include, ["other__one"]);
+    assert_eq!(report.unmatched_exclude, ["*__delete_*"]);
+    let lines: Vec<String> = report.unmatched_lines().collect();
+    assert_eq!(
+        lines,
+        ["include pattern `other__one` matches no tool", "exclude pattern `*__delete_*` matches no tool"]
+    );
+    assert_eq!(Agent::builder().build().tool_filter_report(), skill_core::FilterReport::default());
 }
