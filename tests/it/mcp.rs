@@ -113,14 +113,24 @@ fn tools_call_starts_only_the_named_server() {
         run(home.omniagent(&["tools", "call", "sample__echo", "--args", r#"{"text":"only me"}"#]));
     assert_eq!((code, stdout.as_str(), stderr.as_str()), (0, "only me\n", ""), "the broken server is never started");
 
+    // A tool of the server that did not start: why it did not, rather than "unknown tool".
+    let (code, _, stderr) = run(home.omniagent(&["-q", "tools", "call", "broken__echo"]));
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr,
+        "error: `broken__echo`: the skill `broken` did not load: init failed: start-up failed: the server exited \
+         before it answered (exit status: 7); stderr: fatal: sample failure\n"
+    );
+
     let (code, stdout, _) = run(home.omniagent(&["--json", "tools", "list"]));
     assert_eq!(code, 0);
     let skipped = &json(&stdout)["skipped"];
     assert_eq!(skipped[0]["skill"], json!("broken"));
-    let reason = skipped[0]["reason"].as_str().unwrap();
-    assert!(
-        reason.starts_with("init failed: start-up failed: ") && reason.ends_with("stderr: fatal: sample failure"),
-        "{reason}"
+    assert_eq!(
+        skipped[0]["reason"],
+        json!(
+            "init failed: start-up failed: the server exited before it answered (exit status: 7); stderr: fatal: sample failure"
+        )
     );
 }
 

@@ -291,8 +291,8 @@ impl Connection {
                 if let Some(cwd) = cwd {
                     process.current_dir(cwd);
                 }
-                let (group, pipes) = ProcessGroupGuard::spawn(&mut process)
-                    .map_err(|source| Error::Spawn { command: command.clone(), source })?;
+                let (mut group, pipes) = ProcessGroupGuard::spawn(&mut process)
+                    .map_err(|error| Error::Spawn { command: command.clone(), error })?;
                 let (tail, drained) = stderr::drain(server.to_owned(), pipes.stderr);
                 let lines = Lines::new(pipes.stdout, pipes.stdin);
                 let heard = lines.heard();
@@ -309,13 +309,16 @@ impl Connection {
                     }
                     Ok(Err(error)) => {
                         // The server usually explains itself on stderr as it exits:
-                        // give the drain a moment to read it.
-                        let _ = tokio::time::timeout(Duration::from_millis(500), drained).await;
-                        group.kill(CLOSE_BOUND).await;
-                        Err(Error::Startup {
-                            reason: startup_reason(&handler.protocol, error.to_string()),
-                            stderr: tail.text(),
-                        })
+                        // give it a moment to, and the drain a moment to read it.
+                        let exited = group.exits_within(Duration::from_millis(500)).await;
+                        let _ = tokio::time::timeout(Duration::from_millis(100), drained).await;
+                        // A server that exited says more by that than the pipe it left
+                        // closed does.
+                        let reason = match group.kill(CLOSE_BOUND).await.filter(|_| exited) {
+                            Some(status) => format!("the server exited before it answered ({status})"),
+                            None => startup_reason(&handler.protocol, error.to_string()),
+                        };
+                        Err(Error::Startup { reason, stderr: tail.text() })
                     }
                 }
             }

@@ -22,13 +22,12 @@ pub enum Error {
         name: String,
     },
     /// The program could not be started.
-    #[error("cannot start `{command}`: {source}")]
+    #[error("cannot start `{command}`: {error}")]
     Spawn {
         /// The program.
         command: String,
-        /// Why.
-        #[source]
-        source: std::io::Error,
+        /// Why (in the message, as every reason of this type is, so not a `source`).
+        error: std::io::Error,
     },
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]

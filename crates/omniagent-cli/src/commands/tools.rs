@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use serde_json::Value;
+use skill_core::ToolError;
 
 use omniagent_host::{Wanted, start_agent};
 
@@ -32,7 +33,12 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
             let skill = tool.split_once("__").map_or(tool.as_str(), |(skill, _)| skill);
             let agent = start_agent(&config, &session.home, Wanted::Only(skill), session.person()).await?;
             let outcome = agent.call_tool(&tool, arguments).await;
+            let skipped = agent.skipped().into_iter().find(|failure| failure.skill == skill);
             agent.close().await;
+            if let (Err(ToolError::NotFound { .. }), Some(failure)) = (&outcome, skipped) {
+                let message = format!("`{tool}`: the skill `{skill}` did not load: {}", failure.reason);
+                return Err(UsageError::new(message).into());
+            }
             let output = outcome?;
             render::tool_output(&output, session.json)?;
             Ok(if output.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })

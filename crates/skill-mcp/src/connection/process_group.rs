@@ -1,7 +1,7 @@
 //! A stdio server's process group, and the rule that keeps signals to it from reaching
 //! anyone else's.
 
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
@@ -133,8 +133,8 @@ impl ProcessGroupGuard {
         true
     }
 
-    /// Whether the leader exits within `bound`; it is not reaped.
-    async fn exits_within(&mut self, bound: Duration) -> bool {
+    /// Whether the leader exits within `bound` (or has exited); it is not reaped.
+    pub(super) async fn exits_within(&mut self, bound: Duration) -> bool {
         let started = tokio::time::Instant::now();
         let mut poll = EXIT_POLL_FIRST;
         loop {
@@ -160,18 +160,18 @@ impl ProcessGroupGuard {
         self.reap(bound).await;
     }
 
-    /// Kills the group at once and reaps the leader.
-    pub(super) async fn kill(mut self, bound: Duration) {
+    /// Kills the group at once and reaps the leader; returns the leader's status.
+    pub(super) async fn kill(mut self, bound: Duration) -> Option<ExitStatus> {
         self.signal_group(Signal::SIGKILL);
-        self.reap(bound).await;
+        self.reap(bound).await
     }
 
-    /// Reaps the leader, after which the group is never signalled again; a leader that
-    /// does not die within `bound` is left to tokio, which reaps dropped children.
-    async fn reap(&mut self, bound: Duration) {
-        if let Some(mut leader) = self.leader.take() {
-            let _ = tokio::time::timeout(bound, leader.wait()).await;
-        }
+    /// Reaps the leader, after which the group is never signalled again, and returns its
+    /// status; a leader that does not die within `bound` is left to tokio, which reaps
+    /// dropped children.
+    async fn reap(&mut self, bound: Duration) -> Option<ExitStatus> {
+        let mut leader = self.leader.take()?;
+        tokio::time::timeout(bound, leader.wait()).await.ok()?.ok()
     }
 }
 

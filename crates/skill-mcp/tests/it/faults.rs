@@ -107,8 +107,22 @@ async fn ten_megabytes_of_stderr_before_start_up_do_not_block_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_exits_at_start_up_is_skipped_with_its_stderr() {
     let (reason, _) = skip_reason(&["--exit-at-start"], json!({})).await;
-    assert!(reason.starts_with("init failed: start-up failed: "), "{reason}");
-    assert!(reason.contains("fatal: sample failure"), "the reason lacks the server's stderr: {reason}");
+    assert_eq!(
+        reason,
+        "init failed: start-up failed: the server exited before it answered (exit status: 7); stderr: fatal: sample failure"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cannot_be_started_is_skipped_saying_why_once() {
+    let config = serde_json::from_value(json!({"command": "/nonexistent/mcp-server"})).unwrap();
+    let agent = Agent::builder().with_compiled_skill(McpSkill::new(SAMPLE, config)).build();
+    let report = agent.init_compiled_skills().await;
+    let [skipped] = report.skipped.as_slice() else { panic!("one skipped skill expected: {:?}", report.skipped) };
+    assert_eq!(
+        skipped.reason,
+        "init failed: cannot start `/nonexistent/mcp-server`: No such file or directory (os error 2)"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
