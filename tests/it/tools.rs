@@ -125,7 +125,11 @@ fn memory_can_be_turned_off() {
     let home = Home::new().with_config("compiled:\n  memory:\n    enabled: false\nskills:\n  tools: false\n");
     let (code, stdout, _) = run(home.omniagent(&["--json", "tools", "list"]));
     assert_eq!(code, 0);
-    assert_eq!(json(&stdout), json!({"tools": [], "skipped": [], "skipped_tools": [], "left_out_keywords": []}));
+    let nothing_left_out = json!({"left_out": 0, "unmatched_include": [], "unmatched_exclude": []});
+    assert_eq!(
+        json(&stdout),
+        json!({"tools": [], "skipped": [], "skipped_tools": [], "left_out_keywords": [], "tool_filter": nothing_left_out})
+    );
     let (code, _, stderr) = run(home.omniagent(&["tools", "call", "memory__recall", "--args", r#"{"key":"a"}"#]));
     assert_eq!(code, 2, "{stderr}");
 }

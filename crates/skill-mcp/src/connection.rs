@@ -316,8 +316,9 @@ impl Connection {
                         // closed does.
                         let reason = match group.kill(CLOSE_BOUND).await.filter(|_| exited) {
                             Some(status) => format!("the server exited before it answered ({status})"),
-                            None => startup_reason(&handler.protocol, error.to_string()),
+                            None => error.to_string(),
                         };
+                        let reason = startup_reason(&handler.protocol, reason);
                         Err(Error::Startup { reason, stderr: tail.text() })
                     }
                 }

@@ -48,13 +48,13 @@ async fn prompts_and_resources_pass_through(agent: &Agent) {
 
     let resources = agent.resources();
     let resource = resources.first().expect("server-everything lists resources");
-    let (skill, uri) = skill_core::split_agent_resource_uri(&resource.uri).expect("an agent-level URI");
+    let (skill, _) = skill_core::split_agent_resource_uri(&resource.uri).expect("an agent-level URI");
     assert_eq!(skill, "everything");
     let read = agent.read_resource(&resource.uri).await.expect("the resource reads");
     let read_uri = match &read.contents[0] {
         ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. } => uri,
     };
-    assert_eq!(read_uri, uri, "the server's own URI in the contents");
+    assert_eq!(read_uri, &resource.uri, "the contents under the URI they were read by");
     assert!(!agent.resource_templates().is_empty(), "server-everything has resource templates");
 }
 
