@@ -108,12 +108,12 @@ fn config_check_resolves_every_reference_and_reports_failures() {
         .iter()
         .map(|secret| (secret["agent"].clone(), secret["key"].as_str().unwrap(), secret["error"].is_null()))
         .collect();
+    // alice's A is the top level's, checked once there.
     assert_eq!(
         outcomes,
         [
             (json!(null), "compiled.memory.secrets.A", true),
             (json!(null), "compiled.memory.secrets.B", false),
-            (json!("alice"), "compiled.memory.secrets.A", true),
             (json!("alice"), "compiled.memory.secrets.B", true),
         ]
     );
@@ -127,6 +127,7 @@ fn config_check_resolves_every_reference_and_reports_failures() {
     let (code, stdout, _) = run(command);
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("ok     agents.alice: compiled.memory.secrets.B (env:OMNIAGENT_TEST_SET)\n"), "{stdout}");
+    assert!(stdout.contains("ok     agents.alice: compiled.memory.secrets.A (file:"), "all of alice's own: {stdout}");
 }
 
 #[test]

@@ -122,6 +122,11 @@ fn tools_call_starts_only_the_named_server() {
          before it answered (exit status: 7); stderr: fatal: sample failure\n"
     );
 
+    // The gateway logs it, once.
+    let (_, _, stderr) = run(home.omniagent(&["mcp", "serve", "--eager"]));
+    let lines: Vec<&str> = stderr.lines().filter(|line| line.contains("broken")).collect();
+    assert!(matches!(lines[..], [line] if line.contains("exit status: 7")), "{stderr}");
+
     let (code, stdout, _) = run(home.omniagent(&["--json", "tools", "list"]));
     assert_eq!(code, 0);
     let skipped = &json(&stdout)["skipped"];

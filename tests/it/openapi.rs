@@ -176,7 +176,8 @@ fn a_document_that_cannot_load_skips_its_skill_only() {
     // Relative specs are taken from the config file's folder, not the working folder.
     let home = home.with_config(
         "compiled: {memory: {enabled: false}}\nopenapi:\n  good: {spec: specs/good.yaml}\n  \
-         old: {spec: specs/swagger.yaml}\n  gone: {spec: specs/missing.json}\n",
+         old: {spec: specs/swagger.yaml}\n  gone: {spec: specs/missing.json}\n\
+         agents:\n  same: {}\n  slower: {openapi: {good: {timeout: 90s}}}\n",
     );
     let elsewhere = tempfile::tempdir().unwrap();
     let mut command = home.omniagent(&["--json", "tools", "list"]);
@@ -199,19 +200,29 @@ fn a_document_that_cannot_load_skips_its_skill_only() {
 
     let (code, stdout, _) = run(home.omniagent(&["--json", "config", "check"]));
     assert_eq!(code, 1, "a document that cannot load fails the check");
-    let documents: Vec<(String, u64, bool)> = json(&stdout)["documents"]
+    let documents: Vec<(Value, String, u64, bool)> = json(&stdout)["documents"]
         .as_array()
         .unwrap()
         .iter()
         .map(|document| {
             (
+                document["agent"].clone(),
                 document["skill"].as_str().unwrap().to_owned(),
                 document["tools"].as_u64().unwrap(),
                 document["error"].is_null(),
             )
         })
         .collect();
-    assert_eq!(documents, [("gone".into(), 0, false), ("good".into(), 1, true), ("old".into(), 0, false)]);
+    // An agent's skill is checked again only where its overrides change it.
+    assert_eq!(
+        documents,
+        [
+            (Value::Null, "gone".into(), 0, false),
+            (Value::Null, "good".into(), 1, true),
+            (Value::Null, "old".into(), 0, false),
+            (json!("slower"), "good".into(), 1, true),
+        ]
+    );
     let (_, stdout, _) = run(home.omniagent(&["config", "check"]));
     assert!(stdout.contains("ok     openapi.good (1 tool)\n"), "{stdout}");
     assert!(stdout.contains("error  openapi.old: "), "{stdout}");
@@ -421,9 +432,14 @@ fn issue_13_a_bad_pattern_or_enum_costs_only_itself() {
         "{mix}"
     );
     assert_eq!(mix["input_schema"]["properties"]["colour"], json!({"type": "string", "maxLength": 6}));
+    // What the list reports is not logged again, unless asked.
+    assert_eq!(stderr, "");
+    let (_, _, verbose) = run(home.omniagent(&["-v", "--json", "tools", "list"]));
+    assert!(verbose.contains("`pattern` at `/properties/colour` left out of the input schema"), "{verbose}");
 
     let (code, stdout, stderr) = run(home.omniagent(&["config", "check"]));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(stderr, "");
     assert!(stdout.contains("openapi.paint (2 tools)"), "{stdout}");
     assert!(
         stdout.contains("openapi.paint: tool mix: `pattern` at /properties/colour left out of its input schema: "),

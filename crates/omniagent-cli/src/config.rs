@@ -209,7 +209,33 @@ impl Config {
                 message: format!("agents.{name}: an agent's overrides cannot hold `agents`"),
             });
         }
-        Ok(Self { file: Some(path.to_owned()), tree, sections })
+        let config = Self { file: Some(path.to_owned()), tree, sections };
+        config.check_agents(path, text)?;
+        Ok(config)
+    }
+
+    /// Checks that each agent's overrides, merged over the top level, make a valid config.
+    /// A mistake the overrides show on their own as well (read as sections of their own)
+    /// is named by its line in `text`.
+    fn check_agents(&self, path: &Path, text: &str) -> Result<(), HostError> {
+        for name in self.sections.agents.keys() {
+            let Err(error) = self.merged(name) else { continue };
+            let message = error.to_string();
+            let alone = serde_yaml_ng::from_str::<Sections<Sections>>(text).err().map(|error| yaml_error(path, &error));
+            return Err(match alone {
+                Some(HostError::InvalidConfig { at: Some(at), message: located, file })
+                    if located.starts_with(&format!("agents.{name}")) && located.ends_with(&message) =>
+                {
+                    HostError::InvalidConfig { file, at: Some(at), message: located }
+                }
+                _ => HostError::InvalidConfig {
+                    file: Some(path.to_owned()),
+                    at: None,
+                    message: format!("agents.{name}: {message}"),
+                },
+            });
+        }
+        Ok(())
     }
 
     /// The config the agent `agent` runs with: the top level, with `agents.<agent>`
@@ -226,6 +252,15 @@ impl Config {
                 known: self.sections.agents.keys().cloned().collect(),
             });
         }
+        self.merged(name).map(|sections| self.located(name, sections)).map_err(|error| HostError::InvalidConfig {
+            file: self.file.clone(),
+            at: None,
+            message: format!("agents.{name}: {error}"),
+        })
+    }
+
+    /// The top level with the overrides of the agent `name` merged over it.
+    fn merged(&self, name: &str) -> Result<Sections, serde_yaml_ng::Error> {
         let mut merged = self.tree.clone();
         let overrides = self.tree.get("agents").and_then(|agents| agents.get(name)).cloned();
         if let Value::Mapping(top) = &mut merged {
@@ -234,9 +269,7 @@ impl Config {
         if let Some(overrides) = overrides {
             merge(&mut merged, overrides);
         }
-        serde_yaml_ng::from_value(merged).map(|sections| self.located(name, sections)).map_err(|error| {
-            HostError::InvalidConfig { file: self.file.clone(), at: None, message: format!("agents.{name}: {error}") }
-        })
+        serde_yaml_ng::from_value(merged)
     }
 
     /// The name of every agent under `agents:`.
@@ -489,6 +522,34 @@ mod tests {
             "agents:\n  alice:\n    agents: {}\n",
             "config.yaml: agents.alice: an agent's overrides cannot hold `agents`",
         );
+        check(
+            "agents:\n  alice:\n    compiled: {memory: {enabeld: false}}\n",
+            "config.yaml:3:25: agents.alice.compiled.memory: unknown field `enabeld`, expected `enabled` or `secrets`",
+        );
+    }
+
+    /// An override names only what it changes of an OpenAPI skill or an MCP server; what
+    /// neither it nor the top level gives is still missing, named where it is missing.
+    #[cfg(all(feature = "openapi", feature = "mcp"))]
+    #[test]
+    fn overrides_need_not_repeat_what_the_top_level_gives() {
+        let top =
+            "openapi:\n  pets: {spec: pets.yaml, timeout: 10s}\nmcp:\n  servers:\n    sample: {command: sample}\n";
+        let file = parse(&format!(
+            "{top}agents:\n  alice:\n    openapi:\n      pets: {{timeout: 3s}}\n    mcp:\n      servers:\n        sample: {{args: [--alice]}}\n"
+        ))
+        .unwrap();
+        let alice = file.for_agent(Some("alice")).unwrap();
+        let pets = serde_json::to_value(&alice.sections.openapi["pets"]).unwrap();
+        assert_eq!((&pets["spec"], &pets["timeout"]), (&serde_json::json!("pets.yaml"), &serde_json::json!("3s")));
+        let sample = serde_json::to_value(&alice.sections.mcp.servers["sample"]).unwrap();
+        assert_eq!(
+            (&sample["command"], &sample["args"]),
+            (&serde_json::json!("sample"), &serde_json::json!(["--alice"]))
+        );
+
+        let missing = parse(&format!("{top}agents:\n  bob:\n    openapi:\n      weather: {{timeout: 3s}}\n"));
+        assert_eq!(missing.unwrap_err(), "config.yaml:9:16: agents.bob.openapi.weather: missing field `spec`");
     }
 
     #[test]
@@ -548,7 +609,7 @@ mod tests {
 
     #[test]
     fn compiled_skills_are_named_as_they_name_themselves() {
-        for skill in Sections::default().compiled.skills() {
+        for skill in <Sections>::default().compiled.skills() {
             assert_eq!((skill.build)().name(), skill.name);
         }
     }

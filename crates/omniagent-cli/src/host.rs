@@ -366,12 +366,23 @@ pub struct OpenApiToolsCheck {
 /// name, the number of tools registered, the tools and the parts of input schemas left
 /// out with the reason, or why the skill cannot load. Nothing is called, so no request waits for a person, and
 /// nothing is written: not even the AAuth key of skills that sign (`check_aauth_key`
-/// reports on it).
+/// reports on it). A skill that `inherited` (the top level, when `config` is an agent's)
+/// has as `config` has it, with the same AAuth setup, is passed over: it would be found
+/// the same.
 #[cfg(feature = "openapi")]
-pub async fn load_openapi_tools(config: &AgentConfig, home: &Home) -> Vec<(String, Result<OpenApiToolsCheck, String>)> {
+pub async fn load_openapi_tools(
+    config: &AgentConfig,
+    home: &Home,
+    inherited: Option<&AgentConfig>,
+) -> Vec<(String, Result<OpenApiToolsCheck, String>)> {
     let signer = Signer::for_check(config, home);
     let mut loaded = Vec::new();
+    #[cfg(feature = "aauth")]
+    let inherited = inherited.filter(|top| top.sections.aauth == config.sections.aauth);
     for (name, settings) in &config.sections.openapi {
+        if inherited.is_some_and(|top| top.sections.openapi.get(name) == Some(settings)) {
+            continue;
+        }
         let agent = Agent::builder().build();
         agent.register(openapi_skill(config, home, name, settings, &signer));
         let report = agent.init_compiled_skills().await;
@@ -446,7 +457,7 @@ mod tests {
         #[cfg(feature = "markdown")]
         assert_send(&load_markdown_skills(&config, &home, &SkillPaths::default()));
         #[cfg(feature = "openapi")]
-        assert_send(&load_openapi_tools(&config, &home));
+        assert_send(&load_openapi_tools(&config, &home, None));
     }
 }
 

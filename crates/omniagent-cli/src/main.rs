@@ -57,7 +57,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => error.exit(),
     };
-    init_tracing(cli.global.verbose, cli.global.quiet);
+    init_tracing(cli.global.verbose, cli.global.quiet, reports_loading(&cli.command));
     let runtime = match runtime_for(&cli.command).enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => return fail(&anyhow::Error::new(error).context("cannot start the async runtime")),
@@ -108,9 +108,23 @@ fn is_usage_error(error: &anyhow::Error) -> bool {
     })
 }
 
+/// Whether the command's output reports what went wrong as the agent loaded its skills
+/// (skills skipped, tools and parts of input schemas left out), as `tools list` and
+/// `config check` do.
+fn reports_loading(command: &args::Command) -> bool {
+    matches!(
+        command,
+        args::Command::Tools(args::ToolsCommand::List) | args::Command::Config(args::ConfigCommand::Check)
+    )
+}
+
 /// Logs go to stderr: warnings by default, `-v` info, `-vv` debug, `-vvv` trace, `-q`
-/// errors only. Colour only on a terminal, and never with `NO_COLOR`.
-fn init_tracing(verbose: u8, quiet: bool) {
+/// errors only. Colour only on a terminal, and never with `NO_COLOR`. A command that
+/// `reports_loading` does not log those warnings again by default.
+fn init_tracing(verbose: u8, quiet: bool, reports_loading: bool) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+
     let level = match (quiet, verbose) {
         (true, _) => tracing::Level::ERROR,
         (false, 0) => tracing::Level::WARN,
@@ -118,6 +132,10 @@ fn init_tracing(verbose: u8, quiet: bool) {
         (false, 2) => tracing::Level::DEBUG,
         (false, _) => tracing::Level::TRACE,
     };
+    let mut targets = tracing_subscriber::filter::Targets::new().with_default(level);
+    if reports_loading && level == tracing::Level::WARN {
+        targets = targets.with_target("skill_core::agent", tracing::Level::ERROR);
+    }
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     tracing_subscriber::fmt()
         .with_max_level(level)
@@ -125,5 +143,7 @@ fn init_tracing(verbose: u8, quiet: bool) {
         .with_ansi(colour)
         .with_target(false)
         .without_time()
+        .finish()
+        .with(targets)
         .init();
 }

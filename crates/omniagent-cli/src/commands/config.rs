@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use omniagent_host::{AgentConfig, Config};
 use serde::Serialize;
-use skill_core::{LeftOutKeyword, SecretResolver, ToolFailure};
+use skill_core::{LeftOutKeyword, SecretRef, SecretResolver, ToolFailure};
 
 use super::Session;
 use crate::args::ConfigCommand;
@@ -85,14 +85,32 @@ async fn check(file: &Config, session: &Session) -> anyhow::Result<CheckReport> 
     let resolver = SecretResolver::default();
     let mut secrets = Vec::new();
     let mut documents = Vec::new();
+    // What an agent inherits unchanged from the top level is checked there, once.
+    let mut top: Option<TopLevel> = None;
     for agent in &agents {
         let config = file.for_agent(agent.as_deref())?;
-        for (key, reference) in config.secret_references() {
-            let error = resolver.resolve(&reference).await.err().map(|error| error.to_string());
-            secrets.push(SecretCheck { agent: agent.clone(), key, reference: reference.to_string(), error });
+        let references = config.secret_references();
+        for (key, reference) in &references {
+            if top.as_ref().is_some_and(|top| top.references.contains(&(key.clone(), reference.clone()))) {
+                continue;
+            }
+            let error = resolver.resolve(reference).await.err().map(|error| error.to_string());
+            secrets.push(SecretCheck {
+                agent: agent.clone(),
+                key: key.clone(),
+                reference: reference.to_string(),
+                error,
+            });
         }
-        secrets.extend(aauth_key(&config, agent, session));
-        documents.extend(openapi_documents(&config, agent, session).await);
+        let aauth_key = aauth_key(&config, agent, session);
+        let shown_key = aauth_key.as_ref().map(|key| key.reference.clone());
+        if top.as_ref().is_none_or(|top| top.shown_key != shown_key) {
+            secrets.extend(aauth_key);
+        }
+        documents.extend(openapi_documents(&config, agent, session, top.as_ref().map(|top| &top.config)).await);
+        if agent.is_none() {
+            top = Some(TopLevel { config, references, shown_key });
+        }
     }
     Ok(CheckReport {
         path: session.location.path().map(|path| path.display().to_string()),
@@ -101,6 +119,15 @@ async fn check(file: &Config, session: &Session) -> anyhow::Result<CheckReport> 
         secrets,
         documents,
     })
+}
+
+/// What `config check` found the top level to have, which an agent that has the same
+/// needs no second check of.
+struct TopLevel {
+    config: AgentConfig,
+    references: Vec<(String, SecretRef)>,
+    /// Its AAuth key, as shown.
+    shown_key: Option<String>,
 }
 
 /// The agent's AAuth key file, read if it exists, never created: one that does not exist
@@ -124,8 +151,13 @@ fn aauth_key(_config: &AgentConfig, _agent: &Option<String>, _session: &Session)
 
 /// Loads each OpenAPI skill's document, as `tools list` would.
 #[cfg(feature = "openapi")]
-async fn openapi_documents(config: &AgentConfig, agent: &Option<String>, session: &Session) -> Vec<DocumentCheck> {
-    let loaded = omniagent_host::load_openapi_tools(config, &session.home).await;
+async fn openapi_documents(
+    config: &AgentConfig,
+    agent: &Option<String>,
+    session: &Session,
+    inherited: Option<&AgentConfig>,
+) -> Vec<DocumentCheck> {
+    let loaded = omniagent_host::load_openapi_tools(config, &session.home, inherited).await;
     loaded
         .into_iter()
         .map(|(skill, tools)| {
@@ -146,6 +178,11 @@ async fn openapi_documents(config: &AgentConfig, agent: &Option<String>, session
 }
 
 #[cfg(not(feature = "openapi"))]
-async fn openapi_documents(_config: &AgentConfig, _agent: &Option<String>, _session: &Session) -> Vec<DocumentCheck> {
+async fn openapi_documents(
+    _config: &AgentConfig,
+    _agent: &Option<String>,
+    _session: &Session,
+    _inherited: Option<&AgentConfig>,
+) -> Vec<DocumentCheck> {
     Vec::new()
 }

@@ -215,9 +215,6 @@ fn agent_factory(config: SharedConfig, home: Home, sections: Sections, markdown:
             if let Some(handles) = add_markdown_prompts(&agent, &agent_config, &home).await {
                 markdown.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(client, handles);
             }
-            for skipped in agent.skipped() {
-                tracing::warn!("skill {} skipped: {}", skipped.skill, skipped.reason);
-            }
             for line in agent.tool_filter_report().unmatched_lines() {
                 tracing::warn!("`tools:` {line}");
             }

@@ -13,9 +13,14 @@ use super::storage::StorageConfig;
 
 /// What a config file may hold, and what an agent's overrides may hold. Unknown keys are
 /// errors, so that a typo is reported rather than silently ignored.
+///
+/// The agents' overrides are kept as written (`Overrides`, YAML): an override may leave
+/// out what the top level gives it (an OpenAPI skill's `spec`, a server's `command`), so
+/// only the config it merges into is whole. `Sections<Sections>` reads them as sections
+/// of their own, for the line of a mistake in them.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Sections {
+pub(crate) struct Sections<Overrides = serde_yaml_ng::Value> {
     /// Markdown skills.
     #[cfg(feature = "markdown")]
     #[serde(default)]
@@ -51,7 +56,7 @@ pub(crate) struct Sections {
     pub(crate) serve: ServeConfig,
     /// Per-agent overrides of the sections above, selected by agent name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) agents: BTreeMap<String, Sections>,
+    pub(crate) agents: BTreeMap<String, Overrides>,
 }
 
 /// The `mcp:` section.
