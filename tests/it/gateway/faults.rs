@@ -146,5 +146,5 @@ fn a_server_that_is_the_gateway_itself_is_refused_at_once() {
     assert!(tools.contains(&"memory__recall") && !tools.iter().any(|name| name.starts_with("me__")), "{tools:?}");
     assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}: the start-up bound is 30 s");
     let stderr = gateway.stderr.lock().unwrap();
-    assert!(stderr.contains("skill me skipped") && stderr.contains("HTTP 508"), "{stderr}");
+    assert!(stderr.contains("skill skipped skill=me") && stderr.contains("HTTP 508"), "{stderr}");
 }

@@ -296,9 +296,9 @@ serve:
     alice: {{token: \"env:ALICE_TOKEN\", agent: alice}}
     bob: {{token: \"env:BOB_TOKEN\", agent: bob}}
 agents:
-  alice: {{mcp: {{servers: {{sample: {{command: {0}, secrets: {{GATEWAY_SECRET: \"env:ALICE_SECRET\"}}}}}}}}}}
+  alice: {{mcp: {{servers: {{sample: {{secrets: {{GATEWAY_SECRET: \"env:ALICE_SECRET\"}}}}}}}}}}
   bob:
-    mcp: {{servers: {{sample: {{command: {0}, secrets: {{GATEWAY_SECRET: \"env:BOB_SECRET\"}}}}}}}}
+    mcp: {{servers: {{sample: {{secrets: {{GATEWAY_SECRET: \"env:BOB_SECRET\"}}}}}}}}
     tools: {{exclude: [sample__add]}}
 ",
         sample_server().display()
