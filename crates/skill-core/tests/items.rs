@@ -38,9 +38,11 @@ fn link(uri: &str) -> Content {
 }
 
 /// The tool `links`: a link to each of `test://static`, `test://item/3` and
-/// `https://example.com/x`, and an embedded copy of `test://item/4`.
+/// `https://example.com/x`, and an embedded copy of `test://item/4`; its `_meta` names
+/// the MCP App `ui://w/app.html`.
 struct LinksTool {
     schema: Value,
+    meta: Value,
 }
 
 #[async_trait]
@@ -55,6 +57,10 @@ impl Tool for LinksTool {
 
     fn input_schema(&self) -> &Value {
         &self.schema
+    }
+
+    fn meta(&self) -> Option<&Value> {
+        Some(&self.meta)
     }
 
     async fn call(&self, _context: &ToolContext, _arguments: Value) -> Result<ToolOutput, ToolError> {
@@ -89,7 +95,8 @@ impl ResourceReader for NamingReader {
 }
 
 /// A skill with one prompt `greet` (argument `who`, required; its second message links
-/// to `test://item/9`), the resource `test://static`, the template `test://item/{id}`,
+/// to `test://item/9`), the resources `test://static` and `ui://w/app.html` (an MCP App),
+/// the template `test://item/{id}`,
 /// and, [`with_links`](ItemSkill::with_links), the tool `links`.
 struct ItemSkill {
     name: String,
@@ -122,7 +129,9 @@ impl Skill for ItemSkill {
     }
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        let links = Arc::new(LinksTool { schema: json!({"type": "object"}) });
+        let app = "ui://w/app.html";
+        let meta = json!({"ui": {"resourceUri": app, "prefersBorder": true}, "ui/resourceUri": app, "other": 1});
+        let links = Arc::new(LinksTool { schema: json!({"type": "object"}), meta });
         if self.links { vec![links] } else { Vec::new() }
     }
 
@@ -138,16 +147,15 @@ impl Skill for ItemSkill {
     }
 
     fn resources(&self) -> ResourceCatalog {
-        let resource = serde_json::from_value::<ResourceInfo>(
-            serde_json::json!({"uri": "test://static", "name": "static", "mimeType": "text/plain"}),
-        )
-        .unwrap();
+        let resource = |uri: &str| {
+            serde_json::from_value::<ResourceInfo>(json!({"uri": uri, "name": uri, "mimeType": "text/plain"})).unwrap()
+        };
         let template = serde_json::from_value::<ResourceTemplateInfo>(
             serde_json::json!({"uriTemplate": "test://item/{id}", "name": "item"}),
         )
         .unwrap();
         ResourceCatalog {
-            resources: vec![resource],
+            resources: vec![resource("test://static"), resource("ui://w/app.html")],
             templates: vec![template],
             reader: Some(Arc::new(NamingReader { skill: self.name.clone() })),
         }
@@ -187,7 +195,7 @@ async fn prompts_and_resources_get_agent_level_names_and_route_back() {
     let prompts: Vec<String> = agent.prompts().iter().map(|prompt| prompt.name().to_owned()).collect();
     assert_eq!(prompts, ["alpha__greet", "greet"]);
     let uris: Vec<String> = agent.resources().into_iter().map(|resource| resource.uri).collect();
-    assert_eq!(uris, ["omniagent://alpha/test://static", "test://static"]);
+    assert_eq!(uris, ["omniagent://alpha/test://static", "ui://alpha/w/app.html", "test://static", "ui://w/app.html"]);
     let templates: Vec<String> = agent.resource_templates().into_iter().map(|t| t.uri_template).collect();
     assert_eq!(templates, ["omniagent://alpha/test://item/{id}", "test://item/{id}"]);
 
@@ -248,6 +256,23 @@ async fn what_a_skill_reads_links_or_embeds_comes_under_agent_level_uris() {
     );
     let output = agent.get_prompt("greet", who()).await.unwrap();
     assert_eq!(linked_uris(output.messages.iter().map(|message| &message.content)), ["test://item/9"]);
+}
+
+/// An MCP App keeps its `ui://` scheme, which hosts require: the tool's `_meta` names it
+/// under the agent-level `ui://{skill}/...`, and that URI reads it back.
+#[tokio::test]
+async fn a_tools_mcp_app_is_named_under_a_ui_uri_that_reads_back() {
+    let skills = vec![ItemSkill::new("alpha", true).with_links(), ItemSkill::new("plain", false).with_links()];
+    let agent = agent_with(skills).await;
+    let meta = |name: &str| agent.find_tool(name).unwrap().meta().cloned().unwrap();
+    assert_eq!(
+        meta("alpha__links"),
+        json!({"ui": {"resourceUri": "ui://alpha/w/app.html", "prefersBorder": true}, "ui/resourceUri": "ui://alpha/w/app.html", "other": 1})
+    );
+    assert_eq!(meta("links")["ui"]["resourceUri"], "ui://w/app.html", "a skill that keeps its own URIs");
+    assert_eq!(text_of(&agent.read_resource("ui://alpha/w/app.html").await.unwrap()), "alpha read ui://w/app.html");
+    // `w` names no skill: the URI is the plain skill's own, which it lists.
+    assert_eq!(text_of(&agent.read_resource("ui://w/app.html").await.unwrap()), "plain read ui://w/app.html");
 }
 
 #[tokio::test]

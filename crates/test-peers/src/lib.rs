@@ -38,6 +38,13 @@ pub const OPENCLAW_DIR_VAR: &str = "OMNIAGENT_OPENCLAW_DIR";
 pub const SERVER_EVERYTHING_VERSION: &str = "2026.8.31";
 /// The variable naming the `mcp-server-everything` program.
 pub const SERVER_EVERYTHING_VAR: &str = "OMNIAGENT_SERVER_EVERYTHING";
+/// The npm package of an MCP App server: the MCP Apps extension's basic example, a tool
+/// whose `_meta` names its `ui://` resource.
+pub const MCP_APP_SERVER_PACKAGE: &str = "@modelcontextprotocol/server-basic-vanillajs";
+/// The release of the MCP App server the tests run.
+pub const MCP_APP_SERVER_VERSION: &str = "2.0.3";
+/// The variable naming the MCP App server's program.
+pub const MCP_APP_SERVER_VAR: &str = "OMNIAGENT_MCP_APP_SERVER";
 /// The variable naming the `mcp-sample-server` program.
 pub const SAMPLE_SERVER_VAR: &str = "OMNIAGENT_MCP_SAMPLE_SERVER";
 /// The npm package of Stoplight's Prism, the request-validating mock server.
@@ -181,6 +188,17 @@ pub fn server_everything_install_in(peers: &Path) -> PathBuf {
 /// The `mcp-server-everything` program of an install folder.
 pub fn server_everything_program(install: &Path) -> PathBuf {
     let name = if cfg!(windows) { "mcp-server-everything.cmd" } else { "mcp-server-everything" };
+    install.join("node_modules").join(".bin").join(name)
+}
+
+/// The MCP App server's install folder in the cache folder `peers`.
+pub fn mcp_app_server_install_in(peers: &Path) -> PathBuf {
+    peers.join(format!("mcp-app-server-{MCP_APP_SERVER_VERSION}"))
+}
+
+/// The MCP App server's program of an install folder (`--stdio` serves over stdio).
+pub fn mcp_app_server_program(install: &Path) -> PathBuf {
+    let name = if cfg!(windows) { "mcp-server-basic-vanillajs.cmd" } else { "mcp-server-basic-vanillajs" };
     install.join("node_modules").join(".bin").join(name)
 }
 
@@ -344,6 +362,13 @@ pub fn server_everything_or_panic() -> PathBuf {
     let path = non_empty_var(SERVER_EVERYTHING_VAR)
         .or_else(|| peers_dir().map(|peers| server_everything_program(&server_everything_install_in(&peers))));
     existing(path, "mcp-server-everything", SERVER_EVERYTHING_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_MCP_APP_SERVER`, else the program in the peers cache; panics when absent.
+pub fn mcp_app_server_or_panic() -> PathBuf {
+    let path = non_empty_var(MCP_APP_SERVER_VAR)
+        .or_else(|| peers_dir().map(|peers| mcp_app_server_program(&mcp_app_server_install_in(&peers))));
+    existing(path, "the MCP App server", MCP_APP_SERVER_VAR, "cargo xtask peers")
 }
 
 /// `$OMNIAGENT_PRISM`, else the program in the peers cache; panics when absent.

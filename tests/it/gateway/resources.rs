@@ -4,7 +4,10 @@
 use std::time::Duration;
 
 use serde_json::json;
-use test_peers::{sample_server_or_panic as sample_server, server_everything_or_panic as server_everything};
+use test_peers::{
+    mcp_app_server_or_panic as mcp_app_server, sample_server_or_panic as sample_server,
+    server_everything_or_panic as server_everything,
+};
 
 use super::{HttpGateway, python};
 use crate::Home;
@@ -51,6 +54,33 @@ fn links_an_upstream_returns_can_be_read_through_the_gateway() {
         assert!(contents[0]["text"].is_string() || contents[0]["blob"].is_string(), "{read}");
     }
     assert_eq!(reads["reads"].as_array().unwrap().len(), links.len(), "{reads}");
+}
+
+/// An MCP App through the gateway (the MCP Apps extension's own example server): the
+/// host finds the app the tool names (`_meta.ui.resourceUri`, and the older key) under
+/// the gateway's `ui://` URI for it, reads the app there as the HTML it is, and the app's
+/// own call of its tool, by the server's name for it, reaches the server.
+#[test]
+fn an_mcp_app_reaches_the_host_through_the_gateway() {
+    let home = Home::new().with_config(&format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: []}}\n\
+         mcp:\n  servers:\n    apps:\n      command: {}\n      args: [--stdio]\n",
+        mcp_app_server().display()
+    ));
+    let app = "ui://apps/get-time/mcp-app.html";
+    let plan = json!({"calls": [["get-time", {}]], "reads": [app]});
+    let serve = ["stdio", env!("CARGO_BIN_EXE_omniagent"), "mcp", "serve"];
+    let out = python("legacy", &serve, plan, &[("OMNIAGENT_HOME", home.path().to_str().unwrap())]);
+    let tool = out["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == "apps__get-time");
+    let meta = &tool.unwrap_or_else(|| panic!("apps__get-time in {out}"))["_meta"];
+    assert_eq!((&meta["ui"]["resourceUri"], &meta["ui/resourceUri"]), (&json!(app), &json!(app)), "{meta}");
+    assert!(out["resources"].as_array().unwrap().contains(&json!(app)), "{}", out["resources"]);
+
+    let contents = &out["reads"][0]["contents"][0];
+    assert_eq!((&contents["uri"], &contents["mimeType"]), (&json!(app), &json!("text/html;profile=mcp-app")));
+    assert!(contents["text"].as_str().is_some_and(|html| html.contains("<html")), "{contents}");
+    let call = &out["calls"][0];
+    assert!(call["structuredContent"]["time"].is_string(), "{call}");
 }
 
 /// A client subscribed to an upstream's resource through the gateway hears it change:

@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use super::{Agent, read, write};
 use crate::naming::{agent_resource_uri, close_names, split_agent_resource_uri};
 use crate::{
@@ -43,6 +45,10 @@ impl fmt::Debug for RegisteredPrompt {
         f.debug_struct("RegisteredPrompt").field("name", &self.name).field("skill", &self.skill).finish()
     }
 }
+
+/// The `_meta` key under which MCP Apps' first release named a tool's UI resource, which
+/// servers still send beside `ui.resourceUri`.
+const LEGACY_UI_RESOURCE_KEY: &str = "ui/resourceUri";
 
 /// The skill that reads an agent-level resource URI, and that URI as the skill gives it.
 struct FoundReader {
@@ -270,6 +276,25 @@ impl Agent {
         Ok(output)
     }
 
+    /// The `_meta` of a tool of `skill` as the agent lists it: the MCP App it names
+    /// (`ui.resourceUri`, and the older `ui/resourceUri`) under its agent-level URI. `None`
+    /// when that is `meta` as it is.
+    pub(super) fn tool_meta(&self, skill: &str, meta: &Value) -> Option<Value> {
+        let names_app = meta.pointer("/ui/resourceUri").is_some_and(Value::is_string)
+            || meta.get(LEGACY_UI_RESOURCE_KEY).is_some_and(Value::is_string);
+        if !names_app || read(&self.inner.plain).contains(skill) {
+            return None;
+        }
+        let mut meta = meta.clone();
+        if let Some(Value::String(uri)) = meta.pointer_mut("/ui/resourceUri") {
+            *uri = agent_resource_uri(skill, uri);
+        }
+        if let Some(Value::String(uri)) = meta.get_mut(LEGACY_UI_RESOURCE_KEY) {
+            *uri = agent_resource_uri(skill, uri);
+        }
+        Some(meta)
+    }
+
     /// Names the resources that `blocks` (a tool's or a prompt's content, from the skill
     /// `skill`) link to or embed by their agent-level URIs, so a client can read them
     /// through the agent. A URI that is none of the skill's resources (listed, or one its
@@ -299,9 +324,9 @@ impl Agent {
         let plain = read(&self.inner.plain);
         if let Some((skill, skill_uri)) = split_agent_resource_uri(uri)
             && !plain.contains(&skill)
+            && let Some(catalog) = registry.get(&skill)
         {
-            let reader = registry.get(&skill)?.reader.clone()?;
-            return Some(FoundReader { skill, reader, uri: skill_uri.to_owned() });
+            return Some(FoundReader { reader: catalog.reader.clone()?, skill, uri: skill_uri });
         }
         let unprefixed = || registry.iter().filter(|(skill, _)| plain.contains(*skill));
         let listed = unprefixed().find(|(_, catalog)| catalog.lists(uri));

@@ -59,6 +59,9 @@ struct Entry {
     input_schema: Option<Value>,
     /// The tool's description with a note of what goes unchecked, when that matters.
     description: Option<String>,
+    /// The tool's `_meta` with the MCP App it names under its agent-level URI, when it
+    /// names one.
+    meta: Option<Value>,
 }
 
 impl RegisteredTool {
@@ -97,6 +100,12 @@ impl RegisteredTool {
     /// The JSON Schema of the tool's structured content, if it declares one.
     pub fn output_schema(&self) -> Option<&Value> {
         self.entry.tool.output_schema()
+    }
+
+    /// The tool's `_meta`, if it has one: the MCP App it names (`ui.resourceUri`) under
+    /// its agent-level URI.
+    pub fn meta(&self) -> Option<&Value> {
+        self.entry.meta.as_ref().or_else(|| self.entry.tool.meta())
     }
 
     /// `arguments` if its input schema takes them; else, when leaving out the optional
@@ -181,9 +190,10 @@ impl Agent {
                 let (skill, tool) = (skill.to_owned(), source.tool.clone());
                 problems.left_out.push(LeftOutKeyword { skill, tool, location, keyword, reason });
             }
+            let meta = tool.meta().and_then(|meta| self.tool_meta(skill, meta));
             let context = ToolContext::new(name.clone(), source);
-            let entry =
-                Entry { context, tool, validator: compiled.validator, input_schema: compiled.schema, description };
+            let (validator, input_schema) = (compiled.validator, compiled.schema);
+            let entry = Entry { context, tool, validator, input_schema, description, meta };
             new_tools.insert(name, RegisteredTool { entry: Arc::new(entry) });
         }
         registry.retain(|_, registered| registered.source().skill != skill);

@@ -35,8 +35,8 @@ fn object(value: &Value) -> JsonObject {
     }
 }
 
-/// A registered tool as MCP lists it: agent-level name, title, description, schemas and
-/// annotations.
+/// A registered tool as MCP lists it: agent-level name, title, description, schemas,
+/// annotations and `_meta`.
 pub(super) fn tool(registered: &RegisteredTool) -> Tool {
     let mut tool = Tool::new(
         registered.name().to_owned(),
@@ -45,6 +45,7 @@ pub(super) fn tool(registered: &RegisteredTool) -> Tool {
     );
     tool.title = registered.title().map(str::to_owned);
     tool.output_schema = registered.output_schema().map(|schema| Arc::new(object(schema)));
+    tool.meta = registered.meta().map(|meta| rmcp::model::MetaObject(object(meta)));
     let hints = registered.annotations();
     if !hints.is_empty() {
         tool.annotations = Some(rmcp::model::ToolAnnotations::from_raw(

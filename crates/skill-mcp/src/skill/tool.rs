@@ -69,6 +69,7 @@ pub struct McpTool {
     input_schema: Value,
     output_schema: Option<Value>,
     annotations: ToolAnnotations,
+    meta: Option<Value>,
     shared: Arc<Shared>,
 }
 
@@ -81,6 +82,7 @@ impl McpTool {
             input_schema: Value::Object((*tool.input_schema).clone()),
             output_schema: tool.output_schema.as_ref().map(|schema| Value::Object((**schema).clone())),
             annotations: tool.annotations.as_ref().and_then(|hints| wire_into(hints).ok()).unwrap_or_default(),
+            meta: tool.meta.map(|meta| Value::Object(meta.0)),
             shared,
         }
     }
@@ -116,6 +118,10 @@ impl Tool for McpTool {
 
     fn output_schema(&self) -> Option<&Value> {
         self.output_schema.as_ref()
+    }
+
+    fn meta(&self) -> Option<&Value> {
+        self.meta.as_ref()
     }
 
     /// Calls the tool on the server with the call timeout; a timeout sends
