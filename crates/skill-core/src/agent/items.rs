@@ -260,9 +260,10 @@ impl Agent {
         self.inner.updates.subscribe()
     }
 
-    /// Reads the resource at the agent-level `uri`: `omniagent://{skill}/{uri}` goes to
-    /// that skill; a URI without the prefix goes to the skill that is not namespaced and
-    /// lists it, else to the first such skill with a template whose fixed start matches.
+    /// Reads the resource at the agent-level `uri`: `omniagent://{skill}/{uri}` (and
+    /// `ui://{skill}/{rest}`) goes to that skill; any other URI goes to the skill that is
+    /// not namespaced and lists it, else to the first such skill with a template whose
+    /// fixed start matches.
     ///
     /// The contents come under agent-level URIs, as the agent lists the resources.
     pub async fn read_resource(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
