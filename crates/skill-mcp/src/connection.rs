@@ -25,6 +25,7 @@ use self::listen::Streams;
 use self::process_group::ProcessGroupGuard;
 use crate::Error;
 use crate::config::Protocol;
+use crate::described::Described;
 use crate::elicit::{self, ElicitationAnswer, Elicitor};
 use crate::lines::{Heard, Lines};
 use crate::oauth::TokenFile;
@@ -316,7 +317,7 @@ impl Connection {
                         // closed does.
                         let reason = match group.kill(CLOSE_BOUND).await.filter(|_| exited) {
                             Some(status) => format!("the server exited before it answered ({status})"),
-                            None => error.to_string(),
+                            None => error.described(),
                         };
                         let reason = startup_reason(&handler.protocol, reason);
                         Err(Error::Startup { reason, stderr: tail.text() })
@@ -409,11 +410,12 @@ impl Endpoint {
         }
     }
 
-    /// `error` as a message may show it: see [`without_url`].
-    pub(crate) fn shown(&self, error: &dyn std::fmt::Display) -> String {
+    /// `error` as a message may show it: [described](Described), and see [`without_url`].
+    pub(crate) fn shown(&self, error: &impl Described) -> String {
+        let text = error.described();
         match self {
-            Endpoint::Stdio { .. } => error.to_string(),
-            Endpoint::Http { url, .. } => without_url(&error.to_string(), url),
+            Endpoint::Stdio { .. } => text,
+            Endpoint::Http { url, .. } => without_url(&text, url),
         }
     }
 }

@@ -54,6 +54,7 @@
 
 mod config;
 mod connection;
+mod described;
 mod elicit;
 mod environment;
 mod error;

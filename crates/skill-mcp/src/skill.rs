@@ -283,7 +283,8 @@ async fn refresh_on_change(shared: std::sync::Weak<Shared>, handle: Option<Skill
                 }
             }
             Err(error) => {
-                tracing::warn!(server = %shared.server, "listing again failed: {}", shared.endpoint.shown(&error))
+                // Its reasons show the endpoint as messages may already.
+                tracing::warn!(server = %shared.server, "listing again failed: {error}")
             }
         }
     }

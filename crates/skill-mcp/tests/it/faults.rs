@@ -125,6 +125,19 @@ async fn a_server_that_cannot_be_started_is_skipped_saying_why_once() {
     );
 }
 
+/// A `url` server that nothing listens at: the reason says so, without the type names
+/// of rmcp's transport.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_url_that_refuses_connections_is_skipped_saying_so() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = serde_json::from_value(json!({"url": format!("http://127.0.0.1:{port}/mcp")})).unwrap();
+    let agent = Agent::builder().with_compiled_skill(McpSkill::new(SAMPLE, config)).build();
+    let report = agent.init_compiled_skills().await;
+    let [skipped] = report.skipped.as_slice() else { panic!("one skipped skill expected: {:?}", report.skipped) };
+    assert!(skipped.reason.contains("Connection refused"), "{}", skipped.reason);
+    assert!(!skipped.reason.contains("rmcp::"), "{}", skipped.reason);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_server_is_skipped_when_start_up_times_out() {
     let (reason, took) = skip_reason(&["--silent"], json!({"timeout": {"startup": "500ms"}})).await;
