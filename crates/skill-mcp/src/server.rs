@@ -135,7 +135,8 @@ impl Gateway {
     }
 
     /// Serves MCP on stdin and stdout, as the client `""`, until the client closes its
-    /// end or `stop` is cancelled; then closes every agent (ending their upstream servers).
+    /// end (also before it initializes, which is no error) or `stop` is cancelled; then
+    /// closes every agent (ending their upstream servers).
     pub async fn serve_stdio(self, stop: CancellationToken) -> Result<(), std::io::Error> {
         let handler = Gateway { fixed_client: Some(String::new()), ..self.clone() };
         let (stdin, stdout) = rmcp::transport::stdio_pipes();
@@ -143,9 +144,13 @@ impl Gateway {
             // Once the client's input ends it asks nothing more: its subscriptions end
             // then, and only the calls in flight are still answered.
             let lines = Lines::new(stdin, stdout).ending(self.inner.stopping.clone());
-            let running = rmcp::ServiceExt::serve_with_ct(handler, lines, stop.child_token())
-                .await
-                .map_err(std::io::Error::other)?;
+            let running = match rmcp::ServiceExt::serve_with_ct(handler, lines, stop.child_token()).await {
+                Ok(running) => running,
+                // A client that leaves before it initializes (a host checking that the
+                // command starts) is done with us; nothing failed.
+                Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+                Err(error) => return Err(std::io::Error::other(error)),
+            };
             running.waiting().await.map_err(std::io::Error::other)?;
             Ok::<(), std::io::Error>(())
         };
