@@ -58,7 +58,8 @@ fn content_into_rmcp(block: Content) -> Result<ContentBlock, serde_json::Error> 
     }
 }
 
-fn meta_from_rmcp(meta: Option<MetaObject>) -> Option<Value> {
+/// `_meta` as rmcp holds it, as a JSON value.
+pub(crate) fn meta_from_rmcp(meta: Option<MetaObject>) -> Option<Value> {
     meta.map(|meta| Value::Object(meta.0))
 }
 

@@ -91,7 +91,8 @@ async fn check(file: &Config, session: &Session) -> anyhow::Result<CheckReport> 
         let config = file.for_agent(agent.as_deref())?;
         let references = config.secret_references();
         for (key, reference) in &references {
-            if top.as_ref().is_some_and(|top| top.references.contains(&(key.clone(), reference.clone()))) {
+            let inherited = |top: &TopLevel| top.references.iter().any(|(k, r)| k == key && r == reference);
+            if top.as_ref().is_some_and(inherited) {
                 continue;
             }
             let error = resolver.resolve(reference).await.err().map(|error| error.to_string());

@@ -17,7 +17,7 @@ use super::input::{self, Answer};
 use crate::connection::Connection;
 use crate::error::stderr_suffix;
 use crate::route::CallRoute;
-use crate::wire::{tool_output, wire_into};
+use crate::wire::{meta_from_rmcp, tool_output, wire_into};
 
 /// How many turns a call's route outlives its answer when the server sent notifications
 /// or requests while it ran: rmcp handles each in a task of its own, spawned before the
@@ -82,7 +82,7 @@ impl McpTool {
             input_schema: Value::Object((*tool.input_schema).clone()),
             output_schema: tool.output_schema.as_ref().map(|schema| Value::Object((**schema).clone())),
             annotations: tool.annotations.as_ref().and_then(|hints| wire_into(hints).ok()).unwrap_or_default(),
-            meta: tool.meta.map(|meta| Value::Object(meta.0)),
+            meta: meta_from_rmcp(tool.meta),
             shared,
         }
     }
