@@ -84,7 +84,9 @@ impl ServerHandler for ConformanceServer {
             .enable_tool_list_changed()
             .build();
         ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new(server::SERVER_NAME, env!("CARGO_PKG_VERSION")))
+            .with_server_info(
+                Implementation::new(server::SERVER_NAME, env!("CARGO_PKG_VERSION")).with_icons(crate::icons::server()),
+            )
             .with_instructions("Test tools for the skill-mcp tests, and the MCP conformance suite's fixtures.")
     }
 

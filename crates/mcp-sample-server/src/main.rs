@@ -112,6 +112,7 @@ mod args;
 mod conformance;
 mod eof_reader;
 mod http;
+mod icons;
 mod oauth;
 mod server;
 

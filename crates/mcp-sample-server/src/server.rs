@@ -110,7 +110,8 @@ impl SampleServer {
 
     #[tool(
         description = "Add two integers; the sum comes as text and as structured content {\"sum\": n}",
-        output_schema = schema_for_output::<AddOutput>()
+        output_schema = schema_for_output::<AddOutput>(),
+        icons = crate::icons::item()
     )]
     fn add(&self, Parameters(AddArgs { a, b }): Parameters<AddArgs>) -> CallToolResult {
         let sum = a.wrapping_add(b);
@@ -353,7 +354,9 @@ pub(crate) fn page_of_tools(
 impl ServerHandler for SampleServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
-            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+            .with_server_info(
+                Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")).with_icons(crate::icons::server()),
+            )
             .with_instructions("Test tools for the skill-mcp integration tests and benchmarks.")
     }
 

@@ -68,6 +68,7 @@ pub mod duration;
 mod error;
 mod filter;
 mod hook;
+mod icon;
 mod memory;
 mod naming;
 mod output;
@@ -89,6 +90,7 @@ pub use crate::blocking::{drop_off_runtime, off_runtime};
 pub use crate::error::{BoxError, Error, ToolError};
 pub use crate::filter::{FilterReport, ToolFilter, ToolPattern, wildcard_matches};
 pub use crate::hook::{ToolCall, ToolHook};
+pub use crate::icon::{Icon, IconTheme};
 pub use crate::memory::MemorySkill;
 pub use crate::naming::{
     MAX_TOOL_NAME_LEN, RESOURCE_URI_SCHEME, agent_resource_uri, agent_tool_name, close_names, sanitize_tool_name,

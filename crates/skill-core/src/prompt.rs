@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Content, ToolError};
+use crate::{Content, Icon, ToolError};
 
 /// What a prompt is, in MCP's `Prompt` wire form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,6 +24,9 @@ pub struct PromptInfo {
     /// The arguments it takes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub arguments: Vec<PromptArgument>,
+    /// Images a host may show beside it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
     /// MCP's `_meta`, passed through.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
@@ -37,6 +40,7 @@ impl PromptInfo {
             title: None,
             description: Some(description.into()),
             arguments: Vec::new(),
+            icons: Vec::new(),
             meta: None,
         }
     }

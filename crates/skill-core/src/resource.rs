@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Completion, CompletionRequest, ResourceContents, ToolError};
+use crate::{Completion, CompletionRequest, Icon, ResourceContents, ToolError};
 
 /// The `_meta` key of a skill's `SKILL.md` resource that holds the file's frontmatter,
 /// as written, as a JSON object: what the MCP skills extension (SEP-2640) lists as the
@@ -43,6 +43,9 @@ pub struct ResourceInfo {
     /// MCP annotations, passed through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// Images a host may show beside it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
     /// MCP's `_meta`, passed through.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
@@ -68,6 +71,9 @@ pub struct ResourceTemplateInfo {
     /// MCP annotations, passed through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// Images a host may show beside it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
     /// MCP's `_meta`, passed through.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{ToolError, ToolOutput, ToolSource};
+use crate::{Icon, ToolError, ToolOutput, ToolSource};
 
 /// One callable tool, offered to the model.
 ///
@@ -46,6 +46,11 @@ pub trait Tool: Send + Sync {
     /// default.
     fn meta(&self) -> Option<&Value> {
         None
+    }
+
+    /// Images a host may show beside the tool (MCP's `icons`); none by default.
+    fn icons(&self) -> &[Icon] {
+        &[]
     }
 }
 

@@ -25,7 +25,7 @@ mod tool;
 
 use self::items::{McpPrompt, McpResources};
 pub use self::tool::McpTool;
-use crate::wire::wire_into;
+use crate::wire::{icons_from_rmcp, wire_into};
 
 /// An MCP server as a skill: its tools, offered under `{server}__{tool}` with source
 /// kind `mcp`, and its prompts, resources and resource templates, each with what the
@@ -412,11 +412,12 @@ impl Shared {
     ) -> Result<Items, (&'static str, ServiceError)> {
         let peer = &connection.peer;
         let capabilities = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
+        let server_icons = icons_from_rmcp(peer.peer_info().and_then(|info| info.server_info.as_ref()?.icons.clone()));
         let tools = peer.list_all_tools().await.map_err(|error| ("tools/list", error))?;
         let mut items = Items {
             tools: tools
                 .into_iter()
-                .map(|tool| Arc::new(McpTool::new(tool, Arc::clone(self))) as Arc<dyn Tool>)
+                .map(|tool| Arc::new(McpTool::new(tool, &server_icons, Arc::clone(self))) as Arc<dyn Tool>)
                 .collect(),
             ..Items::default()
         };

@@ -5,7 +5,7 @@
 
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject, TextContent};
 use serde_json::Value;
-use skill_core::{Content, ToolOutput};
+use skill_core::{Content, Icon, IconTheme, ToolOutput};
 
 /// `value` read as the type of the same MCP wire form on the other side (rmcp's model
 /// or skill-core's).
@@ -35,6 +35,39 @@ pub(crate) fn call_tool_result(output: ToolOutput) -> Result<CallToolResult, ser
     result.is_error = Some(is_error);
     result.meta = meta_into_rmcp(meta)?;
     Ok(result)
+}
+
+/// An MCP server's icons as skill-core's; an icon of a theme skill-core does not know
+/// keeps its image, for any theme.
+pub(crate) fn icons_from_rmcp(icons: Option<Vec<rmcp::model::Icon>>) -> Vec<Icon> {
+    let theme = |theme| match theme {
+        rmcp::model::IconTheme::Light => Some(IconTheme::Light),
+        rmcp::model::IconTheme::Dark => Some(IconTheme::Dark),
+        _ => None,
+    };
+    let icon = |icon: rmcp::model::Icon| Icon {
+        src: icon.src,
+        mime_type: icon.mime_type,
+        sizes: icon.sizes.unwrap_or_default(),
+        theme: icon.theme.and_then(theme),
+    };
+    icons.unwrap_or_default().into_iter().map(icon).collect()
+}
+
+/// Icons as MCP lists them; none when there are none.
+#[cfg(feature = "server")]
+pub(crate) fn icons_into_rmcp(icons: &[Icon]) -> Option<Vec<rmcp::model::Icon>> {
+    let icon = |icon: &Icon| {
+        let mut mcp = rmcp::model::Icon::new(icon.src.clone());
+        mcp.mime_type.clone_from(&icon.mime_type);
+        mcp.sizes = (!icon.sizes.is_empty()).then(|| icon.sizes.clone());
+        mcp.theme = icon.theme.map(|theme| match theme {
+            IconTheme::Light => rmcp::model::IconTheme::Light,
+            IconTheme::Dark => rmcp::model::IconTheme::Dark,
+        });
+        mcp
+    };
+    (!icons.is_empty()).then(|| icons.iter().map(icon).collect())
 }
 
 fn content_from_rmcp(block: ContentBlock) -> Result<Content, serde_json::Error> {

@@ -13,8 +13,8 @@ use crate::Error;
 use crate::fetch::{self, Budget, LoadOptions};
 use crate::reference::FetchedDocument;
 use crate::swagger2;
-use skill_core::off_runtime;
 use skill_core::redact::{url as redacted, url_text as redacted_text};
+use skill_core::{Icon, off_runtime};
 
 /// The OpenAPI version line of a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -254,6 +254,18 @@ impl Document {
     pub fn root(&self) -> &Value {
         &self.root
     }
+
+    /// The document's logo as an icon for its tools: `info.x-logo.url` (Redoc's
+    /// extension, which APIs.guru adds to the documents it lists), when it is an
+    /// `http(s):` or `data:` URI or a URL relative to the fetched document.
+    pub(crate) fn logo(&self) -> Option<Icon> {
+        let given = self.root.pointer("/info/x-logo/url")?.as_str()?;
+        let url = match self.url() {
+            Some(base) => base.join(given),
+            None => Url::parse(given),
+        };
+        url.ok().filter(|url| matches!(url.scheme(), "http" | "https" | "data")).map(Icon::new)
+    }
 }
 
 /// Whether `source` is an http(s) URL rather than a file path (scheme case-insensitive).
@@ -492,5 +504,24 @@ mod tests {
         let mut context = std::task::Context::from_waker(std::task::Waker::noop());
         let std::task::Poll::Ready(loaded) = load.poll(&mut context) else { panic!("the load waited") };
         assert_eq!(loaded.unwrap().version(), SpecVersion::V3_1);
+    }
+
+    #[test]
+    fn the_logo_is_an_icon_when_it_is_a_web_or_data_uri() {
+        let logo = |origin: DocumentOrigin, url: &str| {
+            let root = serde_json::json!({"openapi": "3.1.0", "info": {"title": "t", "x-logo": {"url": url}}});
+            Document::with_origin(origin, root).unwrap().logo().map(|icon| icon.src)
+        };
+        let file = || DocumentOrigin::File("spec.json".into());
+        let stripe = "https://twitter.com/stripe/profile_image?size=original";
+        assert_eq!(logo(file(), stripe).as_deref(), Some(stripe));
+        let data = "data:image/png;base64,iVBORw0KGgo=";
+        assert_eq!(logo(file(), data).as_deref(), Some(data));
+        assert_eq!(logo(file(), "javascript:alert(1)"), None, "only web and data URIs");
+        assert_eq!(logo(file(), "logo.png"), None, "relative to a file: nothing to fetch it from");
+        let fetched = DocumentOrigin::from(Url::parse("https://api.example.com/v1/openapi.json").unwrap());
+        assert_eq!(logo(fetched, "logo.png").as_deref(), Some("https://api.example.com/v1/logo.png"));
+        let root = serde_json::json!({"openapi": "3.1.0", "info": {"title": "t"}});
+        assert_eq!(Document::with_origin(file(), root).unwrap().logo(), None);
     }
 }

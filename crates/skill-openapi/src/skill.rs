@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use reqwest_middleware::ClientWithMiddleware;
 use serde_json::Value;
 use skill_core::{
-    BoxError, Secrets, Skill, SourceKind, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput, drop_off_runtime,
-    off_runtime,
+    BoxError, Icon, Secrets, Skill, SourceKind, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput,
+    drop_off_runtime, off_runtime,
 };
 
 use crate::call::{Endpoint, default_client};
@@ -100,6 +100,7 @@ impl Skill for OpenApiSkill {
         if let Some(title) = document.root().pointer("/info/title").and_then(Value::as_str) {
             self.description = title.to_owned();
         }
+        let icons: Arc<[Icon]> = document.logo().into_iter().collect();
         // Resolving refs may read the spec's files, and a large spec makes many tools
         // (GitHub's 1223): off the runtime.
         let (base_url, credentials, filter) =
@@ -152,7 +153,8 @@ impl Skill for OpenApiSkill {
                 for warning in &operation.warnings {
                     tracing::warn!("openapi skill {}: tool {}: {warning}", self.name, operation.name);
                 }
-                Arc::new(OperationCall { operation, endpoint: Arc::clone(&endpoint), client: Arc::clone(&client) })
+                let (endpoint, client, icons) = (Arc::clone(&endpoint), Arc::clone(&client), Arc::clone(&icons));
+                Arc::new(OperationCall { operation, endpoint, client, icons })
             })
             .collect();
         Ok(())
@@ -170,6 +172,8 @@ struct OperationCall {
     endpoint: Arc<Endpoint>,
     /// The skill's client, shared by its tools.
     client: Arc<OnceLock<ClientWithMiddleware>>,
+    /// The document's logo, shared by its tools.
+    icons: Arc<[Icon]>,
 }
 
 #[async_trait]
@@ -188,6 +192,10 @@ impl Tool for OperationCall {
 
     fn annotations(&self) -> ToolAnnotations {
         method_annotations(&self.operation.method)
+    }
+
+    fn icons(&self) -> &[Icon] {
+        &self.icons
     }
 
     async fn call(&self, _context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {

@@ -57,6 +57,9 @@ struct GreetApi {
     _runtime: std::thread::JoinHandle<()>,
 }
 
+/// The greet API's logo (Redoc's `x-logo`), which its tools show.
+const GREET_LOGO: &str = "https://greet.example/logo.png";
+
 impl GreetApi {
     fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -83,7 +86,7 @@ impl GreetApi {
     fn document(&self) -> String {
         json!({
             "openapi": "3.1.0",
-            "info": {"title": "greet", "version": "1"},
+            "info": {"title": "greet", "version": "1", "x-logo": {"url": GREET_LOGO}},
             "servers": [{"url": format!("http://127.0.0.1:{}", self.port)}],
             "paths": {"/greet": {"get": {
                 "operationId": "greet",
@@ -123,6 +126,12 @@ fn plan() -> Value {
     })
 }
 
+/// The `field` of each item the client listed under `list` (`"prompts"`, `"resources"`).
+pub(super) fn listed<'a>(out: &'a Value, list: &str, field: &str) -> Vec<&'a str> {
+    let items = out[list].as_array().unwrap_or_else(|| panic!("no {list} in {out}"));
+    items.iter().map(|item| item[field].as_str().unwrap_or_else(|| panic!("no {field} in {item}"))).collect()
+}
+
 pub(super) fn text_of(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text in {result}"))
 }
@@ -140,16 +149,26 @@ fn check_listing_and_calls(out: &Value) {
     let greet = out["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == "greet__greet").unwrap();
     assert_eq!(greet["annotations"]["readOnlyHint"], json!(true), "GET is read-only: {greet}");
 
+    // Icons: the upstream tool's own, else its server's; the API's logo; none for memory.
+    let icon = |tool: &str, field: &str| {
+        let found = out["tools"].as_array().unwrap().iter().find(|listed| listed["name"] == tool).unwrap();
+        found["icons"][0][field].clone()
+    };
+    assert_eq!(
+        (icon("sample__add", "mimeType"), icon("sample__add", "theme")),
+        (json!("image/svg+xml"), json!("dark"))
+    );
+    assert_eq!((icon("sample__echo", "mimeType"), icon("sample__echo", "sizes")), (json!("image/png"), json!(["1x1"])));
+    assert_eq!(icon("greet__greet", "src"), json!(GREET_LOGO));
+    assert_eq!(recall.get("icons"), None, "{recall}");
+
     // The skills' catalog, as the server's instructions, which hosts may give the model.
     let instructions = out["instructions"].as_str().unwrap_or_else(|| panic!("no instructions"));
     assert!(instructions.starts_with("# Skills\n") && instructions.contains("`skills__activate`"), "{instructions}");
     assert!(instructions.contains("/hello\">Greet people warmly</skill>"), "{instructions}");
 
-    let prompts = out["prompts"].as_array().unwrap();
-    assert!(
-        prompts.contains(&json!("skills__hello")) && prompts.contains(&json!("skills__system_prompt")),
-        "{prompts:?}"
-    );
+    let prompts = listed(out, "prompts", "name");
+    assert!(prompts.contains(&"skills__hello") && prompts.contains(&"skills__system_prompt"), "{prompts:?}");
 
     let calls = out["calls"].as_array().unwrap();
     assert_eq!(text_of(&calls[0]), "remembered `city`");
@@ -161,8 +180,8 @@ fn check_listing_and_calls(out: &Value) {
     let bad = calls[5]["error"].as_str().unwrap_or_else(|| panic!("an error for bad arguments: {}", calls[5]));
     assert!(bad.contains("invalid arguments for `sample__add`"), "{bad}");
 
-    let resources = out["resources"].as_array().unwrap();
-    assert!(resources.contains(&json!("skill://hello/SKILL.md")), "the skill's file as a resource: {resources:?}");
+    let resources = listed(out, "resources", "uri");
+    assert!(resources.contains(&"skill://hello/SKILL.md"), "the skill's file as a resource: {resources:?}");
     let manifest = &out["reads"][0]["contents"][0];
     assert_eq!(manifest["mimeType"], json!("text/markdown"));
     assert!(manifest["text"].as_str().unwrap().starts_with("---\nname: hello\n"), "{manifest}");

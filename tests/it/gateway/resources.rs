@@ -9,7 +9,7 @@ use test_peers::{
     server_everything_or_panic as server_everything,
 };
 
-use super::{HttpGateway, python};
+use super::{HttpGateway, listed, python};
 use crate::Home;
 
 /// The Python SDK, through the gateway over stdio, follows what an upstream's tools
@@ -74,13 +74,51 @@ fn an_mcp_app_reaches_the_host_through_the_gateway() {
     let tool = out["tools"].as_array().unwrap().iter().find(|tool| tool["name"] == "apps__get-time");
     let meta = &tool.unwrap_or_else(|| panic!("apps__get-time in {out}"))["_meta"];
     assert_eq!((&meta["ui"]["resourceUri"], &meta["ui/resourceUri"]), (&json!(app), &json!(app)), "{meta}");
-    assert!(out["resources"].as_array().unwrap().contains(&json!(app)), "{}", out["resources"]);
+    assert!(listed(&out, "resources", "uri").contains(&app), "{}", out["resources"]);
 
     let contents = &out["reads"][0]["contents"][0];
     assert_eq!((&contents["uri"], &contents["mimeType"]), (&json!(app), &json!("text/html;profile=mcp-app")));
     assert!(contents["text"].as_str().is_some_and(|html| html.contains("<html")), "{contents}");
     let call = &out["calls"][0];
     assert!(call["structuredContent"]["time"].is_string(), "{call}");
+}
+
+/// What a host shows beside an upstream's items reaches it through the gateway (the
+/// Python SDK over stdio, the fixture server): a prompt's, a resource's and a template's
+/// own icons, the prompt's `_meta`, and on a tool without icons of its own, its server's.
+#[test]
+fn icons_and_meta_reach_the_host() {
+    let home = Home::new().with_config(&format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: []}}\n\
+         mcp:\n  servers:\n    fixtures:\n      command: {}\n      args: [--conformance]\n",
+        sample_server().display()
+    ));
+    let serve = ["stdio", env!("CARGO_BIN_EXE_omniagent"), "mcp", "serve"];
+    let out = python("legacy", &serve, json!({}), &[("OMNIAGENT_HOME", home.path().to_str().unwrap())]);
+    let find = |list: &str, field: &str, value: &str| {
+        let items = out[list].as_array().unwrap();
+        items.iter().find(|item| item[field] == value).unwrap_or_else(|| panic!("{value} in {items:?}")).clone()
+    };
+    let own_icon = |item: &serde_json::Value| {
+        let icon = &item["icons"][0];
+        assert_eq!(
+            (&icon["mimeType"], &icon["sizes"], &icon["theme"]),
+            (&json!("image/svg+xml"), &json!(["any"]), &json!("dark")),
+            "{item}"
+        );
+    };
+    let prompt = find("prompts", "name", "fixtures__test_simple_prompt");
+    own_icon(&prompt);
+    assert_eq!(prompt["_meta"], json!({"com.example/fixture": "simple"}), "{prompt}");
+    own_icon(&find("resources", "uri", "omniagent://fixtures/test://static-text"));
+    own_icon(&find("templates", "uriTemplate", "omniagent://fixtures/test://template/{id}/data"));
+    let tool = find("tools", "name", "fixtures__test_simple_text");
+    assert_eq!(
+        tool["icons"],
+        json!([{"src": tool["icons"][0]["src"], "mimeType": "image/png", "sizes": ["1x1"]}]),
+        "the server's: {tool}"
+    );
+    assert!(tool["icons"][0]["src"].as_str().unwrap().starts_with("data:image/png;base64,"), "{tool}");
 }
 
 /// A client subscribed to an upstream's resource through the gateway hears it change:

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{HttpGateway, python, text_of};
+use super::{HttpGateway, listed, python, text_of};
 use crate::skill_tools::skills_home;
 
 fn plan() -> Value {
@@ -31,8 +31,8 @@ fn check(out: &Value, folder: &str) {
     assert_eq!(activate["inputSchema"]["properties"]["name"]["enum"], json!(["hello", "stash"]));
     assert_eq!(activate["annotations"]["readOnlyHint"], json!(true));
     assert!(activate["outputSchema"]["properties"]["already_active"].is_object(), "{activate}");
-    let prompts = out["prompts"].as_array().unwrap();
-    assert!(prompts.contains(&json!("skills__hello")), "the prompts stay beside the tools: {prompts:?}");
+    let prompts = listed(out, "prompts", "name");
+    assert!(prompts.contains(&"skills__hello"), "the prompts stay beside the tools: {prompts:?}");
 
     let calls = out["calls"].as_array().unwrap();
     let first = text_of(&calls[0]);

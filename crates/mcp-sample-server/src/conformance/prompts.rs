@@ -3,7 +3,7 @@
 use rmcp::{
     ErrorData as McpError,
     model::{
-        ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Prompt, PromptArgument,
+        ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult, MetaObject, Prompt, PromptArgument,
         PromptMessage, ResourceContents, Role,
     },
 };
@@ -24,7 +24,10 @@ pub(super) fn list() -> Vec<Prompt> {
     let argument =
         |name: &str, description: &str| PromptArgument::new(name).with_description(description).with_required(true);
     vec![
-        Prompt::new(SIMPLE, Some("A simple prompt without arguments"), None).with_title("Simple Test Prompt"),
+        Prompt::new(SIMPLE, Some("A simple prompt without arguments"), None)
+            .with_title("Simple Test Prompt")
+            .with_icons(crate::icons::item())
+            .with_meta(MetaObject([("com.example/fixture".to_owned(), Value::from("simple"))].into_iter().collect())),
         Prompt::new(
             WITH_ARGUMENTS,
             Some("A prompt with required arguments"),

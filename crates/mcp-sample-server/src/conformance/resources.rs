@@ -22,7 +22,8 @@ pub(super) fn list() -> Vec<Resource> {
         Resource::new(STATIC_TEXT_URI, "static-text")
             .with_title("Static Text Resource")
             .with_description("A static text resource for testing")
-            .with_mime_type("text/plain"),
+            .with_mime_type("text/plain")
+            .with_icons(crate::icons::item()),
         Resource::new(STATIC_BINARY_URI, "static-binary")
             .with_title("Static Binary Resource")
             .with_description("A static binary resource (a PNG image) for testing")
@@ -39,7 +40,8 @@ pub(super) fn templates() -> Vec<ResourceTemplate> {
         ResourceTemplate::new(format!("{TEMPLATE_PREFIX}{{id}}{TEMPLATE_SUFFIX}"), "template")
             .with_title("Resource Template")
             .with_description("A resource template with parameter substitution")
-            .with_mime_type("application/json"),
+            .with_mime_type("application/json")
+            .with_icons(crate::icons::item()),
     ]
 }
 

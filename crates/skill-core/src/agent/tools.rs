@@ -16,7 +16,7 @@ use super::left_out::{LeftOut, LeftOutKeyword, compile_leaving_out, description_
 use super::{Agent, read, write};
 use crate::naming::close_names;
 use crate::{
-    FilterReport, SourceKind, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError, ToolOutput, ToolSource,
+    FilterReport, Icon, SourceKind, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError, ToolOutput, ToolSource,
 };
 
 /// A tool a loaded skill gave that the agent could not register, and why: its input
@@ -106,6 +106,11 @@ impl RegisteredTool {
     /// its agent-level URI.
     pub fn meta(&self) -> Option<&Value> {
         self.entry.meta.as_ref().or_else(|| self.entry.tool.meta())
+    }
+
+    /// Images a host may show beside the tool.
+    pub fn icons(&self) -> &[Icon] {
+        self.entry.tool.icons()
     }
 
     /// `arguments` if its input schema takes them; else, when leaving out the optional

@@ -14,6 +14,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use skill_core::{Completion, PromptOutput, RegisteredPrompt, RegisteredTool, ResourceOutput, ToolOutput};
 
+use crate::wire::icons_into_rmcp;
+
 /// `value` read as the rmcp type of the same wire form.
 pub(super) fn wire<T: DeserializeOwned>(value: &impl Serialize) -> Result<T, ErrorData> {
     crate::wire::wire_into(value).map_err(unsendable)
@@ -36,7 +38,7 @@ fn object(value: &Value) -> JsonObject {
 }
 
 /// A registered tool as MCP lists it: agent-level name, title, description, schemas,
-/// annotations and `_meta`.
+/// annotations, icons and `_meta`.
 pub(super) fn tool(registered: &RegisteredTool) -> Tool {
     let mut tool = Tool::new(
         registered.name().to_owned(),
@@ -46,6 +48,7 @@ pub(super) fn tool(registered: &RegisteredTool) -> Tool {
     tool.title = registered.title().map(str::to_owned);
     tool.output_schema = registered.output_schema().map(|schema| Arc::new(object(schema)));
     tool.meta = registered.meta().map(|meta| rmcp::model::MetaObject(object(meta)));
+    tool.icons = icons_into_rmcp(registered.icons());
     let hints = registered.annotations();
     if !hints.is_empty() {
         tool.annotations = Some(rmcp::model::ToolAnnotations::from_raw(
@@ -85,7 +88,8 @@ pub(super) fn complete_result(completion: &Completion) -> Result<CompleteResult,
     Ok(result)
 }
 
-/// A registered prompt as MCP lists it, under its agent-level name.
+/// A registered prompt as MCP lists it, under its agent-level name, with its icons and
+/// `_meta`.
 pub(super) fn prompt(registered: &RegisteredPrompt) -> Prompt {
     let info = registered.info();
     let arguments = (!info.arguments.is_empty()).then(|| {
@@ -102,6 +106,8 @@ pub(super) fn prompt(registered: &RegisteredPrompt) -> Prompt {
     });
     let mut prompt = Prompt::new(registered.name().to_owned(), info.description.clone(), arguments);
     prompt.title = info.title.clone();
+    prompt.icons = icons_into_rmcp(&info.icons);
+    prompt.meta = info.meta.as_ref().map(|meta| rmcp::model::MetaObject(object(meta)));
     prompt
 }
 

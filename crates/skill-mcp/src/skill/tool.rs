@@ -10,14 +10,14 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
 use rmcp::service::PeerRequestOptions;
 use serde_json::Value;
-use skill_core::{Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput};
+use skill_core::{Icon, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput};
 
 use super::Shared;
 use super::input::{self, Answer};
 use crate::connection::Connection;
 use crate::error::stderr_suffix;
 use crate::route::CallRoute;
-use crate::wire::{meta_from_rmcp, tool_output, wire_into};
+use crate::wire::{icons_from_rmcp, meta_from_rmcp, tool_output, wire_into};
 
 /// How many turns a call's route outlives its answer when the server sent notifications
 /// or requests while it ran: rmcp handles each in a task of its own, spawned before the
@@ -70,11 +70,18 @@ pub struct McpTool {
     output_schema: Option<Value>,
     annotations: ToolAnnotations,
     meta: Option<Value>,
+    icons: Vec<Icon>,
     shared: Arc<Shared>,
 }
 
 impl McpTool {
-    pub(super) fn new(tool: rmcp::model::Tool, shared: Arc<Shared>) -> Self {
+    /// The server's `tool`; without icons of its own, it shows the server's
+    /// (`server_icons`), which a host would otherwise never see through the gateway.
+    pub(super) fn new(tool: rmcp::model::Tool, server_icons: &[Icon], shared: Arc<Shared>) -> Self {
+        let icons = match icons_from_rmcp(tool.icons) {
+            own if own.is_empty() => server_icons.to_vec(),
+            own => own,
+        };
         Self {
             name: tool.name.to_string(),
             title: tool.title.clone(),
@@ -83,6 +90,7 @@ impl McpTool {
             output_schema: tool.output_schema.as_ref().map(|schema| Value::Object((**schema).clone())),
             annotations: tool.annotations.as_ref().and_then(|hints| wire_into(hints).ok()).unwrap_or_default(),
             meta: meta_from_rmcp(tool.meta),
+            icons,
             shared,
         }
     }
@@ -122,6 +130,10 @@ impl Tool for McpTool {
 
     fn meta(&self) -> Option<&Value> {
         self.meta.as_ref()
+    }
+
+    fn icons(&self) -> &[Icon] {
+        &self.icons
     }
 
     /// Calls the tool on the server with the call timeout; a timeout sends
