@@ -222,10 +222,17 @@ impl SampleServer {
         std::process::id().to_string()
     }
 
-    #[tool(description = "Answer with the client's name, version and capabilities as this call declared them, as JSON")]
+    #[tool(
+        description = "Answer with the client's name, version and capabilities as this call declared them, and the capabilities it declared in `initialize` (none on 2026-07-28), as JSON"
+    )]
     fn client(&self, context: RequestContext<RoleServer>) -> String {
-        serde_json::json!({"clientInfo": context.client_info(), "capabilities": context.client_capabilities()})
-            .to_string()
+        let initialized = context.peer.peer_info().map(|info| info.capabilities.clone());
+        serde_json::json!({
+            "clientInfo": context.client_info(),
+            "capabilities": context.client_capabilities(),
+            "initialized": initialized,
+        })
+        .to_string()
     }
 
     #[tool(description = "Answer with the protocol version the call was made in")]

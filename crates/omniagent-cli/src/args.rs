@@ -113,6 +113,9 @@ pub(crate) enum McpCommand {
         #[arg(long, value_name = "ADDR", num_args = 0..=1)]
         http: Option<Option<String>>,
         /// Start the agent and its upstream MCP servers now, not on the first request
+        ///
+        /// They start before any host has said whether it shows MCP Apps, so they are told
+        /// it does not: servers that offer apps only to hosts that show them offer none.
         #[arg(long)]
         eager: bool,
     },

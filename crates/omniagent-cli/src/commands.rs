@@ -45,6 +45,9 @@ impl Session {
             on_interaction: Some(on_interaction()),
             #[cfg(feature = "mcp")]
             elicitor: elicitation::elicitor(self.elicitation),
+            // A terminal shows no MCP Apps.
+            #[cfg(feature = "mcp")]
+            apps: None,
         }
     }
 }

@@ -64,6 +64,10 @@ pub struct Person {
     /// client does).
     #[cfg(feature = "mcp")]
     pub elicitor: Option<Arc<dyn skill_mcp::Elicitor>>,
+    /// The settings of the MCP Apps extension, when the person's MCP host shows apps: the
+    /// MCP servers are told so ([`skill_mcp::McpSkill::with_apps`]).
+    #[cfg(feature = "mcp")]
+    pub apps: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl std::fmt::Debug for Person {
@@ -71,7 +75,7 @@ impl std::fmt::Debug for Person {
         let mut person = f.debug_struct("Person");
         person.field("on_interaction", &self.on_interaction.is_some());
         #[cfg(feature = "mcp")]
-        person.field("elicitor", &self.elicitor.is_some());
+        person.field("elicitor", &self.elicitor.is_some()).field("apps", &self.apps);
         person.finish()
     }
 }
@@ -109,16 +113,19 @@ pub async fn start_agent(
     #[cfg(feature = "mcp")]
     for (name, server) in sections.mcp_servers() {
         hide_mcp_values(server);
-        let elicitor = person.elicitor.clone();
+        let (elicitor, apps) = (person.elicitor.clone(), person.apps.clone());
         let tokens = home.oauth_tokens(config.agent_name(), name);
         let host_env = servers_env.clone();
         let make = move || {
-            let skill =
+            let mut skill =
                 skill_mcp::McpSkill::with_host_env(name.clone(), server.clone(), host_env).with_token_file(tokens);
-            Box::new(match elicitor {
-                Some(elicitor) => skill.with_elicitor(elicitor),
-                None => skill,
-            }) as Box<dyn Skill>
+            if let Some(elicitor) = elicitor {
+                skill = skill.with_elicitor(elicitor);
+            }
+            if let Some(apps) = apps {
+                skill = skill.with_apps(apps);
+            }
+            Box::new(skill) as Box<dyn Skill>
         };
         candidates.push((name.as_str(), Cow::Borrowed(&server.secrets), Box::new(make)));
     }

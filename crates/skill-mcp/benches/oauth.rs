@@ -26,7 +26,7 @@ use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, Str
 use rmcp::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt as _, RoleClient};
 use serde_json::json;
 use skill_core::{Agent, MemorySkill, SecretString};
-use skill_mcp::server::{AgentFactory, Gateway, HttpClient, HttpOptions, OAuthOptions, serve_http};
+use skill_mcp::server::{AgentFactory, AgentFor, Gateway, HttpClient, HttpOptions, OAuthOptions, serve_http};
 use tokio::runtime::Runtime;
 use tokio_util::sync::CancellationToken;
 
@@ -75,9 +75,9 @@ fn es256_token(key: &p256::ecdsa::SigningKey, issuer: &str, audience: &str) -> S
 
 /// The gateway on a loopback port, with a static client and OAuth; returns its `/mcp` URL.
 async fn gateway(issuer: String) -> String {
-    let factory: AgentFactory = Arc::new(|client: String| {
+    let factory: AgentFactory = Arc::new(|wanted: AgentFor| {
         Box::pin(async move {
-            let agent = Agent::builder().name(client).with_compiled_skill(MemorySkill::new()).build();
+            let agent = Agent::builder().name(wanted.client).with_compiled_skill(MemorySkill::new()).build();
             agent.init_compiled_skills().await;
             Ok(agent)
         })

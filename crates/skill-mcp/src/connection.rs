@@ -49,6 +49,8 @@ pub(crate) struct Handler {
     pub(crate) protocol: Protocol,
     /// The server's name, and who answers its elicitations outside a gateway call.
     pub(crate) person: Person,
+    /// The host's MCP Apps settings, if the host in front shows apps.
+    pub(crate) apps: Option<rmcp::model::JsonObject>,
 }
 
 /// Who answers a server's elicitations when no gateway client does.
@@ -76,10 +78,14 @@ impl std::fmt::Debug for Person {
     }
 }
 
-/// What the client declares to every server: elicitation in both modes and, with the
-/// gateway, sampling, which it forwards to the client whose call is in flight.
-fn declared_capabilities() -> ClientCapabilities {
+/// What the client declares to every server: elicitation in both modes; with the
+/// gateway, sampling, which it forwards to the client whose call is in flight; and MCP
+/// Apps with the host's `apps` settings when the host shows them.
+fn declared_capabilities(apps: Option<&rmcp::model::JsonObject>) -> ClientCapabilities {
     let mut declared = ClientCapabilities::default();
+    if let Some(settings) = apps {
+        declared.extensions = Some([(crate::APPS_EXTENSION.to_owned(), settings.clone())].into());
+    }
     declared.elicitation = Some(
         ElicitationCapability::new()
             .with_form(FormElicitationCapability::default())
@@ -97,8 +103,10 @@ impl ClientHandler for Handler {
     /// client whose call it serves, else to the person's elicitor; with the gateway, for
     /// sampling too.
     fn get_info(&self) -> ClientConfig {
-        let config =
-            ClientConfig::new(declared_capabilities(), Implementation::new("omniagent", env!("CARGO_PKG_VERSION")));
+        let config = ClientConfig::new(
+            declared_capabilities(self.apps.as_ref()),
+            Implementation::new("omniagent", env!("CARGO_PKG_VERSION")),
+        );
         match &self.protocol {
             Protocol::Pinned(version) => config.with_protocol_version(protocol_version(version)),
             Protocol::Auto => config,

@@ -85,4 +85,4 @@ pub use crate::error::Error;
 #[cfg(all(any(fuzzing, test), feature = "server"))]
 pub use crate::lines::check_against_rmcp;
 pub use crate::oauth::{Login, TokenFile};
-pub use crate::skill::{McpSkill, McpTool};
+pub use crate::skill::{APPS_EXTENSION, McpSkill, McpTool};

@@ -11,13 +11,13 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use skill_core::{Agent, MemorySkill};
-//! use skill_mcp::server::{AgentFactory, Gateway};
+//! use skill_mcp::server::{AgentFactory, AgentFor, Gateway};
 //!
 //! # #[tokio::main] async fn main() -> std::io::Result<()> {
 //! // Every client gets an agent of its own, with the memory skill.
-//! let factory: AgentFactory = Arc::new(|client: String| {
+//! let factory: AgentFactory = Arc::new(|wanted: AgentFor| {
 //!     Box::pin(async move {
-//!         let agent = Agent::builder().name(client).with_compiled_skill(MemorySkill::new()).build();
+//!         let agent = Agent::builder().name(wanted.client).with_compiled_skill(MemorySkill::new()).build();
 //!         agent.init_compiled_skills().await;
 //!         Ok(agent)
 //!     })
@@ -47,9 +47,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, DiscoverResult,
     GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListSkillsResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    InitializeRequestParams, InitializeResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -68,11 +68,22 @@ pub use self::resource_server::{OAuthOptions, client_name};
 pub use self::session_store::{REFRESH_EVERY, RedisSessionStore, RedisSessionStoreError, SESSION_TTL};
 use crate::lines::Lines;
 
-/// Makes the agent of a client, by the client's name (`""` over stdio and for the open
-/// loopback HTTP server): an error is the reason, which every request of that client
-/// then gets.
+/// Makes the agent of a client ([`AgentFor`]): an error is the reason, which every
+/// request of that client then gets.
 pub type AgentFactory =
-    Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Result<Agent, String>> + Send>> + Send + Sync>;
+    Arc<dyn Fn(AgentFor) -> Pin<Box<dyn Future<Output = Result<Agent, String>> + Send>> + Send + Sync>;
+
+/// Whom an [`AgentFactory`] makes an agent for.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct AgentFor {
+    /// The client's name (`""` over stdio and for the open loopback HTTP server).
+    pub client: String,
+    /// The settings of the MCP Apps extension ([`crate::APPS_EXTENSION`]) that the host
+    /// whose request needed the agent declared, if it did: the agent's MCP servers are
+    /// told the same ([`crate::McpSkill::with_apps`]), so that they offer their apps.
+    pub apps: Option<JsonObject>,
+}
 
 /// What the gateway tells a client, by the client's name, as the server's instructions
 /// (which hosts may add to their model's system prompt) when it initializes or
@@ -101,6 +112,9 @@ struct Inner {
     factory: AgentFactory,
     instructions: Option<InstructionsFactory>,
     agents: Mutex<BTreeMap<String, AgentCell>>,
+    /// The MCP Apps settings each client's agent was made with, which the agent made
+    /// afresh keeps.
+    apps: Mutex<BTreeMap<String, JsonObject>>,
     /// Legacy sessions, by client: they hear `notifications/*/list_changed`.
     peers: Mutex<Vec<(String, Peer<RoleServer>)>>,
     /// 2026-07-28 subscriptions, by client.
@@ -126,6 +140,7 @@ impl Gateway {
             factory,
             instructions,
             agents: Mutex::default(),
+            apps: Mutex::default(),
             peers: Mutex::default(),
             sinks: Mutex::default(),
             subscribed: Mutex::default(),
@@ -159,9 +174,11 @@ impl Gateway {
         outcome
     }
 
-    /// Starts the agent of `client` now, rather than on its first request (`--eager`).
+    /// Starts the agent of `client` now, rather than on its first request (`--eager`):
+    /// before any host has said whether it shows MCP Apps, so its MCP servers are not
+    /// told that it does.
     pub async fn start(&self, client: &str) -> Result<(), String> {
-        self.agent(client).await.map(drop)
+        self.agent(client, || None).await.map(drop)
     }
 
     /// The clients whose agents are running, with those agents.
@@ -177,7 +194,8 @@ impl Gateway {
     /// client is told that every list changed.
     pub async fn restart(&self, client: &str) {
         let old = lock(&self.inner.agents).insert(client.to_owned(), AgentCell::default());
-        if let Err(reason) = self.agent(client).await {
+        let apps = lock(&self.inner.apps).get(client).cloned();
+        if let Err(reason) = self.agent(client, || apps).await {
             tracing::error!(client, "the agent could not restart: {reason}");
         }
         if let Some(Ok(old)) = old.as_ref().and_then(|cell| cell.get()) {
@@ -199,13 +217,19 @@ impl Gateway {
         }
     }
 
-    /// The agent of `client`, made on first use; every later request reuses it, and one
-    /// that could not be made is tried again by the next request.
-    async fn agent(&self, client: &str) -> Result<Agent, String> {
+    /// The agent of `client`, made on first use (with the MCP Apps settings `apps` gives)
+    /// every later request reuses it, and one that could not be made is tried again by the
+    /// next request.
+    async fn agent(&self, client: &str, apps: impl FnOnce() -> Option<JsonObject>) -> Result<Agent, String> {
         let cell = Arc::clone(lock(&self.inner.agents).entry(client.to_owned()).or_default());
         let made = cell
             .get_or_init(|| async {
-                let made = (self.inner.factory)(client.to_owned()).await;
+                let apps = apps();
+                match &apps {
+                    Some(settings) => lock(&self.inner.apps).insert(client.to_owned(), settings.clone()),
+                    None => lock(&self.inner.apps).remove(client),
+                };
+                let made = (self.inner.factory)(AgentFor { client: client.to_owned(), apps }).await;
                 if let Ok(agent) = &made {
                     tokio::spawn(announce_changes(Arc::downgrade(&self.inner), client.to_owned(), agent.changes()));
                     let updates = agent.resource_updates();
@@ -245,7 +269,8 @@ impl Gateway {
     }
 
     async fn request_agent(&self, context: &RequestContext<RoleServer>) -> Result<Agent, ErrorData> {
-        self.agent(&self.client_of(&context.extensions))
+        let apps = || context.client_capabilities()?.extensions?.remove(crate::APPS_EXTENSION);
+        self.agent(&self.client_of(&context.extensions), apps)
             .await
             .map_err(|reason| ErrorData::internal_error(format!("the agent could not start: {reason}"), None))
     }

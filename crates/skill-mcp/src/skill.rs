@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use rmcp::ServiceError;
+use rmcp::model::JsonObject;
 use skill_core::{
     BoxError, ExposeSecret, Prompt, PromptInfo, ResourceCatalog, Secrets, Skill, SkillHandle, SourceKind, Tool,
     ToolError, expand_home,
@@ -27,6 +28,10 @@ use self::items::{McpPrompt, McpResources};
 pub use self::tool::McpTool;
 use crate::wire::{icons_from_rmcp, wire_into};
 
+/// The MCP Apps extension (SEP-1865): a client that declares it shows the `ui://`
+/// resources that tools name in `_meta.ui.resourceUri`.
+pub const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+
 /// An MCP server as a skill: its tools, offered under `{server}__{tool}` with source
 /// kind `mcp`, and its prompts, resources and resource templates, each with what the
 /// server says of it (titles, annotations, output schemas) unchanged.
@@ -46,6 +51,7 @@ pub struct McpSkill {
     refresher: Option<tokio::task::JoinHandle<()>>,
     elicitor: Option<Arc<dyn Elicitor>>,
     tokens: Option<TokenFile>,
+    apps: Option<JsonObject>,
 }
 
 impl McpSkill {
@@ -68,7 +74,17 @@ impl McpSkill {
             refresher: None,
             elicitor: None,
             tokens: None,
+            apps: None,
         }
+    }
+
+    /// Tells the server that the host in front shows MCP Apps: the client declares the
+    /// extension [`APPS_EXTENSION`] with the host's `settings` (its `mimeTypes`), so a
+    /// server that offers its apps only to such hosts offers them.
+    #[must_use]
+    pub fn with_apps(mut self, settings: JsonObject) -> Self {
+        self.apps = Some(settings);
+        self
     }
 
     /// Keeps the OAuth tokens of a `url` server in `tokens`: a [`Login`](crate::Login)
@@ -210,6 +226,7 @@ impl Skill for McpSkill {
             handle: self.handle.clone(),
             calls: CallRoutes::default(),
             person: Person { server: self.name.clone(), elicitor: self.elicitor.clone() },
+            apps: self.apps.clone(),
             connection: std::sync::RwLock::new(None),
             starting: tokio::sync::Mutex::new(()),
             closing: std::sync::Mutex::new(Vec::new()),
@@ -300,6 +317,8 @@ struct Shared {
     handle: Option<SkillHandle>,
     calls: CallRoutes,
     person: Person,
+    /// The host's MCP Apps settings, declared to the server.
+    apps: Option<JsonObject>,
     /// The current connection. Read by every call, so never held across an await.
     connection: std::sync::RwLock<Option<Arc<Connection>>>,
     /// Held while a connection starts, so that one caller starts it and the rest wait.
@@ -336,6 +355,7 @@ impl Shared {
             calls: self.calls.clone(),
             protocol: self.config.protocol.clone(),
             person: self.person.clone(),
+            apps: self.apps.clone(),
         };
         let connection =
             Arc::new(Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await?);

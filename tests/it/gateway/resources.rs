@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use test_peers::{
     mcp_app_server_or_panic as mcp_app_server, sample_server_or_panic as sample_server,
     server_everything_or_panic as server_everything,
 };
 
-use super::{HttpGateway, listed, python};
+use super::{HttpGateway, listed, python, text_of};
 use crate::Home;
 
 /// The Python SDK, through the gateway over stdio, follows what an upstream's tools
@@ -81,6 +81,32 @@ fn an_mcp_app_reaches_the_host_through_the_gateway() {
     assert!(contents["text"].as_str().is_some_and(|html| html.contains("<html")), "{contents}");
     let call = &out["calls"][0];
     assert!(call["structuredContent"]["time"].is_string(), "{call}");
+}
+
+/// The upstreams know whether the host shows MCP Apps, as a server that offers its apps
+/// only to such hosts (ext-apps' `getUiCapability`) must: the sample server, on a
+/// 2025-11-25 session, finds the extension the Python SDK declared (in either era), with
+/// its settings, in the gateway's `initialize`; a host that does not declare it is not
+/// made to seem one that does.
+#[test]
+fn the_upstreams_know_whether_the_host_shows_apps() {
+    let home = Home::new().with_config(&format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: []}}\n\
+         mcp:\n  servers:\n    sample:\n      command: {}\n      protocol_version: \"2025-11-25\"\n",
+        sample_server().display()
+    ));
+    let serve = ["stdio", env!("CARGO_BIN_EXE_omniagent"), "mcp", "serve"];
+    let declared = |mode: &str, extensions: Value| {
+        let plan = json!({"calls": [["sample__client", {}]], "extensions": extensions});
+        let out = python(mode, &serve, plan, &[("OMNIAGENT_HOME", home.path().to_str().unwrap())]);
+        let seen: Value = serde_json::from_str(text_of(&out["calls"][0])).unwrap();
+        seen["initialized"]["extensions"].clone()
+    };
+    let apps = json!({skill_mcp::APPS_EXTENSION: {"mimeTypes": ["text/html;profile=mcp-app"]}});
+    for mode in ["legacy", "2026-07-28"] {
+        assert_eq!(declared(mode, apps.clone()), apps, "{mode}");
+    }
+    assert_eq!(declared("legacy", json!({})), Value::Null);
 }
 
 /// What a host shows beside an upstream's items reaches it through the gateway (the

@@ -15,7 +15,7 @@ use anyhow::Context as _;
 use omniagent_host::{Config, Home, Person, ServeClient, Wanted, start_agent};
 use skill_core::{Agent, SecretResolver, SkillHandle};
 use skill_mcp::server::{
-    AgentFactory, Gateway, HttpClient, HttpOptions, InstructionsFactory, OAuthOptions, serve_http,
+    AgentFactory, AgentFor, Gateway, HttpClient, HttpOptions, InstructionsFactory, OAuthOptions, serve_http,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -197,23 +197,19 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
 /// Makes each client's agent from the current config (see [`Sections`]), with its
 /// markdown skills as prompts, whose handles go to `markdown`.
 fn agent_factory(config: SharedConfig, home: Home, sections: Sections, markdown: MarkdownHandles) -> AgentFactory {
-    Arc::new(move |client: String| {
+    Arc::new(move |wanted: AgentFor| {
         let current = Arc::clone(&config.read().unwrap_or_else(std::sync::PoisonError::into_inner));
-        let agent_config = sections.agent_config(&current, &client);
+        let agent_config = sections.agent_config(&current, &wanted.client);
         let home = home.clone();
         let markdown = Arc::clone(&markdown);
         Box::pin(async move {
             let agent_config = agent_config?;
-            let agent = start_agent(
-                &agent_config,
-                &home,
-                Wanted::AllButSkillTools,
-                Person { on_interaction: Some(tell_the_caller()), ..Person::default() },
-            )
-            .await
-            .map_err(|error| error.to_string())?;
+            let person = Person { on_interaction: Some(tell_the_caller()), apps: wanted.apps, ..Person::default() };
+            let agent = start_agent(&agent_config, &home, Wanted::AllButSkillTools, person)
+                .await
+                .map_err(|error| error.to_string())?;
             if let Some(handles) = add_markdown_prompts(&agent, &agent_config, &home).await {
-                markdown.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(client, handles);
+                markdown.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(wanted.client, handles);
             }
             for line in agent.tool_filter_report().unmatched_lines() {
                 tracing::warn!("`tools:` {line}");
