@@ -136,6 +136,12 @@ fn init_tracing(verbose: u8, quiet: bool, reports_loading: bool) {
     if reports_loading && level == tracing::Level::WARN {
         targets = targets.with_target("skill_core::agent", tracing::Level::ERROR);
     }
+    if level < tracing::Level::DEBUG {
+        // rmcp's transport says "worker quit with fatal: …" when a connection ends, in
+        // words of its own and without the server's name; the failure it ends reports
+        // that, naming the server (`-vv` shows it all the same).
+        targets = targets.with_target("rmcp::transport::worker", tracing::level_filters::LevelFilter::OFF);
+    }
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     tracing_subscriber::fmt()
         .with_max_level(level)

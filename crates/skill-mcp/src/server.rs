@@ -217,7 +217,7 @@ impl Gateway {
         }
     }
 
-    /// The agent of `client`, made on first use (with the MCP Apps settings `apps` gives)
+    /// The agent of `client`, made on first use, with the MCP Apps settings `apps` gives;
     /// every later request reuses it, and one that could not be made is tried again by the
     /// next request.
     async fn agent(&self, client: &str, apps: impl FnOnce() -> Option<JsonObject>) -> Result<Agent, String> {

@@ -147,4 +147,5 @@ fn a_server_that_is_the_gateway_itself_is_refused_at_once() {
     assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}: the start-up bound is 30 s");
     let stderr = gateway.stderr.lock().unwrap();
     assert!(stderr.contains("skill skipped skill=me") && stderr.contains("HTTP 508"), "{stderr}");
+    assert!(!stderr.contains("worker quit"), "said once, naming the server: {stderr}");
 }
