@@ -453,3 +453,68 @@ fn an_archive_gnu_tar_wrote_installs() {
     }
     assert_eq!(run(home.omniagent(&["skills", "verify"])).0, 0);
 }
+
+/// A repository of several skills: without `--path` the error lists them; `--path` installs
+/// one (from the repository, and from a local folder, which copies only that folder) and
+/// records it, so that `update` takes it from there again; a path that leaves the source,
+/// names nothing, a file, a folder without a skill or a link is refused.
+#[test]
+fn path_picks_one_skill_of_a_repository_of_several() {
+    let home = Home::new();
+    let sources = tempfile::tempdir().unwrap();
+    let repo = sources.path().join("skills-repo");
+    let skill_md = |name: &str, body: &str| format!("---\nname: {name}\ndescription: The {name} skill\n---\n{body}\n");
+    for name in ["pdf", "weather"] {
+        skill_folder(&repo.join("skills"), name, &skill_md(name, "One."));
+    }
+    std::fs::write(repo.join("README.md"), "# Skills\n").unwrap();
+    git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "--quiet", "-m", "one"]);
+    let url = format!("file://{}", repo.display());
+
+    let (code, _, stderr) = install(&home, &[&url]);
+    assert_eq!(code, 1);
+    let listed = "it holds 2 skills: skills/pdf, skills/weather; install one with `--path skills/pdf`";
+    assert!(stderr.contains(listed), "{stderr}");
+
+    let (code, stdout, stderr) = install(&home, &[&url, "--path", "skills/weather"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains(&format!("from {url} (skills/weather) (commit ")), "{stdout}");
+    let entry = &lock(&home)["skills"]["weather"];
+    assert_eq!((&entry["subfolder"], &entry["kind"]), (&json!("skills/weather"), &json!("git")));
+    let files: Vec<&String> = entry["files"].as_object().unwrap().keys().collect();
+    assert_eq!(files, ["SKILL.md", "docs/guide.md", "scripts/greet.sh"], "only the skill's folder");
+
+    let (code, _, stderr) = install(&home, &[repo.to_str().unwrap(), "--path", "./skills/pdf/"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(home.path().join("skills/pdf/SKILL.md").is_file());
+    assert!(!home.path().join("skills/pdf/README.md").exists() && !home.path().join("skills/pdf/skills").exists());
+    assert_eq!(lock(&home)["skills"]["pdf"]["subfolder"], json!("skills/pdf"));
+
+    std::fs::write(repo.join("skills/weather/SKILL.md"), skill_md("weather", "Two.")).unwrap();
+    git(&repo, &["commit", "--quiet", "-am", "two"]);
+    let (code, _, stderr) = run(home.omniagent(&["skills", "update", "weather"]));
+    assert_eq!(code, 0, "{stderr}");
+    let updated = std::fs::read_to_string(home.path().join("skills/weather/SKILL.md")).unwrap();
+    assert!(updated.ends_with("Two.\n"), "{updated}");
+
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(repo.join("skills/pdf"), repo.join("linked")).unwrap();
+    let refusals = [
+        ("../x", "--path `../x`: give a folder inside the source, relative to its top"),
+        ("/etc", "--path `/etc`: give a folder inside the source, relative to its top"),
+        ("skills/nope", "`skills/nope` is not in it"),
+        ("README.md", "`README.md` is not a folder"),
+        ("skills", "`skills` has no SKILL.md"),
+        #[cfg(unix)]
+        ("linked", "`linked` is a link, and links are refused"),
+    ];
+    for (path, expected) in refusals {
+        let (code, _, stderr) = install(&home, &[repo.to_str().unwrap(), "--path", path, "--name", "other"]);
+        assert_eq!(code, 1, "{path}");
+        assert!(stderr.contains(expected), "{path}: {stderr}");
+    }
+    assert!(lock(&home)["skills"].get("other").is_none());
+    assert_no_staging_left(&home);
+}

@@ -201,6 +201,10 @@ pub(crate) enum InstalledCommand {
         /// local repository
         #[arg(value_name = "SOURCE")]
         source: String,
+        /// The skill's folder inside SOURCE, for a repository or archive of several skills
+        /// (`skills/pdf`); recorded, so that `update` takes it from there again
+        #[arg(long, value_name = "SUBFOLDER")]
+        path: Option<String>,
         /// Install under this name (default: the SKILL.md's name, else the folder's)
         #[arg(long, value_name = "NAME")]
         name: Option<String>,

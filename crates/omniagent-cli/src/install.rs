@@ -128,16 +128,23 @@ pub enum Update {
     },
 }
 
-/// Installs the skill `source` names (see the module doc) as `name`, else as its
-/// frontmatter's name, else its folder's (or archive's, or repository's) name. Relative
-/// paths are taken from the working folder.
-pub fn install(home: &Home, source_text: &str, name: Option<&str>) -> Result<Installed, InstallError> {
+/// Installs the skill `source` names (see the module doc), in its folder `subfolder` when
+/// given (a repository of several skills), as `name`, else as its frontmatter's name, else
+/// its folder's (or archive's, or repository's) name. Relative paths are taken from the
+/// working folder.
+pub fn install(
+    home: &Home,
+    source_text: &str,
+    subfolder: Option<&str>,
+    name: Option<&str>,
+) -> Result<Installed, InstallError> {
+    let subfolder = subfolder.map(checked_subfolder).transpose()?.flatten();
     let skills_dir = skills_dir(home)?;
     let _held = lock::hold(&skills_dir)?;
     let lock_path = lock_path(home);
     let mut lock = Lock::read(&lock_path)?;
     let source = Source::parse(source_text, Path::new(""))?;
-    let staged = stage(&skills_dir, &source, source_text)?;
+    let staged = stage(&skills_dir, &source, source_text, subfolder.as_deref())?;
     let name = name.map_or_else(|| staged.skill_name.clone(), str::to_owned);
     check_name(&name)?;
     if lock.skills.contains_key(&name) {
@@ -254,7 +261,8 @@ fn update_one(
         return Ok(Update::KeptLocalEdits { name: name.to_owned(), local });
     }
     let source = Source::recorded(entry.kind, &entry.source, entry.reference.as_deref());
-    let staged = stage(skills_dir, &source, &entry.source)?;
+    let subfolder = entry.subfolder.as_deref().map(checked_subfolder).transpose()?.flatten();
+    let staged = stage(skills_dir, &source, &entry.source, subfolder.as_deref())?;
     if local.is_empty() && staged.entry.files == entry.files && staged.entry.commit == entry.commit {
         return Ok(Update::UpToDate { name: name.to_owned() });
     }
@@ -303,7 +311,19 @@ fn staging_dir(skills_dir: &Path, prefix: &str) -> Result<tempfile::TempDir, Ins
         .map_err(|error| InstallError::Io { path: skills_dir.to_owned(), error })
 }
 
-fn stage(skills_dir: &Path, source: &Source, source_text: &str) -> Result<Staged, InstallError> {
+/// `--path` as a relative path inside the source; `None` for the source's top (`.`).
+fn checked_subfolder(path: &str) -> Result<Option<PathBuf>, InstallError> {
+    tree::entry_path(Path::new(path)).map_err(|_| InstallError::BadPath { path: path.to_owned() })
+}
+
+/// Puts the skill of `source` (in its folder `subfolder`, when given) together in a
+/// staging folder.
+fn stage(
+    skills_dir: &Path,
+    source: &Source,
+    source_text: &str,
+    subfolder: Option<&Path>,
+) -> Result<Staged, InstallError> {
     let dir = staging_dir(skills_dir, ".install-")?;
     let content = dir.path().join("content");
     let mut budget = Budget::new(Limits::DEFAULT, source_text);
@@ -311,7 +331,13 @@ fn stage(skills_dir: &Path, source: &Source, source_text: &str) -> Result<Staged
     let mut archive_sha256 = None;
     let create_content = || fs::create_dir(&content).map_err(|error| InstallError::Io { path: content.clone(), error });
     match source {
-        Source::Folder(path) => tree::copy_folder(path, &content, &mut budget)?,
+        // Only the skill's folder is copied, not the rest of a repository beside it.
+        Source::Folder(path) => match subfolder {
+            Some(subfolder) => {
+                tree::copy_folder(&tree::subfolder(path, subfolder, source_text)?, &content, &mut budget)?
+            }
+            None => tree::copy_folder(path, &content, &mut budget)?,
+        },
         Source::TarGz(path) => {
             create_content()?;
             archive_sha256 = Some(tree::file_digest(path)?);
@@ -327,10 +353,14 @@ fn stage(skills_dir: &Path, source: &Source, source_text: &str) -> Result<Staged
             tree::check_folder(&content, &mut budget)?;
         }
     }
-    let root = tree::skill_root(&content, source_text)?;
+    let root = match subfolder {
+        Some(subfolder) if !matches!(source, Source::Folder(_)) => tree::subfolder(&content, subfolder, source_text)?,
+        _ => tree::skill_root(&content, source_text)?,
+    };
+    let last = |path: &Path| path.file_name().map(|name| name.to_string_lossy().into_owned());
     let folder_name = match root.strip_prefix(&content) {
-        Ok(top) if !top.as_os_str().is_empty() => tree::slashed(top),
-        _ => source.default_name(),
+        Ok(inner) if !inner.as_os_str().is_empty() => last(inner).unwrap_or_default(),
+        _ => subfolder.and_then(last).unwrap_or_else(|| source.default_name()),
     };
     let skill_name = skill_name(&root, &content, folder_name, source_text)?;
     let entry = LockEntry {
@@ -342,6 +372,7 @@ fn stage(skills_dir: &Path, source: &Source, source_text: &str) -> Result<Staged
         },
         commit,
         archive_sha256,
+        subfolder: subfolder.map(tree::slashed),
         installed_at: lock::now_rfc3339(),
         files: tree::digests(&root)?,
     };

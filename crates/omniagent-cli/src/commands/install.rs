@@ -13,8 +13,8 @@ use crate::render;
 pub(crate) fn run(session: &Session, command: InstalledCommand) -> anyhow::Result<ExitCode> {
     let home = &session.home;
     match command {
-        InstalledCommand::Install { source, name } => {
-            let installed = install::install(home, &source, name.as_deref())?;
+        InstalledCommand::Install { source, path, name } => {
+            let installed = install::install(home, &source, path.as_deref(), name.as_deref())?;
             render::install::installed(&installed, session.json)?;
             Ok(ExitCode::SUCCESS)
         }

@@ -81,10 +81,28 @@ pub enum InstallError {
         cap: u64,
     },
     /// No `SKILL.md` at the top, nor in a single top folder.
-    #[error("{source_text}: no SKILL.md at its top or in its single top folder")]
+    #[error("{source_text}: no SKILL.md at its top or in its single top folder{}", skills_inside(.found))]
     NoSkillFile {
         /// The source as given.
         source_text: String,
+        /// The folders deeper inside that hold a `SKILL.md`, which `--path` can pick.
+        found: Vec<String>,
+    },
+    /// `--path` names no skill folder of the source.
+    #[error("{source_text}: `{path}` {problem}")]
+    NoSkillAtPath {
+        /// The source as given.
+        source_text: String,
+        /// The path, as given.
+        path: String,
+        /// What is there instead.
+        problem: &'static str,
+    },
+    /// `--path` is absolute or leaves the source.
+    #[error("--path `{path}`: give a folder inside the source, relative to its top")]
+    BadPath {
+        /// The path, as given.
+        path: String,
     },
     /// The `SKILL.md` cannot be used as a skill.
     #[error("{source_text}: {file}:{line}: {reason}")]
@@ -176,4 +194,17 @@ pub enum EntryProblem {
     /// Encrypted, or compressed with a method other than deflate.
     #[error("only stored or deflated, unencrypted entries are supported")]
     Unsupported,
+}
+
+/// `; it holds 3 skills: a, b, c; install one with --path a` for skill folders found deeper in a
+/// source, else nothing.
+fn skills_inside(found: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let Some(first) = found.first() else { return String::new() };
+    let mut listed = found.iter().take(SHOWN).map(String::as_str).collect::<Vec<_>>().join(", ");
+    if found.len() > SHOWN {
+        listed.push_str(&format!(" and {} more", found.len() - SHOWN));
+    }
+    let skills = if found.len() == 1 { "1 skill".to_owned() } else { format!("{} skills", found.len()) };
+    format!("; it holds {skills}: {listed}; install one with `--path {first}`")
 }

@@ -33,6 +33,10 @@ pub struct LockEntry {
     /// The SHA-256 of an archive source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archive_sha256: Option<String>,
+    /// The skill's folder inside the source (`--path`), `/`-separated, when it is not the
+    /// source's top.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subfolder: Option<String>,
     /// When it was installed (or last updated), RFC 3339 in UTC.
     pub installed_at: String,
     /// The SHA-256 (hex) of every file, by path relative to the skill's folder.
@@ -177,6 +181,7 @@ mod tests {
             reference: Some("v1".into()),
             commit: Some("0123".into()),
             archive_sha256: None,
+            subfolder: Some("skills/hello".into()),
             installed_at: rfc3339(0),
             files: BTreeMap::from([("SKILL.md".into(), "ab".into())]),
         };

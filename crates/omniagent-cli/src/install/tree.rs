@@ -215,7 +215,8 @@ fn is_executable(_: &fs::Metadata) -> bool {
 }
 
 /// The skill's folder in what a source brought: `content` itself when it has a `SKILL.md`,
-/// else its one top folder when that has one.
+/// else its one top folder when that has one. Failing that, the error lists the skill
+/// folders deeper inside, which `--path` can pick.
 pub(crate) fn skill_root(content: &Path, source_text: &str) -> Result<PathBuf, InstallError> {
     if content.join("SKILL.md").is_file() {
         return Ok(content.to_owned());
@@ -229,7 +230,59 @@ pub(crate) fn skill_root(content: &Path, source_text: &str) -> Result<PathBuf, I
             return Ok(folder);
         }
     }
-    Err(InstallError::NoSkillFile { source_text: source_text.to_owned() })
+    Err(InstallError::NoSkillFile { source_text: source_text.to_owned(), found: skill_folders(content) })
+}
+
+/// How deep below a source's top [`skill_folders`] looks (`skills/team/pdf` is 3).
+const SKILL_SEARCH_DEPTH: usize = 4;
+
+/// The folders under `top` (not `top` itself) that hold a `SKILL.md`, `/`-separated, in
+/// name order; hidden folders and links are passed over, and a skill's own subfolders
+/// are not searched.
+fn skill_folders(top: &Path) -> Vec<String> {
+    fn search(top: &Path, relative: &Path, found: &mut Vec<String>) {
+        let Ok(entries) = fs::read_dir(top.join(relative)) else { return };
+        let mut names: Vec<_> = entries.filter_map(Result::ok).map(|entry| entry.file_name()).collect();
+        names.sort();
+        for name in names.into_iter().filter(|name| !name.to_string_lossy().starts_with('.')) {
+            let child = relative.join(&name);
+            if !fs::symlink_metadata(top.join(&child)).is_ok_and(|metadata| metadata.is_dir()) {
+                continue;
+            }
+            if top.join(&child).join("SKILL.md").is_file() {
+                found.push(slashed(&child));
+            } else if child.components().count() < SKILL_SEARCH_DEPTH {
+                search(top, &child, found);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    search(top, Path::new(""), &mut found);
+    found
+}
+
+/// The skill folder `subfolder` (checked by [`entry_path`]) of `top`: every step a real
+/// folder, never a link, and a `SKILL.md` in the last.
+pub(crate) fn subfolder(top: &Path, subfolder: &Path, source_text: &str) -> Result<PathBuf, InstallError> {
+    let refused = |problem| InstallError::NoSkillAtPath {
+        source_text: source_text.to_owned(),
+        path: slashed(subfolder),
+        problem,
+    };
+    let mut folder = top.to_owned();
+    for part in subfolder.components() {
+        folder.push(part);
+        match fs::symlink_metadata(&folder) {
+            Ok(metadata) if metadata.is_symlink() => return Err(refused("is a link, and links are refused")),
+            Ok(metadata) if metadata.is_dir() => {}
+            Ok(_) => return Err(refused("is not a folder")),
+            Err(_) => return Err(refused("is not in it")),
+        }
+    }
+    if !folder.join("SKILL.md").is_file() {
+        return Err(refused("has no SKILL.md"));
+    }
+    Ok(folder)
 }
 
 /// The SHA-256 (hex) of every file under `top`, by `/`-separated relative path. Links are
@@ -308,6 +361,19 @@ mod tests {
         assert_eq!(check("../evil"), Err(EntryProblem::ParentDir));
         assert_eq!(check("a/../../evil"), Err(EntryProblem::ParentDir));
         assert_eq!(check("/etc/passwd"), Err(EntryProblem::Absolute));
+    }
+
+    #[test]
+    fn skill_folders_are_found_four_levels_down_outside_hidden_folders() {
+        let top = tempfile::tempdir().unwrap();
+        for folder in ["a", "a/nested", "x/y/z/deep", "x/y/z/w/too-deep", ".hidden/h", "b"] {
+            fs::create_dir_all(top.path().join(folder)).unwrap();
+            fs::write(top.path().join(folder).join("SKILL.md"), "---\n").unwrap();
+        }
+        fs::create_dir_all(top.path().join("empty/none")).unwrap();
+        assert_eq!(skill_folders(top.path()), ["a", "b", "x/y/z/deep"], "a skill's own folders are not searched");
+        let error = skill_root(top.path(), "src").unwrap_err();
+        assert!(matches!(&error, InstallError::NoSkillFile { found, .. } if found.len() == 3), "{error:?}");
     }
 
     #[test]

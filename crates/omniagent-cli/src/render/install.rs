@@ -24,9 +24,13 @@ pub(crate) fn installed(installed: &Installed, json: bool) -> anyhow::Result<()>
     Ok(())
 }
 
-/// Where an entry came from, for people: the source and, for git, the ref and commit.
+/// Where an entry came from, for people: the source (and the skill's folder in it) and,
+/// for git, the ref and commit.
 fn origin(entry: &LockEntry) -> String {
     let mut text = entry.source.clone();
+    if let Some(subfolder) = &entry.subfolder {
+        text.push_str(&format!(" ({subfolder})"));
+    }
     if let Some(reference) = &entry.reference {
         text.push_str(&format!(" at {reference}"));
     }
