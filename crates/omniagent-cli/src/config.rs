@@ -13,11 +13,13 @@ use skill_markdown::SkillsConfig;
 
 use crate::HostError;
 
+mod location;
 mod sections;
 #[cfg(feature = "mcp")]
 mod serve;
 mod storage;
 
+pub use location::{ConfigLocation, Home, Origin};
 pub(crate) use sections::Sections;
 #[cfg(feature = "mcp")]
 pub use serve::{ServeClient, ServeConfig, ServeOAuth};
@@ -25,124 +27,6 @@ pub(crate) use storage::StorageBackend;
 
 /// The name of the agent that runs with the top level of the config, without overrides.
 const TOP_LEVEL_AGENT: &str = "default";
-
-/// Where OmniAgent keeps its files: `$OMNIAGENT_HOME`, default `~/.omniagent`.
-#[derive(Debug, Clone)]
-pub struct Home {
-    root: PathBuf,
-}
-
-impl Home {
-    /// The home folder `root`.
-    pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
-    }
-
-    /// `$OMNIAGENT_HOME`, else `$HOME/.omniagent`.
-    pub fn from_env() -> Result<Self, HostError> {
-        if let Some(root) = std::env::var_os("OMNIAGENT_HOME").filter(|root| !root.is_empty()) {
-            return Ok(Self { root: PathBuf::from(root) });
-        }
-        match std::env::var_os("HOME").filter(|home| !home.is_empty()) {
-            Some(home) => Ok(Self { root: Path::new(&home).join(".omniagent") }),
-            None => Err(HostError::NoHome),
-        }
-    }
-
-    /// The home folder itself.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    /// The folder of skills every agent of this home gets.
-    #[cfg(feature = "markdown")]
-    pub(crate) fn skills_dir(&self) -> PathBuf {
-        self.root.join("skills")
-    }
-
-    /// The AAuth agent's folder: its key and its cached tokens.
-    #[cfg(any(feature = "openapi", feature = "aauth", feature = "markdown"))]
-    pub(crate) fn aauth_dir(&self) -> PathBuf {
-        self.root.join("aauth")
-    }
-
-    /// Where `agent`'s OAuth client and tokens for the MCP server `server` are kept.
-    #[cfg(feature = "mcp")]
-    pub fn oauth_tokens(&self, agent: &str, server: &str) -> skill_mcp::TokenFile {
-        skill_mcp::TokenFile::new(self.root.join("oauth").join(agent).join(format!("{server}.json")))
-    }
-
-    /// The embedded store's database file.
-    #[cfg(feature = "sqlite")]
-    pub(crate) fn state_db(&self) -> PathBuf {
-        self.root.join("state").join("omniagent.db")
-    }
-
-    fn default_config(&self) -> PathBuf {
-        self.root.join("config.yaml")
-    }
-}
-
-/// Why a config file was chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Origin {
-    /// `-c/--config`.
-    Flag,
-    /// `$OMNIAGENT_CONFIG`.
-    Env,
-    /// `$OMNIAGENT_HOME/config.yaml`, which exists.
-    Home,
-    /// No file: built-in defaults.
-    Defaults,
-}
-
-/// The config file to read, if any, and why that one.
-#[derive(Debug, Clone)]
-pub struct ConfigLocation {
-    path: Option<PathBuf>,
-    origin: Origin,
-}
-
-impl ConfigLocation {
-    /// The file the caller names (`flag`, from `-c`), else the one `$OMNIAGENT_CONFIG`
-    /// names (`env`), else `config.yaml` in `home` when it exists, else none (built-in
-    /// defaults).
-    pub fn find(flag: Option<PathBuf>, env: Option<PathBuf>, home: &Home) -> Self {
-        if let Some(path) = flag {
-            return Self { path: Some(path), origin: Origin::Flag };
-        }
-        if let Some(path) = env {
-            return Self { path: Some(path), origin: Origin::Env };
-        }
-        let path = home.default_config();
-        if path.is_file() {
-            Self { path: Some(path), origin: Origin::Home }
-        } else {
-            Self { path: None, origin: Origin::Defaults }
-        }
-    }
-
-    /// The file; `None` for the built-in defaults.
-    pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
-    }
-
-    /// Why this file (or none) was chosen.
-    pub fn origin(&self) -> Origin {
-        self.origin
-    }
-
-    /// Reads and validates the file (built-in defaults when there is none).
-    pub fn load(&self) -> Result<Config, HostError> {
-        let Some(path) = &self.path else {
-            return Ok(Config { file: None, tree: Value::Mapping(Mapping::new()), sections: Sections::default() });
-        };
-        let text =
-            std::fs::read_to_string(path).map_err(|error| HostError::ReadConfig { path: path.clone(), error })?;
-        Config::parse(path, &text)
-    }
-}
 
 /// A validated config file: the top level, and the overrides of each agent under
 /// `agents:`. [`Config::for_agent`] gives the config one agent runs with.
@@ -637,7 +521,10 @@ mod tests {
             file.for_agent(Some("carol")).unwrap_err().to_string(),
             "unknown agent `carol` in config.yaml (agents configured: alice, bob)"
         );
-        let defaults = ConfigLocation { path: None, origin: Origin::Defaults }.load().unwrap();
+        let empty_home = tempfile::tempdir().unwrap();
+        let location = ConfigLocation::find(None, None, &Home::new(empty_home.path()));
+        assert_eq!(location.origin(), Origin::Defaults);
+        let defaults = location.load().unwrap();
         assert_eq!(
             defaults.for_agent(Some("carol")).unwrap_err().to_string(),
             "unknown agent `carol` in the built-in defaults (agents configured: none)"
