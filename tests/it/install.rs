@@ -518,3 +518,49 @@ fn path_picks_one_skill_of_a_repository_of_several() {
     assert!(lock(&home)["skills"].get("other").is_none());
     assert_no_staging_left(&home);
 }
+
+/// `--all` installs every skill a source holds, each under its own name with its
+/// subfolder recorded; one whose SKILL.md is broken is skipped with the reason and the
+/// others are installed all the same (exit 1). Run again, every skill is kept as it is
+/// (exit 0). A folder that holds the skills folder itself is refused, copying nothing.
+#[test]
+fn all_installs_every_skill_a_source_holds() {
+    let home = Home::new();
+    let sources = tempfile::tempdir().unwrap();
+    let repo = sources.path().join("many");
+    for (folder, name) in [("skills", "pdf"), ("skills", "weather"), ("more/team", "notes")] {
+        let skill_md = format!("---\nname: {name}\ndescription: The {name} skill\n---\nUse it.\n");
+        skill_folder(&repo.join(folder), name, &skill_md);
+    }
+    skill_folder(&repo.join("skills"), "broken", "---\nname: broken\n");
+    git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "--quiet", "-m", "one"]);
+    let url = format!("file://{}", repo.display());
+
+    let (code, stdout, stderr) = install(&home, &[&url, "--all"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("skipped skills/broken: ") && stdout.contains("SKILL.md:"), "{stdout}");
+    assert!(stdout.ends_with("3 skills installed, 1 skipped\n"), "{stdout}");
+    let skills = &lock(&home)["skills"];
+    for (name, subfolder) in [("notes", "more/team/notes"), ("pdf", "skills/pdf"), ("weather", "skills/weather")] {
+        assert_eq!(skills[name]["subfolder"], json!(subfolder), "{skills}");
+        assert!(home.path().join("skills").join(name).join("SKILL.md").is_file(), "{name}");
+    }
+    assert!(skills.get("broken").is_none() && !home.path().join("skills/broken").exists());
+
+    std::fs::remove_dir_all(repo.join("skills/broken")).unwrap();
+    git(&repo, &["commit", "--quiet", "-am", "two"]);
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "skills", "install", &url, "--all"]));
+    assert_eq!(code, 0, "{stderr}");
+    let again = json(&stdout);
+    assert_eq!(again["installed"], json!([]));
+    let kept: Vec<&str> =
+        again["skipped"].as_array().unwrap().iter().map(|s| s["subfolder"].as_str().unwrap()).collect();
+    assert_eq!(kept, ["more/team/notes", "skills/pdf", "skills/weather"], "{again}");
+
+    let (code, _, stderr) = install(&home, &[home.path().to_str().unwrap(), "--all"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("holds the skills folder"), "{stderr}");
+    assert_no_staging_left(&home);
+}

@@ -203,8 +203,12 @@ pub(crate) enum InstalledCommand {
         source: String,
         /// The skill's folder inside SOURCE, for a repository or archive of several skills
         /// (`skills/pdf`); recorded, so that `update` takes it from there again
-        #[arg(long, value_name = "SUBFOLDER")]
+        #[arg(long, value_name = "SUBFOLDER", conflicts_with = "all")]
         path: Option<String>,
+        /// Install every skill SOURCE holds, each under its own name: the skill folders
+        /// up to four levels down; one that cannot be installed is skipped with the reason
+        #[arg(long, conflicts_with = "name")]
+        all: bool,
         /// Install under this name (default: the SKILL.md's name, else the folder's)
         #[arg(long, value_name = "NAME")]
         name: Option<String>,

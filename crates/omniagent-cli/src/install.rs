@@ -3,7 +3,8 @@
 //! [`install`] brings a skill from a folder, a `.tar.gz` or `.zip` archive, or a git
 //! repository (at an optional `#ref`) into `$OMNIAGENT_HOME/skills/<name>`, and records
 //! it in `$OMNIAGENT_HOME/skills.lock`: the source, the ref and commit, the time, and the
-//! SHA-256 of every file. [`verify`] compares the folders with the lock, [`update`]
+//! SHA-256 of every file; from a source of several skills, one skill folder of it, or
+//! each ([`install_all`]). [`verify`] compares the folders with the lock, [`update`]
 //! reinstalls from the recorded source (keeping local edits unless forced), and
 //! [`remove`] takes a skill out.
 //!
@@ -161,6 +162,76 @@ pub fn install(
         return Err(error);
     }
     Ok(Installed { name, path: target, entry: staged.entry })
+}
+
+/// What [`install_all`] did with one skill folder of the source.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Installed.
+    Installed(Installed),
+    /// Left out, with the reason; the other skills are installed all the same.
+    Skipped {
+        /// The skill's folder in the source (`.` for its top).
+        subfolder: String,
+        /// Why.
+        error: InstallError,
+    },
+}
+
+/// Installs every skill `source` holds: the one at its top (or in its single top folder),
+/// else each skill folder inside it (see `--path`), each under its frontmatter's name,
+/// else its folder's, with its subfolder recorded. A skill that cannot be installed (a
+/// broken `SKILL.md`, a name installed already) is skipped with the reason; a source that
+/// cannot be read, or holds no skill, is an error.
+pub fn install_all(home: &Home, source_text: &str) -> Result<Vec<Outcome>, InstallError> {
+    let skills_dir = skills_dir(home)?;
+    let _held = lock::hold(&skills_dir)?;
+    let lock_path = lock_path(home);
+    let mut lock = Lock::read(&lock_path)?;
+    let source = Source::parse(source_text, Path::new(""))?;
+    let fetched = fetch(&skills_dir, &source, source_text, None)?;
+    let skills: Vec<(PathBuf, Option<PathBuf>)> = match tree::skill_root(&fetched.content, source_text) {
+        Ok(root) => vec![(root, None)],
+        Err(InstallError::NoSkillFile { found, .. }) if !found.is_empty() => found
+            .into_iter()
+            .map(|subfolder| (fetched.content.join(&subfolder), Some(PathBuf::from(subfolder))))
+            .collect(),
+        Err(error) => return Err(error),
+    };
+    let mut outcomes = Vec::new();
+    let mut moved = Vec::new();
+    for (root, subfolder) in skills {
+        let mut move_into_place = || {
+            let (name, entry) = fetched.skill(&source, source_text, &root, subfolder.as_deref())?;
+            check_name(&name)?;
+            if lock.skills.contains_key(&name) {
+                return Err(InstallError::AlreadyInstalled { name });
+            }
+            let target = skills_dir.join(&name);
+            if target.symlink_metadata().is_ok() {
+                return Err(InstallError::NotOurs { path: target });
+            }
+            fs::rename(&root, &target).map_err(|error| InstallError::Io { path: target.clone(), error })?;
+            moved.push(target.clone());
+            lock.skills.insert(name.clone(), entry.clone());
+            Ok(Installed { name, path: target, entry })
+        };
+        outcomes.push(match move_into_place() {
+            Ok(installed) => Outcome::Installed(installed),
+            Err(error) => {
+                Outcome::Skipped { subfolder: subfolder.as_deref().map_or(".".to_owned(), tree::slashed), error }
+            }
+        });
+    }
+    if !moved.is_empty()
+        && let Err(error) = lock.write(&lock_path)
+    {
+        for target in moved {
+            let _ = fs::remove_dir_all(target);
+        }
+        return Err(error);
+    }
+    Ok(outcomes)
 }
 
 /// Checks `name` (or every installed skill) against the lock file.
@@ -324,6 +395,38 @@ fn stage(
     source_text: &str,
     subfolder: Option<&Path>,
 ) -> Result<Staged, InstallError> {
+    let fetched = fetch(skills_dir, source, source_text, subfolder)?;
+    let root = match subfolder {
+        Some(subfolder) if !matches!(source, Source::Folder(_)) => {
+            tree::subfolder(&fetched.content, subfolder, source_text)?
+        }
+        _ => tree::skill_root(&fetched.content, source_text)?,
+    };
+    let (skill_name, entry) = fetched.skill(source, source_text, &root, subfolder)?;
+    Ok(Staged { dir: fetched.dir, root, skill_name, entry })
+}
+
+/// What a source brought, in a staging folder.
+struct Fetched {
+    /// The staging folder; removed with whatever is left in it when dropped.
+    dir: tempfile::TempDir,
+    /// Every file of the source (of only its skill folder, for a local folder and a
+    /// subfolder), inside `dir`.
+    content: PathBuf,
+    /// The commit a git source is at.
+    commit: Option<String>,
+    /// The SHA-256 of an archive source.
+    archive_sha256: Option<String>,
+}
+
+/// Brings what `source` holds (of a local folder, only its folder `subfolder` when
+/// given) into a new staging folder, under the caps.
+fn fetch(
+    skills_dir: &Path,
+    source: &Source,
+    source_text: &str,
+    subfolder: Option<&Path>,
+) -> Result<Fetched, InstallError> {
     let dir = staging_dir(skills_dir, ".install-")?;
     let content = dir.path().join("content");
     let mut budget = Budget::new(Limits::DEFAULT, source_text);
@@ -332,12 +435,18 @@ fn stage(
     let create_content = || fs::create_dir(&content).map_err(|error| InstallError::Io { path: content.clone(), error });
     match source {
         // Only the skill's folder is copied, not the rest of a repository beside it.
-        Source::Folder(path) => match subfolder {
-            Some(subfolder) => {
-                tree::copy_folder(&tree::subfolder(path, subfolder, source_text)?, &content, &mut budget)?
+        Source::Folder(path) => {
+            let from = match subfolder {
+                Some(subfolder) => tree::subfolder(path, subfolder, source_text)?,
+                None => path.clone(),
+            };
+            // A copy into a folder inside the source would copy itself without end.
+            if skills_dir.canonicalize().is_ok_and(|skills_dir| skills_dir.starts_with(&from)) {
+                let skills_dir = skills_dir.to_owned();
+                return Err(InstallError::HoldsSkillsFolder { source_text: source_text.to_owned(), skills_dir });
             }
-            None => tree::copy_folder(path, &content, &mut budget)?,
-        },
+            tree::copy_folder(&from, &content, &mut budget)?;
+        }
         Source::TarGz(path) => {
             create_content()?;
             archive_sha256 = Some(tree::file_digest(path)?);
@@ -353,30 +462,40 @@ fn stage(
             tree::check_folder(&content, &mut budget)?;
         }
     }
-    let root = match subfolder {
-        Some(subfolder) if !matches!(source, Source::Folder(_)) => tree::subfolder(&content, subfolder, source_text)?,
-        _ => tree::skill_root(&content, source_text)?,
-    };
-    let last = |path: &Path| path.file_name().map(|name| name.to_string_lossy().into_owned());
-    let folder_name = match root.strip_prefix(&content) {
-        Ok(inner) if !inner.as_os_str().is_empty() => last(inner).unwrap_or_default(),
-        _ => subfolder.and_then(last).unwrap_or_else(|| source.default_name()),
-    };
-    let skill_name = skill_name(&root, &content, folder_name, source_text)?;
-    let entry = LockEntry {
-        source: source.location(),
-        kind: source.kind(),
-        reference: match source {
-            Source::Git { reference, .. } => reference.clone(),
-            _ => None,
-        },
-        commit,
-        archive_sha256,
-        subfolder: subfolder.map(tree::slashed),
-        installed_at: lock::now_rfc3339(),
-        files: tree::digests(&root)?,
-    };
-    Ok(Staged { dir, root, skill_name, entry })
+    Ok(Fetched { dir, content, commit, archive_sha256 })
+}
+
+impl Fetched {
+    /// The name and lock entry of the skill at `root` (inside `content`), the source's
+    /// folder `subfolder`, if the source's top is not the skill's.
+    fn skill(
+        &self,
+        source: &Source,
+        source_text: &str,
+        root: &Path,
+        subfolder: Option<&Path>,
+    ) -> Result<(String, LockEntry), InstallError> {
+        let last = |path: &Path| path.file_name().map(|name| name.to_string_lossy().into_owned());
+        let folder_name = match root.strip_prefix(&self.content) {
+            Ok(inner) if !inner.as_os_str().is_empty() => last(inner).unwrap_or_default(),
+            _ => subfolder.and_then(last).unwrap_or_else(|| source.default_name()),
+        };
+        let skill_name = skill_name(root, &self.content, folder_name, source_text)?;
+        let entry = LockEntry {
+            source: source.location(),
+            kind: source.kind(),
+            reference: match source {
+                Source::Git { reference, .. } => reference.clone(),
+                _ => None,
+            },
+            commit: self.commit.clone(),
+            archive_sha256: self.archive_sha256.clone(),
+            subfolder: subfolder.map(tree::slashed),
+            installed_at: lock::now_rfc3339(),
+            files: tree::digests(root)?,
+        };
+        Ok((skill_name, entry))
+    }
 }
 
 /// The name the skill's `SKILL.md` gives, else `folder_name`; a file that is no skill is

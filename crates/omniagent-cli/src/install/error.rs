@@ -146,6 +146,14 @@ pub enum InstallError {
         /// The folder.
         path: PathBuf,
     },
+    /// The source folder holds the skills folder the skill would be copied into.
+    #[error("{source_text}: holds the skills folder {} itself; give the folder of the skill to install", skills_dir.display())]
+    HoldsSkillsFolder {
+        /// The source as given.
+        source_text: String,
+        /// The skills folder.
+        skills_dir: PathBuf,
+    },
     /// The skill is installed already.
     #[error("skill `{name}` is installed already; `omniagent skills update {name}` reinstalls it")]
     AlreadyInstalled {

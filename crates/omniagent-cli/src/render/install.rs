@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use omniagent_host::install::{Changes, Installed, LockEntry, Update, Verification};
+use omniagent_host::install::{Changes, Installed, LockEntry, Outcome, Update, Verification};
 use serde_json::{Value, json};
 
 use super::{BOLD, DIM, GREEN, RED, YELLOW, count, print_json};
@@ -21,6 +21,38 @@ pub(crate) fn installed(installed: &Installed, json: bool) -> anyhow::Result<()>
         installed.path.display()
     )?;
     writeln!(out, "  {DIM}from{DIM:#} {}", origin(&installed.entry))?;
+    Ok(())
+}
+
+/// `skills install --all`: each skill installed, each one skipped with the reason, and
+/// the count.
+pub(crate) fn installed_all(outcomes: &[Outcome], json: bool) -> anyhow::Result<()> {
+    let (mut installed, mut skipped) = (Vec::new(), Vec::new());
+    for outcome in outcomes {
+        match outcome {
+            Outcome::Installed(each) => installed.push(each),
+            Outcome::Skipped { subfolder, error } => skipped.push((subfolder, error)),
+        }
+    }
+    if json {
+        let skipped: Vec<Value> = skipped
+            .iter()
+            .map(|(subfolder, error)| json!({"subfolder": subfolder, "error": error.to_string()}))
+            .collect();
+        return print_json(&json!({"installed": installed, "skipped": skipped}));
+    }
+    for each in &installed {
+        self::installed(each, false)?;
+    }
+    let mut out = anstream::stdout().lock();
+    for (subfolder, error) in &skipped {
+        writeln!(out, "{YELLOW}skipped{YELLOW:#} {subfolder}: {error}")?;
+    }
+    write!(out, "{} installed", count(installed.len(), "skill"))?;
+    match skipped.len() {
+        0 => writeln!(out)?,
+        n => writeln!(out, ", {n} skipped")?,
+    }
     Ok(())
 }
 
