@@ -522,7 +522,8 @@ fn path_picks_one_skill_of_a_repository_of_several() {
 /// `--all` installs every skill a source holds, each under its own name with its
 /// subfolder recorded; one whose SKILL.md is broken is skipped with the reason and the
 /// others are installed all the same (exit 1). Run again, every skill is kept as it is
-/// (exit 0). A folder that holds the skills folder itself is refused, copying nothing.
+/// (exit 0), and `update` takes all three from one clone. A folder that holds the skills
+/// folder itself is refused, copying nothing.
 #[test]
 fn all_installs_every_skill_a_source_holds() {
     let home = Home::new();
@@ -558,6 +559,26 @@ fn all_installs_every_skill_a_source_holds() {
     let kept: Vec<&str> =
         again["skipped"].as_array().unwrap().iter().map(|s| s["subfolder"].as_str().unwrap()).collect();
     assert_eq!(kept, ["more/team/notes", "skills/pdf", "skills/weather"], "{again}");
+
+    // `update` clones the repository once for its three skills; a commit that changes one
+    // leaves the others up to date.
+    std::fs::write(repo.join("skills/weather/SKILL.md"), "---\nname: weather\ndescription: Rain\n---\nTwo.\n").unwrap();
+    git(&repo, &["commit", "--quiet", "-am", "three"]);
+    let trace = sources.path().join("git-trace");
+    let mut update = home.omniagent(&["--json", "skills", "update"]);
+    update.env("GIT_TRACE", &trace);
+    let (code, stdout, stderr) = run(update);
+    assert_eq!(code, 0, "{stderr}");
+    let statuses: Vec<(String, String)> = json(&stdout)["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|skill| (skill["name"].as_str().unwrap().to_owned(), skill["status"].as_str().unwrap().to_owned()))
+        .collect();
+    let expected = [("notes", "up_to_date"), ("pdf", "up_to_date"), ("weather", "updated")];
+    assert_eq!(statuses, expected.map(|(name, status)| (name.to_owned(), status.to_owned())), "{stdout}");
+    let clones = std::fs::read_to_string(&trace).unwrap().lines().filter(|line| line.contains("git clone")).count();
+    assert_eq!(clones, 1, "one clone for the three skills");
 
     let (code, _, stderr) = install(&home, &[home.path().to_str().unwrap(), "--all"]);
     assert_eq!(code, 1);

@@ -19,21 +19,23 @@ mod error;
 mod git;
 mod lock;
 mod source;
+mod stage;
 mod tree;
+mod update;
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use skill_markdown::Location;
 
 pub use self::error::{EntryProblem, InstallError};
 use self::lock::Lock;
 pub use self::lock::LockEntry;
 use self::source::Source;
 pub use self::source::SourceKind;
-use self::tree::{Budget, Limits};
+use self::stage::{checked_subfolder, fetch, stage, staging_dir};
+pub use self::update::{Update, update};
 use crate::Home;
 
 /// A skill that was installed or updated.
@@ -92,41 +94,6 @@ pub struct Verification {
     pub missing: bool,
     /// What differs.
     pub changes: Changes,
-}
-
-/// What `update` did with one skill.
-#[derive(Debug)]
-pub enum Update {
-    /// Reinstalled from its source.
-    Updated {
-        /// The skill as it is now.
-        installed: Box<Installed>,
-        /// How the new files differ from the recorded ones.
-        changes: Changes,
-        /// The local edits `force` overwrote.
-        overwritten: Changes,
-        /// The commit it was at, for a git source.
-        previous_commit: Option<String>,
-    },
-    /// The source gives the same files, and the folder has no edits: nothing to do.
-    UpToDate {
-        /// The skill.
-        name: String,
-    },
-    /// The folder has local edits, kept because `force` was not given.
-    KeptLocalEdits {
-        /// The skill.
-        name: String,
-        /// The edits.
-        local: Changes,
-    },
-    /// The update failed; the skill is as it was.
-    Failed {
-        /// The skill.
-        name: String,
-        /// Why.
-        error: InstallError,
-    },
 }
 
 /// Installs the skill `source` names (see the module doc), in its folder `subfolder` when
@@ -249,24 +216,6 @@ pub fn verify(home: &Home, name: Option<&str>) -> Result<Vec<Verification>, Inst
         .collect()
 }
 
-/// Reinstalls `name` (or every installed skill) from its recorded source, at its
-/// recorded ref. A skill with local edits is left as it is unless `force`. One skill
-/// failing does not stop the others.
-pub fn update(home: &Home, name: Option<&str>, force: bool) -> Result<Vec<Update>, InstallError> {
-    let skills_dir = skills_dir(home)?;
-    let _held = lock::hold(&skills_dir)?;
-    let lock_path = lock_path(home);
-    let mut lock = Lock::read(&lock_path)?;
-    let names = names(&lock, &lock_path, name)?;
-    Ok(names
-        .into_iter()
-        .map(|name| match update_one(&skills_dir, &lock_path, &mut lock, &name, force) {
-            Ok(update) => update,
-            Err(error) => Update::Failed { name, error },
-        })
-        .collect())
-}
-
 /// Removes the installed skill `name`: its folder and its lock entry. Returns the entry.
 pub fn remove(home: &Home, name: &str) -> Result<LockEntry, InstallError> {
     let skills_dir = skills_dir(home)?;
@@ -316,209 +265,6 @@ fn local_changes(path: &Path, entry: &LockEntry) -> Result<(bool, Changes), Inst
         return Ok((true, Changes { removed: entry.files.keys().cloned().collect(), ..Changes::default() }));
     }
     Ok((false, Changes::between(&entry.files, &tree::digests(path)?)))
-}
-
-fn update_one(
-    skills_dir: &Path,
-    lock_path: &Path,
-    lock: &mut Lock,
-    name: &str,
-    force: bool,
-) -> Result<Update, InstallError> {
-    let entry = lock.skills[name].clone();
-    let target = skills_dir.join(name);
-    let (_, local) = local_changes(&target, &entry)?;
-    if !local.is_empty() && !force {
-        return Ok(Update::KeptLocalEdits { name: name.to_owned(), local });
-    }
-    let source = Source::recorded(entry.kind, &entry.source, entry.reference.as_deref());
-    let subfolder = entry.subfolder.as_deref().map(checked_subfolder).transpose()?.flatten();
-    let staged = stage(skills_dir, &source, &entry.source, subfolder.as_deref())?;
-    if local.is_empty() && staged.entry.files == entry.files && staged.entry.commit == entry.commit {
-        return Ok(Update::UpToDate { name: name.to_owned() });
-    }
-    let previous = staged.dir.path().join("previous");
-    let had_folder = target.symlink_metadata().is_ok();
-    if had_folder {
-        fs::rename(&target, &previous).map_err(|error| InstallError::Io { path: target.clone(), error })?;
-    }
-    if let Err(error) = fs::rename(&staged.root, &target) {
-        if had_folder {
-            let _ = fs::rename(&previous, &target);
-        }
-        return Err(InstallError::Io { path: target, error });
-    }
-    lock.skills.insert(name.to_owned(), staged.entry.clone());
-    if let Err(error) = lock.write(lock_path) {
-        let _ = fs::remove_dir_all(&target);
-        if had_folder {
-            let _ = fs::rename(&previous, &target);
-        }
-        lock.skills.insert(name.to_owned(), entry);
-        return Err(error);
-    }
-    let changes = Changes::between(&entry.files, &staged.entry.files);
-    let installed = Box::new(Installed { name: name.to_owned(), path: target, entry: staged.entry });
-    Ok(Update::Updated { installed, changes, overwritten: local, previous_commit: entry.commit })
-}
-
-/// A source's skill, put together in a staging folder, ready to be moved into place.
-struct Staged {
-    /// The staging folder; removed with whatever is left in it when dropped.
-    dir: tempfile::TempDir,
-    /// The skill's folder inside it.
-    root: PathBuf,
-    /// The name its `SKILL.md` gives (or its folder's).
-    skill_name: String,
-    /// What the lock file will say of it.
-    entry: LockEntry,
-}
-
-fn staging_dir(skills_dir: &Path, prefix: &str) -> Result<tempfile::TempDir, InstallError> {
-    // Hidden, so that discovery, which skips hidden folders, never sees a half-made skill.
-    tempfile::Builder::new()
-        .prefix(prefix)
-        .tempdir_in(skills_dir)
-        .map_err(|error| InstallError::Io { path: skills_dir.to_owned(), error })
-}
-
-/// `--path` as a relative path inside the source; `None` for the source's top (`.`).
-fn checked_subfolder(path: &str) -> Result<Option<PathBuf>, InstallError> {
-    tree::entry_path(Path::new(path)).map_err(|_| InstallError::BadPath { path: path.to_owned() })
-}
-
-/// Puts the skill of `source` (in its folder `subfolder`, when given) together in a
-/// staging folder.
-fn stage(
-    skills_dir: &Path,
-    source: &Source,
-    source_text: &str,
-    subfolder: Option<&Path>,
-) -> Result<Staged, InstallError> {
-    let fetched = fetch(skills_dir, source, source_text, subfolder)?;
-    let root = match subfolder {
-        Some(subfolder) if !matches!(source, Source::Folder(_)) => {
-            tree::subfolder(&fetched.content, subfolder, source_text)?
-        }
-        _ => tree::skill_root(&fetched.content, source_text)?,
-    };
-    let (skill_name, entry) = fetched.skill(source, source_text, &root, subfolder)?;
-    Ok(Staged { dir: fetched.dir, root, skill_name, entry })
-}
-
-/// What a source brought, in a staging folder.
-struct Fetched {
-    /// The staging folder; removed with whatever is left in it when dropped.
-    dir: tempfile::TempDir,
-    /// Every file of the source (of only its skill folder, for a local folder and a
-    /// subfolder), inside `dir`.
-    content: PathBuf,
-    /// The commit a git source is at.
-    commit: Option<String>,
-    /// The SHA-256 of an archive source.
-    archive_sha256: Option<String>,
-}
-
-/// Brings what `source` holds (of a local folder, only its folder `subfolder` when
-/// given) into a new staging folder, under the caps.
-fn fetch(
-    skills_dir: &Path,
-    source: &Source,
-    source_text: &str,
-    subfolder: Option<&Path>,
-) -> Result<Fetched, InstallError> {
-    let dir = staging_dir(skills_dir, ".install-")?;
-    let content = dir.path().join("content");
-    let mut budget = Budget::new(Limits::DEFAULT, source_text);
-    let mut commit = None;
-    let mut archive_sha256 = None;
-    let create_content = || fs::create_dir(&content).map_err(|error| InstallError::Io { path: content.clone(), error });
-    match source {
-        // Only the skill's folder is copied, not the rest of a repository beside it.
-        Source::Folder(path) => {
-            let from = match subfolder {
-                Some(subfolder) => tree::subfolder(path, subfolder, source_text)?,
-                None => path.clone(),
-            };
-            // A copy into a folder inside the source would copy itself without end.
-            if skills_dir.canonicalize().is_ok_and(|skills_dir| skills_dir.starts_with(&from)) {
-                let skills_dir = skills_dir.to_owned();
-                return Err(InstallError::HoldsSkillsFolder { source_text: source_text.to_owned(), skills_dir });
-            }
-            tree::copy_folder(&from, &content, &mut budget)?;
-        }
-        Source::TarGz(path) => {
-            create_content()?;
-            archive_sha256 = Some(tree::file_digest(path)?);
-            archive::extract_tar_gz(path, &content, &mut budget)?;
-        }
-        Source::Zip(path) => {
-            create_content()?;
-            archive_sha256 = Some(tree::file_digest(path)?);
-            archive::extract_zip(path, &content, &mut budget)?;
-        }
-        Source::Git { url, reference } => {
-            commit = Some(git::checkout(url, reference.as_deref(), &content)?);
-            tree::check_folder(&content, &mut budget)?;
-        }
-    }
-    Ok(Fetched { dir, content, commit, archive_sha256 })
-}
-
-impl Fetched {
-    /// The name and lock entry of the skill at `root` (inside `content`), the source's
-    /// folder `subfolder`, if the source's top is not the skill's.
-    fn skill(
-        &self,
-        source: &Source,
-        source_text: &str,
-        root: &Path,
-        subfolder: Option<&Path>,
-    ) -> Result<(String, LockEntry), InstallError> {
-        let last = |path: &Path| path.file_name().map(|name| name.to_string_lossy().into_owned());
-        let folder_name = match root.strip_prefix(&self.content) {
-            Ok(inner) if !inner.as_os_str().is_empty() => last(inner).unwrap_or_default(),
-            _ => subfolder.and_then(last).unwrap_or_else(|| source.default_name()),
-        };
-        let skill_name = skill_name(root, &self.content, folder_name, source_text)?;
-        let entry = LockEntry {
-            source: source.location(),
-            kind: source.kind(),
-            reference: match source {
-                Source::Git { reference, .. } => reference.clone(),
-                _ => None,
-            },
-            commit: self.commit.clone(),
-            archive_sha256: self.archive_sha256.clone(),
-            subfolder: subfolder.map(tree::slashed),
-            installed_at: lock::now_rfc3339(),
-            files: tree::digests(root)?,
-        };
-        Ok((skill_name, entry))
-    }
-}
-
-/// The name the skill's `SKILL.md` gives, else `folder_name`; a file that is no skill is
-/// refused with its line and reason.
-fn skill_name(root: &Path, content: &Path, folder_name: String, source_text: &str) -> Result<String, InstallError> {
-    let file = root.join("SKILL.md");
-    let bytes = fs::read(&file).map_err(|error| InstallError::Io { path: file.clone(), error })?;
-    let location = Location {
-        path: file.clone(),
-        dir: Some(root.to_owned()),
-        dir_name: folder_name,
-        has_hooks: root.join("hooks").is_dir(),
-        has_scripts: root.join("scripts").is_dir(),
-    };
-    match skill_markdown::parse_bytes(&bytes, location) {
-        Ok(skill) => Ok(skill.name),
-        Err(error) => Err(InstallError::BadSkillFile {
-            source_text: source_text.to_owned(),
-            file: tree::slashed(file.strip_prefix(content).unwrap_or(&file)),
-            line: error.line,
-            reason: error.reason,
-        }),
-    }
 }
 
 /// A name must be a plain folder name: `[A-Za-z0-9._-]`, at most 64, not starting with a dot.

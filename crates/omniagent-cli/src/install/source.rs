@@ -100,6 +100,14 @@ impl Source {
         }
     }
 
+    /// The git ref asked for, if any.
+    pub(crate) fn reference(&self) -> Option<&str> {
+        match self {
+            Self::Git { reference, .. } => reference.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The source again from what the lock file recorded.
     pub(crate) fn recorded(kind: SourceKind, location: &str, reference: Option<&str>) -> Self {
         let path = PathBuf::from(location);
