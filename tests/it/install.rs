@@ -516,6 +516,12 @@ fn path_picks_one_skill_of_a_repository_of_several() {
         assert!(stderr.contains(expected), "{path}: {stderr}");
     }
     assert!(lock(&home)["skills"].get("other").is_none());
+
+    // A repository's web page names the folder already.
+    let page = "https://github.com/acme/skills/tree/main/skills/pdf";
+    let (code, _, stderr) = install(&home, &[page, "--path", "skills/weather"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains(&format!("{page} names the folder `skills/pdf` already; leave out --path")), "{stderr}");
     assert_no_staging_left(&home);
 }
 

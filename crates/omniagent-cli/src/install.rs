@@ -97,21 +97,27 @@ pub struct Verification {
 }
 
 /// Installs the skill `source` names (see the module doc), in its folder `subfolder` when
-/// given (a repository of several skills), as `name`, else as its frontmatter's name, else
-/// its folder's (or archive's, or repository's) name. Relative paths are taken from the
-/// working folder.
+/// given, or the folder a repository's web page names (a repository of several skills),
+/// as `name`, else as its frontmatter's name, else its folder's (or archive's, or
+/// repository's) name. Relative paths are taken from the working folder.
 pub fn install(
     home: &Home,
     source_text: &str,
     subfolder: Option<&str>,
     name: Option<&str>,
 ) -> Result<Installed, InstallError> {
-    let subfolder = subfolder.map(checked_subfolder).transpose()?.flatten();
+    let (source, in_url) = Source::parse(source_text, Path::new(""))?;
+    let subfolder = match (subfolder, in_url.as_deref()) {
+        (Some(_), Some(folder)) => {
+            return Err(InstallError::PathTwice { source_text: source_text.to_owned(), folder: folder.to_owned() });
+        }
+        (Some(folder), None) | (None, Some(folder)) => checked_subfolder(folder)?,
+        (None, None) => None,
+    };
     let skills_dir = skills_dir(home)?;
     let _held = lock::hold(&skills_dir)?;
     let lock_path = lock_path(home);
     let mut lock = Lock::read(&lock_path)?;
-    let source = Source::parse(source_text, Path::new(""))?;
     let staged = stage(&skills_dir, &source, source_text, subfolder.as_deref())?;
     let name = name.map_or_else(|| staged.skill_name.clone(), str::to_owned);
     check_name(&name)?;
@@ -145,26 +151,21 @@ pub enum Outcome {
     },
 }
 
-/// Installs every skill `source` holds: the one at its top (or in its single top folder),
-/// else each skill folder inside it (see `--path`), each under its frontmatter's name,
-/// else its folder's, with its subfolder recorded. A skill that cannot be installed (a
-/// broken `SKILL.md`, a name installed already) is skipped with the reason; a source that
-/// cannot be read, or holds no skill, is an error.
+/// Installs every skill `source` holds (in the folder its web page names, if it is one):
+/// the one at its top (or in its single top folder), else each skill folder inside it
+/// (see `--path`), each under its frontmatter's name, else its folder's, with its
+/// subfolder recorded. A skill that cannot be installed (a broken `SKILL.md`, a name
+/// installed already) is skipped with the reason; a source that cannot be read, or holds
+/// no skill, is an error.
 pub fn install_all(home: &Home, source_text: &str) -> Result<Vec<Outcome>, InstallError> {
+    let (source, in_url) = Source::parse(source_text, Path::new(""))?;
+    let within = in_url.as_deref().map(checked_subfolder).transpose()?.flatten();
     let skills_dir = skills_dir(home)?;
     let _held = lock::hold(&skills_dir)?;
     let lock_path = lock_path(home);
     let mut lock = Lock::read(&lock_path)?;
-    let source = Source::parse(source_text, Path::new(""))?;
     let fetched = fetch(&skills_dir, &source, source_text, None)?;
-    let skills: Vec<(PathBuf, Option<PathBuf>)> = match tree::skill_root(&fetched.content, source_text) {
-        Ok(root) => vec![(root, None)],
-        Err(InstallError::NoSkillFile { found, .. }) if !found.is_empty() => found
-            .into_iter()
-            .map(|subfolder| (fetched.content.join(&subfolder), Some(PathBuf::from(subfolder))))
-            .collect(),
-        Err(error) => return Err(error),
-    };
+    let skills = skills_in(&fetched.content, within.as_deref(), source_text)?;
     let mut outcomes = Vec::new();
     let mut moved = Vec::new();
     for (root, subfolder) in skills {
@@ -199,6 +200,32 @@ pub fn install_all(home: &Home, source_text: &str) -> Result<Vec<Outcome>, Insta
         return Err(error);
     }
     Ok(outcomes)
+}
+
+/// The skills of what a source brought (`content`), in its folder `within` if given: each
+/// skill's folder, and its subfolder in the source to record (none for a skill at the
+/// source's top or in its single top folder, as `install` records it).
+fn skills_in(
+    content: &Path,
+    within: Option<&Path>,
+    source_text: &str,
+) -> Result<Vec<(PathBuf, Option<PathBuf>)>, InstallError> {
+    let top = match within {
+        Some(within) => tree::folder(content, within, source_text)?,
+        None => content.to_owned(),
+    };
+    let inside = |root: PathBuf| {
+        let subfolder = root.strip_prefix(content).ok().map(Path::to_owned);
+        (root, subfolder)
+    };
+    match tree::skill_root(&top, source_text) {
+        Ok(root) if within.is_none() => Ok(vec![(root, None)]),
+        Ok(root) => Ok(vec![inside(root)]),
+        Err(InstallError::NoSkillFile { found, .. }) if !found.is_empty() => {
+            Ok(found.into_iter().map(|found| inside(top.join(found))).collect())
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// Checks `name` (or every installed skill) against the lock file.
@@ -297,6 +324,37 @@ mod tests {
             Changes::between(&map(&[("a", "1"), ("b", "2"), ("c", "3")]), &map(&[("a", "1"), ("b", "9"), ("d", "4")]));
         assert_eq!(changes, Changes { changed: vec!["b".into()], added: vec!["d".into()], removed: vec!["c".into()] });
         assert!(Changes::between(&map(&[("a", "1")]), &map(&[("a", "1")])).is_empty());
+    }
+
+    #[test]
+    fn the_skills_of_a_source_are_those_at_its_top_else_each_one_inside() {
+        let content = tempfile::tempdir().unwrap();
+        let top = content.path();
+        for skill in ["skills/pdf", "skills/weather", "solo/only"] {
+            fs::create_dir_all(top.join(skill)).unwrap();
+            fs::write(top.join(skill).join("SKILL.md"), "---\n").unwrap();
+        }
+        let found = |within: Option<&str>| {
+            let skills = skills_in(top, within.map(Path::new), "src").unwrap();
+            skills
+                .into_iter()
+                .map(|(root, subfolder)| {
+                    let subfolder = subfolder.expect("a skill inside the source has its subfolder");
+                    assert_eq!(root, top.join(&subfolder));
+                    Some(tree::slashed(&subfolder))
+                })
+                .collect::<Vec<_>>()
+        };
+        let both = vec![Some("skills/pdf".to_owned()), Some("skills/weather".to_owned())];
+        assert_eq!(found(None), [both.clone(), vec![Some("solo/only".to_owned())]].concat());
+        assert_eq!(found(Some("skills")), both, "the folder a web page names");
+        assert_eq!(found(Some("skills/pdf")), [Some("skills/pdf".to_owned())], "a skill's own folder");
+        assert_eq!(found(Some("solo")), [Some("solo/only".to_owned())], "a single top folder, recorded");
+        assert!(matches!(skills_in(top, Some(Path::new("nope")), "src"), Err(InstallError::NoSkillAtPath { .. })));
+        let single = tempfile::tempdir().unwrap();
+        fs::write(single.path().join("SKILL.md"), "---\n").unwrap();
+        let skills = skills_in(single.path(), None, "src").unwrap();
+        assert_eq!(skills, [(single.path().to_owned(), None)], "one skill at the top: no subfolder");
     }
 
     #[test]

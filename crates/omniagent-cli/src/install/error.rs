@@ -98,6 +98,14 @@ pub enum InstallError {
         /// What is there instead.
         problem: &'static str,
     },
+    /// `--path` given for a source whose URL names a folder already.
+    #[error("{source_text} names the folder `{folder}` already; leave out --path")]
+    PathTwice {
+        /// The source as given.
+        source_text: String,
+        /// The folder the URL names.
+        folder: String,
+    },
     /// `--path` is absolute or leaves the source.
     #[error("--path `{path}`: give a folder inside the source, relative to its top")]
     BadPath {

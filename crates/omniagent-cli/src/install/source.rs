@@ -40,10 +40,13 @@ pub enum SourceKind {
 const GIT_SCHEMES: [&str; 5] = ["file://", "http://", "https://", "ssh://", "git://"];
 
 impl Source {
-    /// Reads `text` as a source; a relative path is taken from `cwd`. URLs (`file`,
-    /// `http(s)`, `ssh`, `git`, and `user@host:path`) are git repositories, and so is
-    /// `PATH#REF` for a local one; a path is a folder, or an archive by its extension.
-    pub(crate) fn parse(text: &str, cwd: &Path) -> Result<Self, InstallError> {
+    /// Reads `text` as a source, with the folder inside it that `text` names, if any; a
+    /// relative path is taken from `cwd`. URLs (`file`, `http(s)`, `ssh`, `git`, and
+    /// `user@host:path`) are git repositories, and so is `PATH#REF` for a local one; a
+    /// repository's web page for a folder at a ref (see [`web_folder`]) is that
+    /// repository at that ref, and that folder; a path is a folder, or an archive by its
+    /// extension.
+    pub(crate) fn parse(text: &str, cwd: &Path) -> Result<(Self, Option<String>), InstallError> {
         let unknown = || InstallError::UnknownSource { source_text: text.to_owned() };
         if text.is_empty() || text.starts_with('-') {
             return Err(unknown());
@@ -53,9 +56,18 @@ impl Source {
             if carries_credentials(text) {
                 return Err(InstallError::CredentialsInUrl { shown: skill_core::redact::url_text(text) });
             }
+            if let Some((url, reference, folder)) = web_folder(text) {
+                return Ok((Self::Git { url, reference: Some(reference) }, folder));
+            }
             let (url, reference) = split_ref(text)?;
-            return Ok(Self::Git { url: url.to_owned(), reference });
+            return Ok((Self::Git { url: url.to_owned(), reference }, None));
         }
+        Self::parse_path(text, cwd).map(|source| (source, None))
+    }
+
+    /// [`Source::parse`] of a `text` that is no URL.
+    fn parse_path(text: &str, cwd: &Path) -> Result<Self, InstallError> {
+        let unknown = || InstallError::UnknownSource { source_text: text.to_owned() };
         let path = cwd.join(text);
         let path = path.canonicalize().unwrap_or(path);
         if path.is_dir() {
@@ -153,6 +165,41 @@ fn carries_credentials(text: &str) -> bool {
     authority.contains('@') || rest.contains('?')
 }
 
+/// A repository's web page for a folder (or a `SKILL.md`) at a ref, as people copy it
+/// from a browser: GitHub's `https://github.com/OWNER/REPO/tree/REF/PATH` (and
+/// `blob/REF/PATH/SKILL.md`), and GitLab's `https://HOST/GROUP/REPO/-/tree/REF/PATH`.
+/// Gives the repository's git URL, the ref and the folder (`None` for the top). A ref
+/// with a `/` in it cannot be told from the path; such a page needs the repository's URL,
+/// `#REF` and `--path`.
+fn web_folder(text: &str) -> Option<(String, String, Option<String>)> {
+    let rest = text.strip_prefix("https://")?;
+    let (repository, page) = match rest.split_once("/-/") {
+        Some(split) => split,
+        None => {
+            let mut parts = rest.splitn(4, '/');
+            let (host, owner, repo, page) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+            if host != "github.com" || owner.is_empty() || repo.is_empty() {
+                return None;
+            }
+            (&rest[..host.len() + owner.len() + repo.len() + 2], page)
+        }
+    };
+    let (kind, at) = page.split_once('/')?;
+    let (reference, path) = at.split_once('/').unwrap_or((at, ""));
+    let path = path.trim_end_matches('/');
+    let folder = match kind {
+        "tree" => path,
+        "blob" if path == "SKILL.md" => "",
+        "blob" => path.strip_suffix("/SKILL.md")?,
+        _ => return None,
+    };
+    if reference.is_empty() || reference.starts_with('-') {
+        return None;
+    }
+    let url = format!("https://{}.git", repository.trim_end_matches(".git"));
+    Some((url, reference.to_owned(), (!folder.is_empty()).then(|| folder.to_owned())))
+}
+
 /// `git@github.com:owner/repo`: a host, a colon, and a path, with no scheme.
 fn is_scp_like(text: &str) -> bool {
     match text.split_once(':') {
@@ -185,7 +232,7 @@ mod tests {
         std::fs::write(cwd.join("hello.tar.gz"), "").unwrap();
         std::fs::write(cwd.join("Hello.ZIP"), "").unwrap();
         std::fs::write(cwd.join("notes.txt"), "").unwrap();
-        let parse = |text: &str| Source::parse(text, &cwd);
+        let parse = |text: &str| Source::parse(text, &cwd).map(|(source, _)| source);
 
         assert_eq!(parse("hello").unwrap(), Source::Folder(cwd.join("hello")));
         assert_eq!(parse("hello.tar.gz").unwrap(), Source::TarGz(cwd.join("hello.tar.gz")));
@@ -215,5 +262,44 @@ mod tests {
         assert!(matches!(parse("--upload-pack=evil"), Err(InstallError::UnknownSource { .. })));
         assert!(matches!(parse("https://example.com/r#--evil"), Err(InstallError::UnknownSource { .. })));
         assert!(matches!(parse("missing"), Err(InstallError::NotFound { .. })));
+    }
+
+    #[test]
+    fn a_repositorys_web_page_for_a_folder_is_that_folder_of_the_repository() {
+        let parse = |text: &str| Source::parse(text, Path::new("/")).unwrap();
+        let github = |reference: &str| Source::Git {
+            url: "https://github.com/anthropics/skills.git".into(),
+            reference: Some(reference.into()),
+        };
+        assert_eq!(
+            parse("https://github.com/anthropics/skills/tree/main/skills/pdf"),
+            (github("main"), Some("skills/pdf".into()))
+        );
+        assert_eq!(
+            parse("https://github.com/anthropics/skills/blob/v2/skills/pdf/SKILL.md"),
+            (github("v2"), Some("skills/pdf".into()))
+        );
+        assert_eq!(parse("https://github.com/anthropics/skills/tree/main/"), (github("main"), None));
+        assert_eq!(parse("https://github.com/anthropics/skills/blob/main/SKILL.md"), (github("main"), None));
+        assert_eq!(
+            parse("https://gitlab.example.com/team/tools/skills/-/tree/dev/pdf"),
+            (
+                Source::Git {
+                    url: "https://gitlab.example.com/team/tools/skills.git".into(),
+                    reference: Some("dev".into())
+                },
+                Some("pdf".into())
+            )
+        );
+        // Not a folder's page: the URL is the repository's, as git takes it.
+        for plain in [
+            "https://github.com/anthropics/skills",
+            "https://github.com/anthropics/skills.git#main",
+            "https://github.com/anthropics/skills/blob/main/README.md",
+            "https://example.com/team/tree/main/pdf",
+        ] {
+            let (source, folder) = parse(plain);
+            assert!(matches!(source, Source::Git { .. }) && folder.is_none(), "{plain}: {source:?}");
+        }
     }
 }

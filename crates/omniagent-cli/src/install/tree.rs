@@ -261,9 +261,23 @@ fn skill_folders(top: &Path) -> Vec<String> {
     found
 }
 
-/// The skill folder `subfolder` (checked by [`entry_path`]) of `top`: every step a real
-/// folder, never a link, and a `SKILL.md` in the last.
+/// The skill folder `subfolder` (checked by [`entry_path`]) of `top`: a [`folder`] with a
+/// `SKILL.md` in it.
 pub(crate) fn subfolder(top: &Path, subfolder: &Path, source_text: &str) -> Result<PathBuf, InstallError> {
+    let folder = self::folder(top, subfolder, source_text)?;
+    if !folder.join("SKILL.md").is_file() {
+        return Err(InstallError::NoSkillAtPath {
+            source_text: source_text.to_owned(),
+            path: slashed(subfolder),
+            problem: "has no SKILL.md",
+        });
+    }
+    Ok(folder)
+}
+
+/// The folder `subfolder` (checked by [`entry_path`]) of `top`: every step a real folder,
+/// never a link.
+pub(crate) fn folder(top: &Path, subfolder: &Path, source_text: &str) -> Result<PathBuf, InstallError> {
     let refused = |problem| InstallError::NoSkillAtPath {
         source_text: source_text.to_owned(),
         path: slashed(subfolder),
@@ -278,9 +292,6 @@ pub(crate) fn subfolder(top: &Path, subfolder: &Path, source_text: &str) -> Resu
             Ok(_) => return Err(refused("is not a folder")),
             Err(_) => return Err(refused("is not in it")),
         }
-    }
-    if !folder.join("SKILL.md").is_file() {
-        return Err(refused("has no SKILL.md"));
     }
     Ok(folder)
 }
