@@ -120,16 +120,7 @@ pub fn install(
     let mut lock = Lock::read(&lock_path)?;
     let staged = stage(&skills_dir, &source, source_text, subfolder.as_deref())?;
     let name = name.map_or_else(|| staged.skill_name.clone(), str::to_owned);
-    check_name(&name)?;
-    if lock.skills.contains_key(&name) {
-        return Err(InstallError::AlreadyInstalled { name });
-    }
-    let target = skills_dir.join(&name);
-    if target.symlink_metadata().is_ok() {
-        return Err(InstallError::NotOurs { path: target });
-    }
-    fs::rename(&staged.root, &target).map_err(|error| InstallError::Io { path: target.clone(), error })?;
-    lock.skills.insert(name.clone(), staged.entry.clone());
+    let target = move_into_place(&skills_dir, &mut lock, &name, &staged.root, &staged.entry)?;
     if let Err(error) = lock.write(&lock_path) {
         let _ = fs::remove_dir_all(&target);
         return Err(error);
@@ -169,22 +160,12 @@ pub fn install_all(home: &Home, source_text: &str) -> Result<Vec<Outcome>, Insta
     let mut outcomes = Vec::new();
     let mut moved = Vec::new();
     for (root, subfolder) in skills {
-        let mut move_into_place = || {
-            let (name, entry) = fetched.skill(&source, source_text, &root, subfolder.as_deref())?;
-            check_name(&name)?;
-            if lock.skills.contains_key(&name) {
-                return Err(InstallError::AlreadyInstalled { name });
-            }
-            let target = skills_dir.join(&name);
-            if target.symlink_metadata().is_ok() {
-                return Err(InstallError::NotOurs { path: target });
-            }
-            fs::rename(&root, &target).map_err(|error| InstallError::Io { path: target.clone(), error })?;
-            moved.push(target.clone());
-            lock.skills.insert(name.clone(), entry.clone());
-            Ok(Installed { name, path: target, entry })
-        };
-        outcomes.push(match move_into_place() {
+        let installed = fetched.skill(&source, source_text, &root, subfolder.as_deref()).and_then(|(name, entry)| {
+            let path = move_into_place(&skills_dir, &mut lock, &name, &root, &entry)?;
+            moved.push(path.clone());
+            Ok(Installed { name, path, entry })
+        });
+        outcomes.push(match installed {
             Ok(installed) => Outcome::Installed(installed),
             Err(error) => {
                 Outcome::Skipped { subfolder: subfolder.as_deref().map_or(".".to_owned(), tree::slashed), error }
@@ -292,6 +273,29 @@ fn local_changes(path: &Path, entry: &LockEntry) -> Result<(bool, Changes), Inst
         return Ok((true, Changes { removed: entry.files.keys().cloned().collect(), ..Changes::default() }));
     }
     Ok((false, Changes::between(&entry.files, &tree::digests(path)?)))
+}
+
+/// Moves the staged skill folder `root` into the skills folder as `name`, and enters it in
+/// `lock` (not yet written); refused when the name is no plain folder name, is installed
+/// already, or names a folder that no install made. Returns its new folder.
+fn move_into_place(
+    skills_dir: &Path,
+    lock: &mut Lock,
+    name: &str,
+    root: &Path,
+    entry: &LockEntry,
+) -> Result<PathBuf, InstallError> {
+    check_name(name)?;
+    if lock.skills.contains_key(name) {
+        return Err(InstallError::AlreadyInstalled { name: name.to_owned() });
+    }
+    let target = skills_dir.join(name);
+    if target.symlink_metadata().is_ok() {
+        return Err(InstallError::NotOurs { path: target });
+    }
+    fs::rename(root, &target).map_err(|error| InstallError::Io { path: target.clone(), error })?;
+    lock.skills.insert(name.to_owned(), entry.clone());
+    Ok(target)
 }
 
 /// A name must be a plain folder name: `[A-Za-z0-9._-]`, at most 64, not starting with a dot.
