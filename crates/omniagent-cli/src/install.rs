@@ -224,6 +224,18 @@ pub fn verify(home: &Home, name: Option<&str>) -> Result<Vec<Verification>, Inst
         .collect()
 }
 
+/// What `skills install` recorded of the skill folder `dir`, checked against its files
+/// as [`verify`] does; `None` for a folder that no install made.
+pub fn installed_at(home: &Home, dir: &Path) -> Option<Verification> {
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_owned());
+    let inside = canonical(dir).strip_prefix(canonical(&home.skills_dir())).ok()?.to_owned();
+    let name = match inside.components().collect::<Vec<_>>()[..] {
+        [std::path::Component::Normal(name)] => name.to_str()?.to_owned(),
+        _ => return None,
+    };
+    verify(home, Some(&name)).ok()?.pop()
+}
+
 /// Removes the installed skill `name`: its folder and its lock entry. Returns the entry.
 pub fn remove(home: &Home, name: &str) -> Result<LockEntry, InstallError> {
     let skills_dir = skills_dir(home)?;

@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use omniagent_host::install::installed_at;
 use omniagent_host::load_markdown_skills;
 use skill_markdown::render_prompt;
 
@@ -22,7 +23,8 @@ pub(crate) async fn run(session: &Session, command: SkillsCommand) -> anyhow::Re
             let set = load_markdown_skills(&config, &session.home, &paths.into()).await;
             match set.skills.iter().find(|loaded| loaded.skill.name == name) {
                 Some(loaded) => {
-                    render::skills::info(loaded, session.json)?;
+                    let installed = loaded.skill.dir.as_deref().and_then(|dir| installed_at(&session.home, dir));
+                    render::skills::info(loaded, installed.as_ref(), session.json)?;
                     Ok(ExitCode::SUCCESS)
                 }
                 None => {

@@ -58,7 +58,7 @@ pub(crate) fn installed_all(outcomes: &[Outcome], json: bool) -> anyhow::Result<
 
 /// Where an entry came from, for people: the source (and the skill's folder in it) and,
 /// for git, the ref and commit.
-fn origin(entry: &LockEntry) -> String {
+pub(super) fn origin(entry: &LockEntry) -> String {
     let mut text = entry.source.clone();
     if let Some(subfolder) = &entry.subfolder {
         text.push_str(&format!(" ({subfolder})"));
@@ -80,7 +80,7 @@ fn short(digest: &str) -> &str {
 }
 
 /// `changed a, b; added c; removed d`.
-fn change_summary(changes: &Changes) -> String {
+pub(super) fn change_summary(changes: &Changes) -> String {
     let parts: Vec<String> = [("changed", &changes.changed), ("added", &changes.added), ("removed", &changes.removed)]
         .into_iter()
         .filter(|(_, paths)| !paths.is_empty())

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use omniagent_host::install::Verification;
 use serde::Serialize;
 use serde_json::{Value, json};
 use skill_markdown::{Cut, LoadedSkill, Missing, Origin, SkillSet, Skipped};
@@ -126,14 +127,24 @@ pub(crate) fn list(set: &SkillSet, cuts: &[Cut], all: bool, json: bool) -> anyho
 }
 
 /// `skills info NAME`.
-pub(crate) fn info(loaded: &LoadedSkill, json: bool) -> anyhow::Result<()> {
+pub(crate) fn info(loaded: &LoadedSkill, installed: Option<&Verification>, json: bool) -> anyhow::Result<()> {
     let skill = &loaded.skill;
     if json {
         let mut value = serde_json::to_value(skill)?;
         let (source, pack) = source_of(loaded);
+        let installed = installed.map(|installed| {
+            let mut record = serde_json::to_value(&installed.entry).unwrap_or_default();
+            if let Value::Object(fields) = &mut record {
+                fields.remove("files");
+                fields.insert("ok".to_owned(), json!(installed.changes.is_empty()));
+                fields.insert("changes".to_owned(), json!(installed.changes));
+            }
+            record
+        });
         let extra = json!({
             "source": source,
             "pack": pack,
+            "installed": installed,
             "available": loaded.available(),
             "missing": loaded.missing,
             "shadows": loaded.shadows,
@@ -165,6 +176,18 @@ pub(crate) fn info(loaded: &LoadedSkill, json: bool) -> anyhow::Result<()> {
             Origin::Dir => "folder".to_owned(),
         },
     )?;
+    if let Some(installed) = installed {
+        let entry = &installed.entry;
+        field("installed", format!("{} on {}", super::install::origin(entry), entry.installed_at))?;
+        let changes = match installed.changes.is_empty() {
+            true => "none since install".to_owned(),
+            false => format!(
+                "{} since install (`omniagent skills verify` lists them)",
+                super::install::change_summary(&installed.changes)
+            ),
+        };
+        field("changes", changes)?;
+    }
     for shadowed in &loaded.shadows {
         field("shadows", shadowed.display().to_string())?;
     }
