@@ -179,12 +179,11 @@ pub(crate) fn info(loaded: &LoadedSkill, installed: Option<&Verification>, json:
     if let Some(installed) = installed {
         let entry = &installed.entry;
         field("installed", format!("{} on {}", super::install::origin(entry), entry.installed_at))?;
-        let changes = match installed.changes.is_empty() {
-            true => "none since install".to_owned(),
-            false => format!(
-                "{} since install (`omniagent skills verify` lists them)",
-                super::install::change_summary(&installed.changes)
-            ),
+        let changes = if installed.changes.is_empty() {
+            "none since install".to_owned()
+        } else {
+            let summary = super::install::change_summary(&installed.changes);
+            format!("{summary} since install (`omniagent skills verify` lists them)")
         };
         field("changes", changes)?;
     }
