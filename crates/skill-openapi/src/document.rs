@@ -257,14 +257,22 @@ impl Document {
 
     /// The document's logo as an icon for its tools: `info.x-logo.url` (Redoc's
     /// extension, which APIs.guru adds to the documents it lists), when it is an
-    /// `http(s):` or `data:` URI or a URL relative to the fetched document.
+    /// `http(s):` or `data:` URI or a URL relative to the fetched document. The hosts
+    /// that show it fetch it, so it never carries the user and password of the document's
+    /// own URL.
     pub(crate) fn logo(&self) -> Option<Icon> {
         let given = self.root.pointer("/info/x-logo/url")?.as_str()?;
-        let url = match self.url() {
+        let mut url = match self.url() {
             Some(base) => base.join(given),
             None => Url::parse(given),
-        };
-        url.ok().filter(|url| matches!(url.scheme(), "http" | "https" | "data")).map(Icon::new)
+        }
+        .ok()
+        .filter(|url| matches!(url.scheme(), "http" | "https" | "data"))?;
+        if url.has_authority() {
+            // Only fails for a URL that cannot have them, which then has none.
+            let _ = (url.set_username(""), url.set_password(None));
+        }
+        Some(Icon::new(url))
     }
 }
 
@@ -521,6 +529,13 @@ mod tests {
         assert_eq!(logo(file(), "logo.png"), None, "relative to a file: nothing to fetch it from");
         let fetched = DocumentOrigin::from(Url::parse("https://api.example.com/v1/openapi.json").unwrap());
         assert_eq!(logo(fetched, "logo.png").as_deref(), Some("https://api.example.com/v1/logo.png"));
+        let with_credentials = Url::parse("https://me:s3cret@api.example.com/v1/openapi.json?key=k3y").unwrap();
+        let shown = logo(DocumentOrigin::from(with_credentials), "logo.png");
+        assert_eq!(
+            shown.as_deref(),
+            Some("https://api.example.com/v1/logo.png"),
+            "neither its user info nor its query"
+        );
         let root = serde_json::json!({"openapi": "3.1.0", "info": {"title": "t"}});
         assert_eq!(Document::with_origin(file(), root).unwrap().logo(), None);
     }
