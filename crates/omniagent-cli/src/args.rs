@@ -191,14 +191,16 @@ pub(crate) enum InstalledCommand {
     ///
     /// The skill goes to $OMNIAGENT_HOME/skills/<name>, and skills.lock beside it records
     /// the source, the git ref and commit, the time and the SHA-256 of every file. The
-    /// source must hold a SKILL.md at its top or in its single top folder. Archive entries
+    /// source must hold a SKILL.md at its top or in its single top folder, or in the folder
+    /// --path names (else the error lists the skill folders it holds). Archive entries
     /// must stay inside the skill (no `..`, no absolute paths); links of any kind are
     /// refused; at most 64 MiB in 10,000 files and folders. Nothing is left behind when an
     /// install fails.
     Install {
         /// A folder, a .tar.gz/.tgz or .zip file, or a git URL (https, ssh, git, file, or
         /// user@host:path) with an optional #REF (branch, tag or commit); PATH#REF for a
-        /// local repository
+        /// local repository; a repository's web page for a folder (GitHub's
+        /// …/tree/REF/PATH, GitLab's …/-/tree/REF/PATH) is that folder at REF
         #[arg(value_name = "SOURCE")]
         source: String,
         /// The skill's folder inside SOURCE, for a repository or archive of several skills
