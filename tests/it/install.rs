@@ -601,6 +601,24 @@ fn all_installs_every_skill_a_source_holds() {
     let clones = std::fs::read_to_string(&trace).unwrap().lines().filter(|line| line.contains("git clone")).count();
     assert_eq!(clones, 1, "one clone for the three skills");
 
+    // A repository gone is tried once; its other skills are told why.
+    std::fs::rename(&repo, sources.path().join("moved")).unwrap();
+    std::fs::remove_file(&trace).unwrap();
+    let mut update = home.omniagent(&["--json", "skills", "update"]);
+    update.env("GIT_TRACE", &trace);
+    let (code, stdout, _) = run(update);
+    assert_eq!(code, 1);
+    let report = json(&stdout);
+    let errors: Vec<&str> = report["skills"].as_array().unwrap().iter().map(|s| s["error"].as_str().unwrap()).collect();
+    assert_eq!(errors.len(), 3, "{report}");
+    assert!(
+        errors[1..].iter().all(|error| error.ends_with("(as for the skill before it from this source)")),
+        "{errors:?}"
+    );
+    let clones = std::fs::read_to_string(&trace).unwrap().lines().filter(|line| line.contains("git clone")).count();
+    assert_eq!(clones, 1, "one attempt for the three skills");
+    std::fs::rename(sources.path().join("moved"), &repo).unwrap();
+
     let (code, _, stderr) = install(&home, &[home.path().to_str().unwrap(), "--all"]);
     assert_eq!(code, 1);
     assert!(stderr.contains("holds the skills folder"), "{stderr}");

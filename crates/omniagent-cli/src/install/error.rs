@@ -162,6 +162,12 @@ pub enum InstallError {
         /// The skills folder.
         skills_dir: PathBuf,
     },
+    /// The source could not be fetched for an earlier skill of the same `update`.
+    #[error("{message} (as for the skill before it from this source)")]
+    FetchedBefore {
+        /// Why, as the earlier skill was told.
+        message: String,
+    },
     /// The skill is installed already.
     #[error("skill `{name}` is installed already; `omniagent skills update {name}` reinstalls it")]
     AlreadyInstalled {

@@ -121,8 +121,9 @@ fn update_one(
 /// only that skill's folder).
 #[derive(Default)]
 struct Fetches {
-    /// By source and ref.
-    fetched: HashMap<(String, Option<String>), Rc<Fetched>>,
+    /// By source and ref: what each brought, or why it could not be fetched (which the
+    /// other skills of that source are told rather than trying again).
+    fetched: HashMap<(String, Option<String>), Result<Rc<Fetched>, String>>,
     /// The skill folders moved out of them (or about to be).
     taken: HashSet<PathBuf>,
 }
@@ -142,12 +143,19 @@ impl Fetches {
         }
         let key = (source.location(), source.reference().map(str::to_owned));
         let fetched = match self.fetched.get(&key) {
-            Some(fetched) => Rc::clone(fetched),
-            None => {
-                let fetched = Rc::new(stage::fetch(skills_dir, source, source_text, None)?);
-                self.fetched.insert(key, Rc::clone(&fetched));
-                fetched
-            }
+            Some(Ok(fetched)) => Rc::clone(fetched),
+            Some(Err(message)) => return Err(InstallError::FetchedBefore { message: message.clone() }),
+            None => match stage::fetch(skills_dir, source, source_text, None) {
+                Ok(fetched) => {
+                    let fetched = Rc::new(fetched);
+                    self.fetched.insert(key, Ok(Rc::clone(&fetched)));
+                    fetched
+                }
+                Err(error) => {
+                    self.fetched.insert(key, Err(error.to_string()));
+                    return Err(error);
+                }
+            },
         };
         let root = fetched.root(source, source_text, subfolder)?;
         if !self.taken.insert(root.clone()) {
