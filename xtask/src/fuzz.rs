@@ -13,8 +13,8 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, bail};
 
 /// The targets, in `fuzz/Cargo.toml`'s order.
-const TARGETS: [&str; 7] =
-    ["skill_md", "config", "openapi_document", "parameter", "aauth_headers", "expand", "mcp_lines"];
+const TARGETS: [&str; 8] =
+    ["skill_md", "config", "openapi_document", "parameter", "aauth_headers", "expand", "mcp_lines", "install_archive"];
 
 /// What one target's run came to.
 struct Outcome {
