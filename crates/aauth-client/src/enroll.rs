@@ -197,7 +197,7 @@ pub(crate) fn load_cached(path: &Path, provider: &ServerId, key: &AgentKey) -> R
         Ok(Contents::Private(text)) => text,
         Ok(Contents::Missing) => return Ok(None),
         Ok(Contents::Exposed(mode)) => return unusable(&format!("is readable by group or others (mode {mode:o})")),
-        Err(Error::TokenCacheIo { source, .. }) => return unusable(&format!("cannot be read ({source})")),
+        Err(Error::TokenCacheIo { error, .. }) => return unusable(&format!("cannot be read ({error})")),
         Err(error) => return Err(error),
     };
     Ok(from_cache_text(&text, provider, key, &path.display()))

@@ -42,14 +42,14 @@ pub enum Error {
         mode: u32,
     },
     /// The agent key file, or its folder, could not be read or written.
-    #[error("agent key {}: cannot {action}: {source}", path.display())]
+    #[error("agent key {}: cannot {action}: {error}", path.display())]
     KeyFileIo {
         /// The file or folder.
         path: PathBuf,
         /// What was being done: `read`, `create the folder`, `write`, ….
         action: &'static str,
-        /// The operating system's error.
-        source: std::io::Error,
+        /// The operating system's error, shown in the message (not a `source`).
+        error: std::io::Error,
     },
     /// The request body is a stream: signing needs the body in memory for `Content-Digest`
     /// (and the request may have to be sent again after a token round).
@@ -344,14 +344,14 @@ pub enum Error {
     },
     /// A token cache file (agent token, or person and auth tokens), or its folder, could
     /// not be read or written.
-    #[error("token cache {}: cannot {action}", path.display())]
+    #[error("token cache {}: cannot {action}: {error}", path.display())]
     TokenCacheIo {
         /// The file or folder.
         path: PathBuf,
         /// What was being done.
         action: &'static str,
-        /// The operating system's error.
-        source: std::io::Error,
+        /// The operating system's error, shown in the message (not a `source`).
+        error: std::io::Error,
     },
     /// The folder of the agent key or of the token cache can be written by its group
     /// or by others, who could replace the file in it.

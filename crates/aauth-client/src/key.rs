@@ -97,7 +97,7 @@ impl AgentKey {
         read_key_file(path)?.ok_or_else(|| Error::KeyFileIo {
             path: path.to_owned(),
             action: "read",
-            source: std::io::Error::new(ErrorKind::NotFound, "the key file disappeared after it was written"),
+            error: std::io::Error::new(ErrorKind::NotFound, "the key file disappeared after it was written"),
         })
     }
 

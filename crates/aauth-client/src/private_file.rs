@@ -43,11 +43,11 @@ impl Purpose {
         }
     }
 
-    fn io(self, path: &Path, action: &'static str, source: std::io::Error) -> Error {
+    fn io(self, path: &Path, action: &'static str, error: std::io::Error) -> Error {
         let path = path.to_owned();
         match self {
-            Purpose::AgentKey => Error::KeyFileIo { path, action, source },
-            Purpose::TokenCache => Error::TokenCacheIo { path, action, source },
+            Purpose::AgentKey => Error::KeyFileIo { path, action, error },
+            Purpose::TokenCache => Error::TokenCacheIo { path, action, error },
         }
     }
 }
@@ -379,8 +379,8 @@ mod tests {
         let error = write_staged_as(Purpose::AgentKey, &path, b"secret", Placement::IfAbsent, next).unwrap_err();
         assert_eq!(tries, 5);
         assert!(
-            matches!(&error, Error::KeyFileIo { path: failed, action: "write", source }
-                if *failed == taken && source.kind() == ErrorKind::AlreadyExists),
+            matches!(&error, Error::KeyFileIo { path: failed, action: "write", error }
+                if *failed == taken && error.kind() == ErrorKind::AlreadyExists),
             "{error:?}"
         );
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched");
@@ -410,5 +410,8 @@ mod tests {
         .await
         .unwrap_err();
         assert!(matches!(error, Error::TokenCacheIo { action: "write", .. }), "{error:?}");
+        // The OS error is in the message, once: no `source` repeats it.
+        assert_eq!(error.to_string(), "token cache file.json: cannot write: disk full");
+        assert!(std::error::Error::source(&error).is_none());
     }
 }

@@ -136,7 +136,7 @@ pub(crate) fn load(path: &Path, owner: Owner<'_>, now: u64) -> Result<ResourceTo
         Ok(Contents::Private(text)) => text,
         Ok(Contents::Missing) => return Ok(ResourceTokens::default()),
         Ok(Contents::Exposed(mode)) => return unusable(&format!("is readable by group or others (mode {mode:o})")),
-        Err(Error::TokenCacheIo { source, .. }) => return unusable(&format!("cannot be read ({source})")),
+        Err(Error::TokenCacheIo { error, .. }) => return unusable(&format!("cannot be read ({error})")),
         Err(error) => return Err(error),
     };
     Ok(from_cache_text(&text, owner, now, &path.display()))
