@@ -624,3 +624,37 @@ fn all_installs_every_skill_a_source_holds() {
     assert!(stderr.contains("holds the skills folder"), "{stderr}");
     assert_no_staging_left(&home);
 }
+
+/// A repository's "Download ZIP" wraps everything in one folder (`skills-main/`): `--path`
+/// names the skill's folder from inside it, as in the repository, and `update` finds it
+/// the same way.
+#[test]
+fn path_in_an_archive_is_taken_from_inside_its_single_top_folder() {
+    let home = Home::new();
+    let sources = tempfile::tempdir().unwrap();
+    let zip_path = sources.path().join("skills-main.zip");
+    let write_zip = |body: &str| {
+        let mut writer = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+        let options = zip::write::SimpleFileOptions::default();
+        for name in ["pdf", "weather"] {
+            writer.start_file(format!("skills-main/skills/{name}/SKILL.md"), options).unwrap();
+            let skill_md = format!("---\nname: {name}\ndescription: The {name} skill\n---\n{body}\n");
+            writer.write_all(skill_md.as_bytes()).unwrap();
+        }
+        writer.start_file("skills-main/README.md", options).unwrap();
+        writer.write_all(b"# Skills\n").unwrap();
+        writer.finish().unwrap();
+    };
+    write_zip("One.");
+    let (code, _, stderr) = install(&home, &[zip_path.to_str().unwrap(), "--path", "skills/pdf"]);
+    assert_eq!(code, 0, "{stderr}");
+    let entry = &lock(&home)["skills"]["pdf"];
+    assert_eq!((&entry["subfolder"], &entry["files"].as_object().unwrap().len()), (&json!("skills/pdf"), &1));
+
+    write_zip("Two.");
+    let (code, _, stderr) = run(home.omniagent(&["skills", "update", "pdf"]));
+    assert_eq!(code, 0, "{stderr}");
+    let updated = std::fs::read_to_string(home.path().join("skills/pdf/SKILL.md")).unwrap();
+    assert!(updated.ends_with("Two.\n"), "{updated}");
+    assert_no_staging_left(&home);
+}

@@ -124,7 +124,14 @@ impl Fetched {
     ) -> Result<PathBuf, InstallError> {
         match subfolder {
             Some(subfolder) if !matches!(source, Source::Folder(_)) => {
-                tree::subfolder(&self.content, subfolder, source_text)
+                // In an archive that wraps everything in one folder (GitHub's
+                // `REPO-REF/`), the subfolder may be named from inside that folder.
+                let first = subfolder.components().next().map(|first| self.content.join(first));
+                let top = match tree::single_top_folder(&self.content)? {
+                    Some(top) if first.is_some_and(|first| !first.exists()) => top,
+                    _ => self.content.clone(),
+                };
+                tree::subfolder(&top, subfolder, source_text)
             }
             _ => tree::skill_root(&self.content, source_text),
         }

@@ -221,16 +221,24 @@ pub(crate) fn skill_root(content: &Path, source_text: &str) -> Result<PathBuf, I
     if content.join("SKILL.md").is_file() {
         return Ok(content.to_owned());
     }
+    if let Some(folder) = single_top_folder(content)?
+        && folder.join("SKILL.md").is_file()
+    {
+        return Ok(folder);
+    }
+    Err(InstallError::NoSkillFile { source_text: source_text.to_owned(), found: skill_folders(content) })
+}
+
+/// The one folder `content` holds, when it holds nothing else (as archives often wrap
+/// what they hold: GitHub's `REPO-REF/`).
+pub(crate) fn single_top_folder(content: &Path) -> Result<Option<PathBuf>, InstallError> {
     let io_error = |error| InstallError::Io { path: content.to_owned(), error };
     let entries: Vec<fs::DirEntry> =
         fs::read_dir(content).map_err(io_error)?.collect::<Result<_, _>>().map_err(io_error)?;
-    if let [only] = entries.as_slice() {
-        let folder = only.path();
-        if folder.is_dir() && folder.join("SKILL.md").is_file() {
-            return Ok(folder);
-        }
-    }
-    Err(InstallError::NoSkillFile { source_text: source_text.to_owned(), found: skill_folders(content) })
+    Ok(match entries.as_slice() {
+        [only] if fs::symlink_metadata(only.path()).is_ok_and(|metadata| metadata.is_dir()) => Some(only.path()),
+        _ => None,
+    })
 }
 
 /// How deep below a source's top [`skill_folders`] looks (`skills/team/pdf` is 3).
