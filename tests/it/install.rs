@@ -658,3 +658,23 @@ fn path_in_an_archive_is_taken_from_inside_its_single_top_folder() {
     assert!(updated.ends_with("Two.\n"), "{updated}");
     assert_no_staging_left(&home);
 }
+
+/// Two skills of one source with the same name: `--all` installs the first and skips the
+/// second, saying which folder took the name (exit 1: nothing was installed before).
+#[test]
+fn all_skips_a_second_skill_of_the_same_name() {
+    let home = Home::new();
+    let sources = tempfile::tempdir().unwrap();
+    let source = sources.path().join("twins");
+    for folder in ["one", "two"] {
+        skill_folder(&source, folder, "---\nname: twin\ndescription: Twice\n---\nOnce.\n");
+    }
+    let (code, stdout, _) = install(&home, &[source.to_str().unwrap(), "--all"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("installed twin (3 files)") && stdout.contains("from "), "{stdout}");
+    assert!(
+        stdout.contains("skipped two: the skill in one is named `twin` too; install this one with --path and --name"),
+        "{stdout}"
+    );
+    assert_eq!(lock(&home)["skills"]["twin"]["subfolder"], json!("one"));
+}

@@ -159,17 +159,23 @@ pub fn install_all(home: &Home, source_text: &str) -> Result<Vec<Outcome>, Insta
     let skills = skills_in(&fetched.content, within.as_deref(), source_text)?;
     let mut outcomes = Vec::new();
     let mut moved = Vec::new();
+    // The names this run gave, by subfolder: a second skill of the same name is no skill
+    // "installed already".
+    let mut given: BTreeMap<String, String> = BTreeMap::new();
     for (root, subfolder) in skills {
+        let shown = subfolder.as_deref().map_or(".".to_owned(), tree::slashed);
         let installed = fetched.skill(&source, source_text, &root, subfolder.as_deref()).and_then(|(name, entry)| {
+            if let Some(first) = given.get(&name) {
+                return Err(InstallError::SameNameTwice { name, first: first.clone() });
+            }
             let path = move_into_place(&skills_dir, &mut lock, &name, &root, &entry)?;
             moved.push(path.clone());
+            given.insert(name.clone(), shown.clone());
             Ok(Installed { name, path, entry })
         });
         outcomes.push(match installed {
             Ok(installed) => Outcome::Installed(installed),
-            Err(error) => {
-                Outcome::Skipped { subfolder: subfolder.as_deref().map_or(".".to_owned(), tree::slashed), error }
-            }
+            Err(error) => Outcome::Skipped { subfolder: shown, error },
         });
     }
     if !moved.is_empty()

@@ -168,6 +168,14 @@ pub enum InstallError {
         /// Why, as the earlier skill was told.
         message: String,
     },
+    /// `install --all`: an earlier skill of the source has this name.
+    #[error("the skill in {first} is named `{name}` too; install this one with --path and --name")]
+    SameNameTwice {
+        /// The name.
+        name: String,
+        /// The earlier skill's folder in the source.
+        first: String,
+    },
     /// The skill is installed already.
     #[error("skill `{name}` is installed already; `omniagent skills update {name}` reinstalls it")]
     AlreadyInstalled {
