@@ -61,12 +61,19 @@ fn git(folder: &Path, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }
 
+/// Makes `repo` a repository on `main` with one commit of everything in it; returns its
+/// `file://` URL.
+fn commit_all(repo: &Path) -> String {
+    git(repo, &["init", "--quiet", "--initial-branch", "main"]);
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "--quiet", "-m", "one"]);
+    format!("file://{}", repo.display())
+}
+
 /// A repository with SKILL.md at its top: v1.0 tagged, then a second commit on `main`.
 fn repository(dir: &Path) -> PathBuf {
     let repo = skill_folder(dir, "deploy-repo", "---\nname: deploy\ndescription: Deploy the app\n---\nVersion one.\n");
-    git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "--quiet", "-m", "one"]);
+    commit_all(&repo);
     git(&repo, &["tag", "v1.0"]);
     std::fs::write(repo.join("SKILL.md"), "---\nname: deploy\ndescription: Deploy the app\n---\nVersion two.\n")
         .unwrap();
@@ -483,10 +490,7 @@ fn path_picks_one_skill_of_a_repository_of_several() {
         skill_folder(&repo.join("skills"), name, &skill_md(name, "One."));
     }
     std::fs::write(repo.join("README.md"), "# Skills\n").unwrap();
-    git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "--quiet", "-m", "one"]);
-    let url = format!("file://{}", repo.display());
+    let url = commit_all(&repo);
 
     let (code, _, stderr) = install(&home, &[&url]);
     assert_eq!(code, 1);
@@ -555,10 +559,7 @@ fn all_installs_every_skill_a_source_holds() {
         skill_folder(&repo.join(folder), name, &skill_md);
     }
     skill_folder(&repo.join("skills"), "broken", "---\nname: broken\n");
-    git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "--quiet", "-m", "one"]);
-    let url = format!("file://{}", repo.display());
+    let url = commit_all(&repo);
 
     let (code, stdout, stderr) = install(&home, &[&url, "--all"]);
     assert_eq!(code, 1, "{stdout}{stderr}");
