@@ -269,11 +269,17 @@ impl Gateway {
     }
 
     async fn request_agent(&self, context: &RequestContext<RoleServer>) -> Result<Agent, ErrorData> {
-        let apps = || context.client_capabilities()?.extensions?.remove(crate::APPS_EXTENSION);
+        let apps = || apps_settings(context);
         self.agent(&self.client_of(&context.extensions), apps)
             .await
             .map_err(|reason| ErrorData::internal_error(format!("the agent could not start: {reason}"), None))
     }
+}
+
+/// The settings of the MCP Apps extension the client of `context` declared, if it shows
+/// apps.
+fn apps_settings(context: &RequestContext<RoleServer>) -> Option<JsonObject> {
+    context.client_capabilities()?.extensions?.remove(crate::APPS_EXTENSION)
 }
 
 impl ServerHandler for Gateway {
@@ -339,7 +345,13 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let agent = self.request_agent(&context).await?;
-        let (tools, next_cursor) = page(agent.tools(), |tool| tool.name(), request.as_ref());
+        let mut tools = agent.tools();
+        if apps_settings(&context).is_none() {
+            // No app to call them: MCP Apps keeps app-only tools from the model, and a
+            // host without apps would not know to.
+            tools.retain(|tool| !convert::app_only(tool.meta()));
+        }
+        let (tools, next_cursor) = page(tools, |tool| tool.name(), request.as_ref());
         let mut result = ListToolsResult::with_all_items(tools.iter().map(convert::tool).collect());
         result.next_cursor = next_cursor;
         Ok(result)

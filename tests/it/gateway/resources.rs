@@ -1,6 +1,7 @@
 //! Upstream resources through the gateway: reads, links and embedded copies under the
 //! gateway's URIs, and subscriptions.
 
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -107,6 +108,33 @@ fn the_upstreams_know_whether_the_host_shows_apps() {
         assert_eq!(declared(mode, apps.clone()), apps, "{mode}");
     }
     assert_eq!(declared("legacy", json!({})), Value::Null);
+}
+
+/// App-only tools (`_meta.ui.visibility: ["app"]`) reach only hosts that show MCP Apps.
+/// FastMCP lists them to every client, since MCP Apps has the host keep them from its
+/// model, and a host without apps would not know to: through the gateway (the Python
+/// SDK, both eras) such a host gets the app's other tool and not them, and a host with
+/// apps gets both, and its app's call of the app-only tool reaches the server.
+#[test]
+fn app_only_tools_reach_only_hosts_that_show_apps() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/fastmcp_apps.py");
+    let home = Home::new().with_config(&format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: []}}\n\
+         mcp:\n  servers:\n    charts:\n      command: {}\n      args: ['{}']\n",
+        test_peers::mcp_python_or_panic().display(),
+        fixture.display()
+    ));
+    let serve = ["stdio", env!("CARGO_BIN_EXE_omniagent"), "mcp", "serve"];
+    let apps = json!({skill_mcp::APPS_EXTENSION: {"mimeTypes": ["text/html;profile=mcp-app"]}});
+    for mode in ["legacy", "2026-07-28"] {
+        let run = |plan: Value| python(mode, &serve, plan, &[("OMNIAGENT_HOME", home.path().to_str().unwrap())]);
+        let without = run(json!({}));
+        assert_eq!(listed(&without, "tools", "name"), ["charts__show-chart"], "{mode}");
+
+        let with = run(json!({"calls": [["chart-data", {"series": "a"}]], "extensions": apps}));
+        assert_eq!(listed(&with, "tools", "name"), ["charts__chart-data", "charts__show-chart"], "{mode}");
+        assert_eq!(with["calls"][0]["structuredContent"]["result"], json!([1, 2, 3]), "{mode}: {with}");
+    }
 }
 
 /// What a host shows beside an upstream's items reaches it through the gateway (the

@@ -37,6 +37,13 @@ fn object(value: &Value) -> JsonObject {
     }
 }
 
+/// Whether a tool with `meta` is for an MCP App only (`ui.visibility` names who may see
+/// it, and not `"model"`); a tool that names no one is for both.
+pub(super) fn app_only(meta: Option<&Value>) -> bool {
+    let audience = meta.and_then(|meta| meta.pointer("/ui/visibility")).and_then(Value::as_array);
+    audience.is_some_and(|audience| !audience.is_empty() && !audience.iter().any(|who| who == "model"))
+}
+
 /// A registered tool as MCP lists it: agent-level name, title, description, schemas,
 /// annotations, icons and `_meta`.
 pub(super) fn tool(registered: &RegisteredTool) -> Tool {
@@ -122,4 +129,22 @@ pub(super) fn prompt_arguments(arguments: Option<JsonObject>) -> BTreeMap<String
             other => (name, other.to_string()),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn only_a_visibility_without_the_model_makes_a_tool_app_only() {
+        let visible = |visibility: Value| json!({"ui": {"resourceUri": "ui://a/b", "visibility": visibility}});
+        assert!(app_only(Some(&visible(json!(["app"])))));
+        assert!(!app_only(Some(&visible(json!(["app", "model"])))));
+        assert!(!app_only(Some(&visible(json!(["model"])))));
+        assert!(!app_only(Some(&visible(json!([])))));
+        assert!(!app_only(Some(&json!({"ui": {"resourceUri": "ui://a/b"}}))));
+        assert!(!app_only(None));
+    }
 }
