@@ -118,6 +118,13 @@ pub(crate) enum McpCommand {
         /// it does not: servers that offer apps only to hosts that show them offer none.
         #[arg(long)]
         eager: bool,
+        /// List two tools, `search_tools` and `call_tool`, in place of every tool
+        ///
+        /// For hosts whose model cannot hold every tool in its context (GitHub's API alone
+        /// gives 1,223): the model finds tools by words of what they do and calls them by
+        /// name. The skills' own tools stay listed. The same as `serve.tool_search: true`.
+        #[arg(long)]
+        tool_search: bool,
     },
     /// Log in to an MCP server that requires OAuth (hosted GitHub, Linear, Notion, ...)
     ///

@@ -83,7 +83,9 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
         Command::Tools(command) => tools::run(&session, command).await,
         Command::Config(command) => config::run(&session, command).await,
         #[cfg(feature = "mcp")]
-        Command::Mcp(crate::args::McpCommand::Serve { http, eager }) => serve::run(&session, http, eager).await,
+        Command::Mcp(crate::args::McpCommand::Serve { http, eager, tool_search }) => {
+            serve::run(&session, http, eager, tool_search).await
+        }
         #[cfg(feature = "mcp")]
         Command::Mcp(crate::args::McpCommand::Login { server, no_browser }) => {
             login::login(&session, &server, no_browser).await

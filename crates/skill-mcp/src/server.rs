@@ -35,11 +35,12 @@ mod http;
 mod page;
 mod progress;
 mod resource_server;
+mod search;
 #[cfg(feature = "redis")]
 mod session_store;
 mod skills;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -53,7 +54,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
-use skill_core::{Agent, CompletionRequest, ToolError};
+use skill_core::{Agent, CompletionRequest, RegisteredTool, ToolError};
 use tokio_util::sync::CancellationToken;
 
 use self::announce::{Lists, Subscribed, announce_changes, announce_updates, notify_client, session_of};
@@ -103,6 +104,8 @@ pub struct Gateway {
     inner: Arc<Inner>,
     /// The client every request of this handler is from, for stdio.
     fixed_client: Option<String>,
+    /// With tool search, the skills whose tools are still listed.
+    tool_search: Option<Arc<BTreeSet<String>>>,
 }
 
 /// A client's agent once made, or why it could not be.
@@ -146,7 +149,17 @@ impl Gateway {
             subscribed: Mutex::default(),
             stopping: CancellationToken::new(),
         };
-        Self { inner: Arc::new(inner), fixed_client: None }
+        Self { inner: Arc::new(inner), fixed_client: None, tool_search: None }
+    }
+
+    /// Lists `search_tools` and `call_tool` in place of the agents' tools, for hosts whose
+    /// model cannot hold them all: the first finds tools by words of their names and
+    /// descriptions, with their input schemas, and the second calls one by name. The
+    /// tools of the skills `listed` are still listed, and every tool may still be called
+    /// by its own name.
+    #[must_use]
+    pub fn with_tool_search(self, listed: impl IntoIterator<Item = String>) -> Self {
+        Self { tool_search: Some(Arc::new(listed.into_iter().collect())), ..self }
     }
 
     /// Serves MCP on stdin and stdout, as the client `""`, until the client closes its
@@ -276,6 +289,16 @@ impl Gateway {
     }
 }
 
+/// The agent's `tools` that the client of `context` may show its model: a tool only an
+/// MCP App may call is left out unless the client shows apps (MCP Apps has the host keep
+/// such tools from the model, and a host without apps would not know to).
+fn for_the_host(mut tools: Vec<RegisteredTool>, context: &RequestContext<RoleServer>) -> Vec<RegisteredTool> {
+    if apps_settings(context).is_none() {
+        tools.retain(|tool| !convert::app_only(tool.meta()));
+    }
+    tools
+}
+
 /// The settings of the MCP Apps extension the client of `context` declared, if it shows
 /// apps.
 fn apps_settings(context: &RequestContext<RoleServer>) -> Option<JsonObject> {
@@ -345,14 +368,20 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let agent = self.request_agent(&context).await?;
-        let mut tools = agent.tools();
-        if apps_settings(&context).is_none() {
-            // No app to call them: MCP Apps keeps app-only tools from the model, and a
-            // host without apps would not know to.
-            tools.retain(|tool| !convert::app_only(tool.meta()));
-        }
-        let (tools, next_cursor) = page(tools, |tool| tool.name(), request.as_ref());
-        let mut result = ListToolsResult::with_all_items(tools.iter().map(convert::tool).collect());
+        let tools = for_the_host(agent.tools(), &context);
+        let (tools, next_cursor) = match &self.tool_search {
+            None => {
+                let (tools, next_cursor) = page(tools, |tool| tool.name(), request.as_ref());
+                (tools.iter().map(convert::tool).collect(), next_cursor)
+            }
+            Some(listed) => {
+                let listed = tools.iter().filter(|tool| listed.contains(&tool.source().skill));
+                let mut tools: Vec<_> = listed.map(convert::tool).chain(search::tools()).collect();
+                tools.sort_by(|a, b| a.name.cmp(&b.name));
+                page(tools, |tool| &tool.name, request.as_ref())
+            }
+        };
+        let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next_cursor;
         Ok(result)
     }
@@ -363,7 +392,14 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let agent = self.request_agent(&context).await?;
-        let arguments = request.arguments.map(serde_json::Value::Object).unwrap_or_default();
+        let (name, arguments) = match (&self.tool_search, &*request.name) {
+            (Some(_), search::SEARCH_TOOLS) => {
+                let tools = for_the_host(agent.tools(), &context);
+                return search::search(&tools, &request.arguments.unwrap_or_default()).map(Into::into);
+            }
+            (Some(_), search::CALL_TOOL) => search::called(request.arguments)?,
+            _ => (request.name.into_owned(), request.arguments.map(serde_json::Value::Object).unwrap_or_default()),
+        };
         // A client that cancels (or, over HTTP, goes away) drops the call, and with it
         // the upstream request.
         let progress = progress_to(&context);
@@ -371,7 +407,7 @@ impl ServerHandler for Gateway {
         let caller = caller::Caller::of(&context).answering(request.input_responses, request.request_state);
         // Boxed: rmcp spawns each request's future as a task, copying it whole (about 6 KB
         // with the call inline) as it starts and as it ends.
-        let call = Box::pin(caller.clone().serving(agent.call_tool(&request.name, arguments)));
+        let call = Box::pin(caller.clone().serving(agent.call_tool(&name, arguments)));
         let call = async move {
             match sink {
                 Some(sink) => skill_core::progress::with_progress(sink, call).await,

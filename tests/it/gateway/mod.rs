@@ -15,6 +15,7 @@ mod faults;
 mod oauth;
 mod resources;
 mod skill_tools;
+mod tool_search;
 
 use crate::{Home, raw_http_status};
 

@@ -114,7 +114,8 @@ fn the_upstreams_know_whether_the_host_shows_apps() {
 /// FastMCP lists them to every client, since MCP Apps has the host keep them from its
 /// model, and a host without apps would not know to: through the gateway (the Python
 /// SDK, both eras) such a host gets the app's other tool and not them, and a host with
-/// apps gets both, and its app's call of the app-only tool reaches the server.
+/// apps gets both, and its app's call of the app-only tool reaches the server. Tool
+/// search finds them only for a host with apps too.
 #[test]
 fn app_only_tools_reach_only_hosts_that_show_apps() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/fastmcp_apps.py");
@@ -135,6 +136,12 @@ fn app_only_tools_reach_only_hosts_that_show_apps() {
         assert_eq!(listed(&with, "tools", "name"), ["charts__chart-data", "charts__show-chart"], "{mode}");
         assert_eq!(with["calls"][0]["structuredContent"]["result"], json!([1, 2, 3]), "{mode}: {with}");
     }
+    // Nor does a search find them for such a host.
+    let searching = [&serve[..], &["--tool-search"]].concat();
+    let plan = json!({"calls": [["search_tools", {"query": "chart"}]]});
+    let out = python("legacy", &searching, plan, &[("OMNIAGENT_HOME", home.path().to_str().unwrap())]);
+    let found = out["calls"][0]["structuredContent"]["tools"].as_array().cloned().unwrap_or_default();
+    assert_eq!(found.iter().map(|tool| &tool["name"]).collect::<Vec<_>>(), [&json!("charts__show-chart")], "{out}");
 }
 
 /// What a host shows beside an upstream's items reaches it through the gateway (the

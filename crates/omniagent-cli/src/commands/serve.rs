@@ -119,7 +119,21 @@ fn listen_address(key: &str, address: &str, open: bool) -> Result<SocketAddr, Us
     Ok(address)
 }
 
-pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: bool) -> anyhow::Result<ExitCode> {
+/// The skills whose tools are still listed with tool search: the markdown
+/// skills' own, which the skill catalog in the instructions tells the model to call.
+fn listed_with_tool_search() -> Vec<String> {
+    #[cfg(feature = "markdown")]
+    return vec![skill_markdown::SKILL_TOOLS_NAME.to_owned()];
+    #[cfg(not(feature = "markdown"))]
+    Vec::new()
+}
+
+pub(crate) async fn run(
+    session: &Session,
+    http: Option<Option<String>>,
+    eager: bool,
+    tool_search: bool,
+) -> anyhow::Result<ExitCode> {
     let loaded = session.location.load()?;
     let serve = loaded.serve().clone();
     let clients = serve.clients.clone();
@@ -140,7 +154,10 @@ pub(crate) async fn run(session: &Session, http: Option<Option<String>>, eager: 
     let markdown = MarkdownHandles::default();
     let factory = agent_factory(Arc::clone(&config), session.home.clone(), sections.clone(), Arc::clone(&markdown));
     let instructions = instructions_factory(Arc::clone(&config), session.home.clone(), sections.clone());
-    let gateway = Gateway::new(factory, instructions);
+    let mut gateway = Gateway::new(factory, instructions);
+    if tool_search || serve.tool_search {
+        gateway = gateway.with_tool_search(listed_with_tool_search());
+    }
     tokio::spawn(watch::watch(
         gateway.clone(),
         session.location.clone(),

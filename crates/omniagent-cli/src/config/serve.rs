@@ -26,6 +26,9 @@ pub struct ServeConfig {
     /// OAuth access tokens admitted beside `clients`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<ServeOAuth>,
+    /// Lists `search_tools` and `call_tool` in place of the agent's tools.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tool_search: bool,
 }
 
 impl ServeConfig {
@@ -35,6 +38,7 @@ impl ServeConfig {
             && self.clients.is_empty()
             && self.url.is_none()
             && self.oauth.is_none()
+            && !self.tool_search
     }
 }
 
