@@ -225,6 +225,11 @@ impl Agent {
         &self.inner.name
     }
 
+    /// Whether `other` is a handle to this same agent (not merely one alike).
+    pub fn is(&self, other: &Agent) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// Adds a skill, loaded by the next [`Agent::init_compiled_skills`]; returns the
     /// skill's handle, through which whoever added it may replace its items later (the
     /// skill gets the same through [`Skill::set_agent`]). The handle takes nothing until

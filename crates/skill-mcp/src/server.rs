@@ -118,6 +118,9 @@ struct Inner {
     /// The MCP Apps settings each client's agent was made with, which the agent made
     /// afresh keeps.
     apps: Mutex<BTreeMap<String, JsonObject>>,
+    /// The words of each client's tools, for tool search (an agent made afresh, or
+    /// whose tools changed, gets its index taken again).
+    search_indexes: Mutex<BTreeMap<String, Arc<search::Index>>>,
     /// Legacy sessions, by client: they hear `notifications/*/list_changed`.
     peers: Mutex<Vec<(String, Peer<RoleServer>)>>,
     /// 2026-07-28 subscriptions, by client.
@@ -144,6 +147,7 @@ impl Gateway {
             instructions,
             agents: Mutex::default(),
             apps: Mutex::default(),
+            search_indexes: Mutex::default(),
             peers: Mutex::default(),
             sinks: Mutex::default(),
             subscribed: Mutex::default(),
@@ -275,6 +279,16 @@ impl Gateway {
             .unwrap_or_default()
     }
 
+    /// The words of the tools of `client`'s `agent`, taken again when they changed.
+    fn search_index(&self, client: &str, agent: &Agent) -> Arc<search::Index> {
+        let cached = lock(&self.inner.search_indexes).get(client).filter(|index| index.is_current(agent)).cloned();
+        cached.unwrap_or_else(|| {
+            let index = Arc::new(search::Index::of(agent));
+            lock(&self.inner.search_indexes).insert(client.to_owned(), Arc::clone(&index));
+            index
+        })
+    }
+
     /// The instructions for the client of `context`.
     async fn instructions(&self, context: &RequestContext<RoleServer>) -> Option<String> {
         let instructions = self.inner.instructions.as_ref()?;
@@ -394,8 +408,9 @@ impl ServerHandler for Gateway {
         let agent = self.request_agent(&context).await?;
         let (name, arguments) = match (&self.tool_search, &*request.name) {
             (Some(_), search::SEARCH_TOOLS) => {
-                let tools = for_the_host(agent.tools(), &context);
-                return search::search(&tools, &request.arguments.unwrap_or_default()).map(Into::into);
+                let index = self.search_index(&self.client_of(&context.extensions), &agent);
+                let shows_apps = apps_settings(&context).is_some();
+                return search::search(&index, shows_apps, &request.arguments.unwrap_or_default()).map(Into::into);
             }
             (Some(_), search::CALL_TOOL) => search::called(request.arguments)?,
             _ => (request.name.into_owned(), request.arguments.map(serde_json::Value::Object).unwrap_or_default()),

@@ -2,10 +2,12 @@
 //! are listed in place of the agent's (with the markdown skills' own), the first finds
 //! the others and the second calls them.
 
+use std::time::{Duration, Instant};
+
 use serde_json::{Value, json};
 use test_peers::sample_server_or_panic as sample_server;
 
-use super::{listed, python, text_of};
+use super::{listed, python, sample_home, text_of};
 use crate::Home;
 
 /// With tool search, a host lists `search_tools`, `call_tool` and the markdown skills'
@@ -73,4 +75,38 @@ fn tool_search_is_off_unless_asked_for() {
     let out = python("legacy", &serve(&["--tool-search"]), plan, &env);
     assert_eq!(listed(&out, "tools", "name"), ["call_tool", "search_tools", "skills__activate", "skills__read"]);
     assert_eq!(out["calls"][0]["structuredContent"]["tools"][0]["name"], json!("sample__echo"), "{out}");
+}
+
+/// Our own MCP client in front of a gateway with tool search: a tool that an upstream
+/// adds while the gateway runs is found by the next searches, and `call_tool` calls it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_added_upstream_is_found() {
+    let home = sample_home("60s");
+    let config: skill_mcp::ServerConfig = serde_json::from_value(json!({
+        "command": env!("CARGO_BIN_EXE_omniagent"),
+        "args": ["mcp", "serve", "--tool-search"],
+        "env": {"OMNIAGENT_HOME": home.path()}
+    }))
+    .unwrap();
+    let agent = skill_core::Agent::builder().with_compiled_skill(skill_mcp::McpSkill::new("gw", config)).build();
+    let report = agent.init_compiled_skills().await;
+    assert_eq!(report.loaded, ["gw"], "{:?}", report.skipped);
+    let search = || async {
+        let found = agent.call_tool("gw__search_tools", json!({"query": "fresh"})).await.unwrap();
+        let found = found.structured_content.unwrap()["tools"].as_array().unwrap().clone();
+        found.iter().map(|tool| tool["name"].clone()).collect::<Vec<Value>>()
+    };
+    assert_eq!(search().await, Vec::<Value>::new());
+
+    let call =
+        |name: &str, arguments: Value| agent.call_tool("gw__call_tool", json!({"name": name, "arguments": arguments}));
+    call("sample__add_tool", json!({"name": "fresh"})).await.unwrap();
+    let started = Instant::now();
+    while search().await != [json!("sample__fresh")] {
+        assert!(started.elapsed() < Duration::from_secs(10), "the new tool was never found");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let output = call("sample__fresh", json!({"k": 1})).await.unwrap();
+    assert_eq!(output, skill_core::ToolOutput::text(r#"{"k":1}"#));
+    agent.close().await;
 }

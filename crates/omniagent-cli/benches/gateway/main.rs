@@ -30,6 +30,8 @@
 //!   (target: within 5 ms). The peer, FastMCP's `FastMCP.from_openapi` of the same
 //!   document in pages of 200, takes seconds per page: it is timed outside criterion
 //!   (three lists after a warming one) and printed.
+//! - `gateway_tool_search_github`: `search_tools` over the same tools with
+//!   `--tool-search`, beside FastMCP's tool search (see `search`).
 //! - `gateway_idle_session_memory` (printed, not criterion): the gateway's VmRSS
 //!   (/proc/PID/status) before and after opening 200 idle 2025-11-25 sessions over HTTP
 //!   (initialize, initialized, the GET stream rmcp opens; each its own client), the agent
@@ -67,6 +69,7 @@ use tempfile::TempDir;
 use tokio::runtime::Runtime;
 
 mod between;
+mod search;
 #[path = "../sixteen_clients/mod.rs"]
 mod sixteen_clients;
 
@@ -581,7 +584,15 @@ fn stdio_start(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, stdio_call_overhead, http_throughput, tools_list_github, idle_session_memory, stdio_start);
+criterion_group!(
+    benches,
+    stdio_call_overhead,
+    http_throughput,
+    tools_list_github,
+    search::tool_search_github,
+    idle_session_memory,
+    stdio_start
+);
 
 fn main() {
     if between::run_as_relay_or_proxy() {

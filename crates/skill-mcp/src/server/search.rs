@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
-use skill_core::RegisteredTool;
+use skill_core::{Agent, RegisteredTool};
 
 use super::convert;
 
@@ -65,8 +65,42 @@ pub(super) fn tools() -> [Tool; 2] {
     [search, call]
 }
 
-/// What a `search_tools` call with `arguments` finds among `tools`.
-pub(super) fn search(tools: &[RegisteredTool], arguments: &JsonObject) -> Result<CallToolResult, ErrorData> {
+/// The words of an agent's tools, taken once for each version of its tool list.
+pub(super) struct Index {
+    agent: Agent,
+    /// The version of the agent's tool list ([`skill_core::Changes::tools`]).
+    version: u64,
+    tools: Vec<RegisteredTool>,
+    /// Of each tool, the words of its name, and those of its title and description.
+    words: Vec<(Vec<String>, Vec<String>)>,
+}
+
+impl Index {
+    /// The words of `agent`'s tools as they are now.
+    pub(super) fn of(agent: &Agent) -> Self {
+        // The version first: should the tools change meanwhile, the index is only
+        // taken again.
+        let version = agent.changes().borrow().tools;
+        let tools = agent.tools();
+        let words = tools
+            .iter()
+            .map(|tool| {
+                let text = words(tool.title().unwrap_or_default()).chain(words(tool.description()));
+                (words(tool.name()).collect(), text.collect())
+            })
+            .collect();
+        Self { agent: agent.clone(), version, tools, words }
+    }
+
+    /// Whether this is the index of `agent`'s tools as they are now.
+    pub(super) fn is_current(&self, agent: &Agent) -> bool {
+        self.agent.is(agent) && agent.changes().borrow().tools == self.version
+    }
+}
+
+/// What a `search_tools` call with `arguments` finds in `index`, for a host that shows
+/// MCP Apps (`shows_apps`) or not.
+pub(super) fn search(index: &Index, shows_apps: bool, arguments: &JsonObject) -> Result<CallToolResult, ErrorData> {
     let query = arguments.get("query").and_then(Value::as_str).filter(|query| !query.trim().is_empty());
     let query = query.ok_or_else(|| ErrorData::invalid_params("`query` must be a string with words in it", None))?;
     let limit = match arguments.get("limit") {
@@ -78,22 +112,14 @@ pub(super) fn search(tools: &[RegisteredTool], arguments: &JsonObject) -> Result
             .ok_or_else(|| ErrorData::invalid_params(format!("`limit` must be from 1 to {MAX_LIMIT}"), None))?,
     };
     let terms: Vec<String> = words(query).filter(|term| !STOP_WORDS.contains(&term.as_str())).collect();
-    let texts: Vec<(Vec<String>, Vec<String>)> = tools
+    let ranked = rank(&index.words, &terms).into_iter().map(|found| &index.tools[found]);
+    let for_the_host: Vec<&RegisteredTool> =
+        ranked.filter(|tool| shows_apps || !convert::app_only(tool.meta())).collect();
+    let found: Vec<Value> = for_the_host
         .iter()
-        .map(|tool| {
-            (
-                words(tool.name()).collect(),
-                words(tool.title().unwrap_or_default()).chain(words(tool.description())).collect(),
-            )
-        })
-        .collect();
-    let ranked = rank(&texts, &terms);
-    let matched = ranked.len();
-    let found: Vec<Value> = ranked
-        .into_iter()
         .take(limit)
-        .map(|index| {
-            let listed = convert::tool(&tools[index]);
+        .map(|tool| {
+            let listed = convert::tool(tool);
             let mut found =
                 json!({"name": listed.name, "description": listed.description, "inputSchema": listed.input_schema});
             if let Some(title) = listed.title {
@@ -102,7 +128,7 @@ pub(super) fn search(tools: &[RegisteredTool], arguments: &JsonObject) -> Result
             found
         })
         .collect();
-    Ok(CallToolResult::structured(json!({"tools": found, "matched": matched})))
+    Ok(CallToolResult::structured(json!({"tools": found, "matched": for_the_host.len()})))
 }
 
 /// The name and arguments a `call_tool` call with `arguments` names.
