@@ -25,13 +25,8 @@
 //!   (`fastmcp.server.create_proxy`, `tests/fixtures/gateway/bench_fastmcp.py`) of the same
 //!   `mcp-sample-server`, served over streamable HTTP by FastMCP (target: ours at least 10×).
 //!   `memory_list_legacy` is `memory_list` in the 2025-11-25 era (a session per client).
-//! - `gateway_tools_list_github`: `tools/list` without cursor (the first page, 200 of
-//!   GitHub's 1,223 OpenAPI tools) over stdio, the agent already started by a first list
-//!   (target: within 5 ms). The peer, FastMCP's `FastMCP.from_openapi` of the same
-//!   document in pages of 200, takes seconds per page: it is timed outside criterion
-//!   (three lists after a warming one) and printed.
-//! - `gateway_tool_search_github`: `search_tools` over the same tools with
-//!   `--tool-search`, beside FastMCP's tool search (see `search`).
+//! - `gateway_tools_list_github` and `gateway_tool_search_github`: listing and
+//!   searching GitHub's 1,223 OpenAPI tools, beside FastMCP (see `github`).
 //! - `gateway_idle_session_memory` (printed, not criterion): the gateway's VmRSS
 //!   (/proc/PID/status) before and after opening 200 idle 2025-11-25 sessions over HTTP
 //!   (initialize, initialized, the GET stream rmcp opens; each its own client), the agent
@@ -69,7 +64,7 @@ use tempfile::TempDir;
 use tokio::runtime::Runtime;
 
 mod between;
-mod search;
+mod github;
 #[path = "../sixteen_clients/mod.rs"]
 mod sixteen_clients;
 
@@ -82,10 +77,6 @@ const CPU_CALLS: u64 = 20_000;
 const IDLE_SESSIONS: usize = 200;
 /// Sessions opened at once while `gateway_idle_session_memory` opens them.
 const OPENING_AT_ONCE: usize = 16;
-/// Operations in `@octokit/openapi` 23.0.2's `api.github.com.json`.
-const GITHUB_OPERATIONS: usize = 1223;
-/// Tools on the gateway's first page (its `PAGE_SIZE`).
-const FIRST_PAGE: usize = 200;
 /// How long a server may take from spawn to listening (FastMCP imports for seconds).
 const LISTEN_BOUND: Duration = Duration::from_secs(60);
 
@@ -416,83 +407,6 @@ fn http_throughput(c: &mut Criterion) {
     group.finish();
 }
 
-/// A config with GitHub's OpenAPI document as the skill `github`, its calls aimed at a
-/// closed port (only listing is measured).
-fn github_config() -> String {
-    format!(
-        "storage: {{backend: memory}}\nopenapi:\n  github: {{spec: '{}', base_url: 'http://127.0.0.1:9'}}\n",
-        test_peers::github_openapi_or_panic().display()
-    )
-}
-
-async fn first_page(peer: &Peer<RoleClient>) -> (usize, bool) {
-    let page = peer.list_tools(None).await.expect("tools/list answers");
-    (page.tools.len(), page.next_cursor.is_some())
-}
-
-fn tools_list_github(c: &mut Criterion) {
-    let home = home_with(&github_config());
-    let runtime = runtime();
-    let (gateway, _) = runtime.block_on(stdio_client(omniagent(home.path(), &["mcp", "serve"])));
-    let peer = gateway.peer().clone();
-    // The first list starts the agent (and loads the document); then check every page.
-    let all_tools = runtime.block_on(peer.list_all_tools()).expect("tools/list answers");
-    let github_tools = all_tools.iter().filter(|tool| tool.name.starts_with("github__")).count();
-    assert_eq!(github_tools, GITHUB_OPERATIONS, "GitHub's tools through the gateway");
-    assert_eq!(runtime.block_on(first_page(&peer)), (FIRST_PAGE, true));
-
-    let mut group = c.benchmark_group("gateway_tools_list_github");
-    group.sample_size(30).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
-    group.bench_function("first_page_warm", |b| {
-        b.iter_custom(|iters| {
-            runtime.block_on(async {
-                let started = Instant::now();
-                for _ in 0..iters {
-                    black_box(peer.list_tools(None).await.expect("tools/list answers"));
-                }
-                started.elapsed()
-            })
-        })
-    });
-    group.finish();
-    runtime.block_on(async { gateway.cancel().await.expect("the gateway client closes") });
-
-    fastmcp_openapi_first_page(&runtime);
-}
-
-/// FastMCP's first page of GitHub's tools, three times after a warming list, printed.
-#[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
-fn fastmcp_openapi_first_page(runtime: &Runtime) {
-    let name = "gateway_tools_list_github/fastmcp_from_openapi_first_page";
-    if !test_peers::printed_figure_wanted(name) {
-        return;
-    }
-    let spec = test_peers::github_openapi_or_panic();
-    let spec = spec.to_str().expect("a UTF-8 path");
-    runtime.block_on(async {
-        let started = Instant::now();
-        let (server, _) = stdio_client(fastmcp(&["openapi", spec])).await;
-        let peer = server.peer().clone();
-        assert_eq!(first_page(&peer).await, (FIRST_PAGE, true), "FastMCP pages by 200 too");
-        let warm = started.elapsed();
-        let mut times = Vec::new();
-        for _ in 0..3 {
-            let started = Instant::now();
-            black_box(first_page(&peer).await);
-            times.push(started.elapsed());
-        }
-        times.sort();
-        println!(
-            "{name}: median {:.1} ms (min {:.1} ms, max {:.1} ms) of 3 lists; spawn to the first page {:.1} s",
-            millis(times[1]),
-            millis(times[0]),
-            millis(times[2]),
-            warm.as_secs_f64()
-        );
-        server.cancel().await.expect("the FastMCP client closes");
-    });
-}
-
 fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }
@@ -588,8 +502,8 @@ criterion_group!(
     benches,
     stdio_call_overhead,
     http_throughput,
-    tools_list_github,
-    search::tool_search_github,
+    github::tools_list_github,
+    github::tool_search_github,
     idle_session_memory,
     stdio_start
 );
