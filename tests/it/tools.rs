@@ -1,4 +1,4 @@
-//! `omniagent tools list` and `omniagent tools call`.
+//! `omniagent tools list`, `omniagent tools search` and `omniagent tools call`.
 
 use serde_json::json;
 
@@ -226,4 +226,42 @@ fn the_tools_section_chooses_the_tools_each_agent_offers() {
     let (code, _, stderr) = run(home.omniagent(&["tools", "list"]));
     assert_eq!(code, 2);
     assert!(stderr.contains("config.yaml:2:12: tools.include: `github.get_repo` can never match a tool"), "{stderr}");
+}
+
+/// `tools search` over GitHub's 1,223 OpenAPI tools finds the tool for a task first, as
+/// the gateway's `search_tools` does, in 80 columns or as JSON.
+#[test]
+fn tools_search_finds_the_tool_for_a_task_among_githubs() {
+    let home = Home::new().with_config(&format!(
+        "openapi:\n  github: {{spec: '{}', base_url: 'http://127.0.0.1:9'}}\n",
+        test_peers::github_openapi_or_panic().display()
+    ));
+    let (code, stdout, stderr) =
+        run(home.omniagent(&["-q", "tools", "search", "add a label to an issue", "--limit", "3"]));
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let first: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(first, ["github__issues_add-labels", "Add", "labels", "to", "an", "issue"], "{stdout}");
+    assert_eq!((lines.len(), lines[3]), (5, ""), "{stdout}");
+    assert!(lines[4].starts_with("3 of ") && lines[4].contains("(--limit for the other"), "{stdout}");
+    assert!(lines.iter().all(|line| line.chars().count() <= 80), "{stdout}");
+
+    let (code, stdout, stderr) = run(home.omniagent(&["-q", "--json", "tools", "search", "merge a pull request"]));
+    assert_eq!(code, 0, "{stderr}");
+    let found = json(&stdout);
+    assert_eq!(found["query"], json!("merge a pull request"));
+    assert_eq!(found["tools"][0]["name"], json!("github__pulls_merge"), "{found}");
+    assert_eq!(found["tools"][0]["source"], json!({"kind": "openapi", "skill": "github", "tool": "pulls_merge"}));
+    assert_eq!(found["tools"].as_array().unwrap().len(), 10, "ten by default");
+    assert!(found["matched"].as_u64().unwrap() > 10, "{}", found["matched"]);
+}
+
+#[test]
+fn tools_search_says_when_nothing_matches_and_refuses_a_limit_of_0() {
+    let home = Home::new();
+    let (code, stdout, stderr) = run(home.omniagent(&["tools", "search", "zebra"]));
+    assert_eq!((code, stdout.as_str()), (0, "no tool matches `zebra`\n"), "{stderr}");
+    let (code, _, stderr) = run(home.omniagent(&["tools", "search", "note", "--limit", "0"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--limit"), "{stderr}");
 }

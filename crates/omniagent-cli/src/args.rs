@@ -286,6 +286,14 @@ impl From<SkillPaths> for omniagent_host::SkillPaths {
 pub(crate) enum ToolsCommand {
     /// List every tool with its source (kind, skill, tool) and what it does
     List,
+    /// Find tools by words of what they do, best first, as the gateway's `search_tools` does
+    Search {
+        /// Words for what the tool should do, e.g. "list issues"
+        query: String,
+        /// How many tools to show at most
+        #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+        limit: u16,
+    },
     /// Call one tool and print its result (exit 1 if the tool reports an error)
     Call {
         /// The tool: `skill__tool`, or a tool name only one skill has

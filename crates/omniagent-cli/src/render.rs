@@ -68,22 +68,7 @@ pub(crate) fn tools(agent: &Agent, json: bool) -> anyhow::Result<()> {
             left_out_keywords: &'a [LeftOutKeyword],
             tool_filter: &'a FilterReport,
         }
-        #[derive(Serialize)]
-        struct ToolEntry<'a> {
-            name: &'a str,
-            description: &'a str,
-            input_schema: &'a Value,
-            source: &'a ToolSource,
-        }
-        let tools = tools
-            .iter()
-            .map(|tool| ToolEntry {
-                name: tool.name(),
-                description: tool.description(),
-                input_schema: tool.input_schema(),
-                source: tool.source(),
-            })
-            .collect();
+        let tools = tools.iter().map(ToolEntry::of).collect();
         return print_json(&Listing {
             tools,
             skipped: &skipped,
@@ -128,6 +113,53 @@ pub(crate) fn tools(agent: &Agent, json: bool) -> anyhow::Result<()> {
     for part in &left_out_keywords {
         writeln!(out, "{YELLOW}{}{YELLOW:#}", truncate(&left_out_line(part), WIDTH))?;
     }
+    Ok(())
+}
+
+/// A tool as `tools list --json` and `tools search --json` show it.
+#[derive(Serialize)]
+struct ToolEntry<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    source: &'a ToolSource,
+}
+
+impl<'a> ToolEntry<'a> {
+    fn of(tool: &'a RegisteredTool) -> Self {
+        Self {
+            name: tool.name(),
+            description: tool.description(),
+            input_schema: tool.input_schema(),
+            source: tool.source(),
+        }
+    }
+}
+
+/// `tools search`: the first `limit` of the tools `found` for `query` (best first), and
+/// how many matched.
+pub(crate) fn found_tools(query: &str, found: &[&RegisteredTool], limit: usize, json: bool) -> anyhow::Result<()> {
+    let shown = &found[..limit.min(found.len())];
+    if json {
+        let tools: Vec<ToolEntry<'_>> = shown.iter().map(|tool| ToolEntry::of(tool)).collect();
+        return print_json(&json!({"query": query, "tools": tools, "matched": found.len()}));
+    }
+    let mut out = anstream::stdout().lock();
+    if found.is_empty() {
+        writeln!(out, "no tool matches `{query}`")?;
+        return Ok(());
+    }
+    let name_width = shown.iter().map(|tool| tool.name().len()).max().unwrap_or(0).min(40);
+    let description_width = WIDTH.saturating_sub(name_width + 2).max(20);
+    for tool in shown {
+        let summary = truncate(tool.description().lines().next().unwrap_or_default(), description_width);
+        writeln!(out, "{:<name_width$}  {summary}", tool.name())?;
+    }
+    writeln!(out)?;
+    match found.len() - shown.len() {
+        0 => writeln!(out, "{} matching", count(found.len(), "tool")),
+        more => writeln!(out, "{} of {} matching {DIM}(--limit for the other {more}){DIM:#}", shown.len(), found.len()),
+    }?;
     Ok(())
 }
 

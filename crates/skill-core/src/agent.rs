@@ -226,7 +226,7 @@ impl Agent {
     }
 
     /// Whether `other` is a handle to this same agent (not merely one alike).
-    pub fn is(&self, other: &Agent) -> bool {
+    pub(crate) fn is(&self, other: &Agent) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 

@@ -81,6 +81,7 @@ mod skill;
 mod source;
 mod store;
 mod tool;
+mod tool_search;
 
 pub use crate::agent::{
     Agent, AgentBuilder, Changes, InitReport, LeftOutKeyword, RegisteredPrompt, RegisteredTool, SkillFailure,
@@ -114,3 +115,4 @@ pub use crate::store::{KvStore, MemoryStore, SkillStore};
 #[cfg(feature = "redis")]
 pub use crate::store::{RedisConnection, RedisFailure, RedisStore, RedisStoreError};
 pub use crate::tool::{Tool, ToolAnnotations, ToolContext};
+pub use crate::tool_search::ToolIndex;

@@ -112,7 +112,7 @@ struct Inner {
     apps: Mutex<BTreeMap<String, JsonObject>>,
     /// The words of each client's tools, for tool search (an agent made afresh, or
     /// whose tools changed, gets its index taken again).
-    search_indexes: Mutex<BTreeMap<String, Arc<search::Index>>>,
+    search_indexes: Mutex<BTreeMap<String, Arc<skill_core::ToolIndex>>>,
     /// Legacy sessions, by client: they hear `notifications/*/list_changed`.
     peers: Mutex<Vec<(String, Peer<RoleServer>)>>,
     /// 2026-07-28 subscriptions, by client.

@@ -1,11 +1,11 @@
-//! `omniagent tools list` and `omniagent tools call`.
+//! `omniagent tools list`, `omniagent tools search` and `omniagent tools call`.
 
 use std::io::Read;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use serde_json::Value;
-use skill_core::ToolError;
+use skill_core::{ToolError, ToolIndex};
 
 use omniagent_host::{Wanted, start_agent};
 
@@ -20,6 +20,13 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
         ToolsCommand::List => {
             let agent = start_agent(&config, &session.home, Wanted::All, session.person()).await?;
             render::tools(&agent, session.json)?;
+            agent.close().await;
+            Ok(ExitCode::SUCCESS)
+        }
+        ToolsCommand::Search { query, limit } => {
+            let agent = start_agent(&config, &session.home, Wanted::All, session.person()).await?;
+            let index = ToolIndex::of(&agent);
+            render::found_tools(&query, &index.search(&query), usize::from(limit), session.json)?;
             agent.close().await;
             Ok(ExitCode::SUCCESS)
         }

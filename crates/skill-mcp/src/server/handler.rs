@@ -12,7 +12,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use skill_core::{Agent, CompletionRequest, RegisteredTool, ToolError};
+use skill_core::{Agent, CompletionRequest, RegisteredTool, ToolError, ToolIndex};
 
 use super::announce::{Subscribed, session_of};
 use super::answer::{call_error, item_error, passed_up};
@@ -35,10 +35,10 @@ impl Gateway {
     }
 
     /// The words of the tools of `client`'s `agent`, taken again when they changed.
-    fn search_index(&self, client: &str, agent: &Agent) -> Arc<search::Index> {
+    fn search_index(&self, client: &str, agent: &Agent) -> Arc<ToolIndex> {
         let cached = lock(&self.inner.search_indexes).get(client).filter(|index| index.is_current(agent)).cloned();
         cached.unwrap_or_else(|| {
-            let index = Arc::new(search::Index::of(agent));
+            let index = Arc::new(ToolIndex::of(agent));
             lock(&self.inner.search_indexes).insert(client.to_owned(), Arc::clone(&index));
             index
         })
