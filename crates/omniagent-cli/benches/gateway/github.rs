@@ -21,7 +21,7 @@ use rmcp::service::Peer;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 
-use super::{fastmcp, home_with, millis, omniagent, runtime, stdio_client};
+use super::{fastmcp, home_with, omniagent, runtime, stdio_client};
 
 /// Operations in `@octokit/openapi` 23.0.2's `api.github.com.json`.
 const GITHUB_OPERATIONS: usize = 1223;
@@ -53,20 +53,7 @@ pub(crate) fn tools_list_github(c: &mut Criterion) {
     assert_eq!(github_tools, GITHUB_OPERATIONS, "GitHub's tools through the gateway");
     assert_eq!(runtime.block_on(first_page(&peer)), (FIRST_PAGE, true));
 
-    let mut group = c.benchmark_group("gateway_tools_list_github");
-    group.sample_size(30).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
-    group.bench_function("first_page_warm", |b| {
-        b.iter_custom(|iters| {
-            runtime.block_on(async {
-                let started = Instant::now();
-                for _ in 0..iters {
-                    black_box(peer.list_tools(None).await.expect("tools/list answers"));
-                }
-                started.elapsed()
-            })
-        })
-    });
-    group.finish();
+    one_after_another(c, &runtime, "gateway_tools_list_github/first_page_warm", |_| first_page(&peer));
     runtime.block_on(async { gateway.cancel().await.expect("the gateway client closes") });
 
     fastmcp_openapi_first_page(&runtime);
@@ -87,20 +74,8 @@ fn fastmcp_openapi_first_page(runtime: &Runtime) {
         let peer = server.peer().clone();
         assert_eq!(first_page(&peer).await, (FIRST_PAGE, true), "FastMCP pages by 200 too");
         let warm = started.elapsed();
-        let mut times = Vec::new();
-        for _ in 0..3 {
-            let started = Instant::now();
-            black_box(first_page(&peer).await);
-            times.push(started.elapsed());
-        }
-        times.sort();
-        println!(
-            "{name}: median {:.1} ms (min {:.1} ms, max {:.1} ms) of 3 lists; spawn to the first page {:.1} s",
-            millis(times[1]),
-            millis(times[0]),
-            millis(times[2]),
-            warm.as_secs_f64()
-        );
+        let times = three_times(|_| first_page(&peer)).await;
+        println!("{name}: {times} of 3 lists; spawn to the first page {:.1} s", warm.as_secs_f64());
         server.cancel().await.expect("the FastMCP client closes");
     });
 }
@@ -134,20 +109,8 @@ pub(crate) fn tool_search_github(c: &mut Criterion) {
         let found = runtime.block_on(search(&peer, query));
         assert!(found.iter().any(|name| name == &format!("github__{wanted}")), "{query}: {found:?}");
     }
-    let mut group = c.benchmark_group("gateway_tool_search_github");
-    group.sample_size(30).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
-    group.bench_function("search_tools_warm", |b| {
-        b.iter_custom(|iters| {
-            runtime.block_on(async {
-                let started = Instant::now();
-                for query in QUERIES.iter().cycle().take(usize::try_from(iters).expect("a count")) {
-                    black_box(search(&peer, query.0).await);
-                }
-                started.elapsed()
-            })
-        })
-    });
-    group.finish();
+    let figure = "gateway_tool_search_github/search_tools_warm";
+    one_after_another(c, &runtime, figure, |round| search(&peer, QUERIES[round % QUERIES.len()].0));
     runtime.block_on(async { gateway.cancel().await.expect("the gateway client closes") });
     fastmcp_search(&runtime);
 }
@@ -165,19 +128,45 @@ fn fastmcp_search(runtime: &Runtime) {
         let (server, _) = stdio_client(fastmcp(&["openapi-search", spec])).await;
         let peer = server.peer().clone();
         assert!(!search(&peer, QUERIES[0].0).await.is_empty(), "FastMCP's search finds tools");
-        let mut times = Vec::new();
-        for (query, _) in QUERIES {
-            let started = Instant::now();
-            black_box(search(&peer, query).await);
-            times.push(started.elapsed());
-        }
-        times.sort();
-        println!(
-            "{name}: median {:.1} ms (min {:.1} ms, max {:.1} ms) of 3 searches",
-            millis(times[1]),
-            millis(times[0]),
-            millis(times[2])
-        );
+        let times = three_times(|round| search(&peer, QUERIES[round].0)).await;
+        println!("{name}: {times} of 3 searches");
         server.cancel().await.expect("the FastMCP client closes");
     });
+}
+
+/// Criterion's `figure` (`group/function`): `each` request after the last (given the
+/// round), on `runtime`.
+fn one_after_another<F: Future>(c: &mut Criterion, runtime: &Runtime, figure: &str, mut each: impl FnMut(usize) -> F) {
+    let (group, function) = figure.split_once('/').expect("a figure is `group/function`");
+    let mut group = c.benchmark_group(group);
+    group.sample_size(30).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
+    group.bench_function(function, |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(async {
+                let started = Instant::now();
+                for round in 0..usize::try_from(iters).expect("a count") {
+                    black_box(each(round).await);
+                }
+                started.elapsed()
+            })
+        })
+    });
+    group.finish();
+}
+
+/// Times `each` three times (given the round, 0 to 2), and says the median, the lowest
+/// and the highest time, as the printed figures give them.
+async fn three_times<F: Future>(mut each: impl FnMut(usize) -> F) -> String {
+    let mut times = Vec::new();
+    for round in 0..3 {
+        let started = Instant::now();
+        black_box(each(round).await);
+        times.push(started.elapsed());
+    }
+    times.sort();
+    format!("median {:.1} ms (min {:.1} ms, max {:.1} ms)", millis(times[1]), millis(times[0]), millis(times[2]))
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
 }

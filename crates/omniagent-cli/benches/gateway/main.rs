@@ -407,10 +407,6 @@ fn http_throughput(c: &mut Criterion) {
     group.finish();
 }
 
-fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e3
-}
-
 /// Opens `count` idle legacy sessions on `server` (a few at a time) and returns its
 /// VmRSS before and after, in KiB, with the sessions still open.
 async fn rss_around_sessions(server: &ServerProcess, count: usize) -> (u64, u64) {
