@@ -105,7 +105,7 @@ fn rank(tools: &[(Vec<String>, Vec<String>)], terms: &[String]) -> Vec<usize> {
         })
         .filter(|(score, _)| *score > 0.0)
         .collect();
-    // Among equals, the shorter name first: it says less else.
+    // Among equals, the shorter name first: less of it is about something else.
     scored.sort_by(|(a, first), (b, second)| b.total_cmp(a).then(tools[*first].0.len().cmp(&tools[*second].0.len())));
     scored.into_iter().map(|(_, index)| index).collect()
 }

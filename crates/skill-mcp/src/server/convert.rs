@@ -30,7 +30,8 @@ pub(super) fn wire_all<T: DeserializeOwned>(values: &[impl Serialize]) -> Result
     values.iter().map(wire).collect()
 }
 
-fn object(value: &Value) -> JsonObject {
+/// `value` if it is an object, else an empty one.
+pub(super) fn object(value: &Value) -> JsonObject {
     match value {
         Value::Object(object) => object.clone(),
         _ => JsonObject::new(),

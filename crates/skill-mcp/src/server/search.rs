@@ -27,7 +27,7 @@ pub(super) fn tools() -> [Tool; 2] {
         SEARCH_TOOLS,
         "Finds the tools that can do something, by words of their names and descriptions \
          (most matching first), with the arguments each takes. Call one with `call_tool`.",
-        Arc::new(object(json!({
+        Arc::new(convert::object(&json!({
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "Words for what the tool should do, e.g. `list issues`."},
@@ -40,7 +40,7 @@ pub(super) fn tools() -> [Tool; 2] {
         }))),
     )
     .with_title("Search tools")
-    .with_raw_output_schema(Arc::new(object(json!({
+    .with_raw_output_schema(Arc::new(convert::object(&json!({
         "type": "object",
         "properties": {
             "tools": {"type": "array", "items": {"type": "object"}},
@@ -52,7 +52,7 @@ pub(super) fn tools() -> [Tool; 2] {
     let call = Tool::new(
         CALL_TOOL,
         "Calls a tool that `search_tools` found, by its name, with its arguments.",
-        Arc::new(object(json!({
+        Arc::new(convert::object(&json!({
             "type": "object",
             "properties": {
                 "name": {"type": "string", "description": "The tool's name, as `search_tools` gave it."},
@@ -109,20 +109,13 @@ pub(super) fn called(arguments: Option<JsonObject>) -> Result<(String, Value), E
     }
 }
 
-fn object(value: Value) -> JsonObject {
-    match value {
-        Value::Object(object) => object,
-        _ => JsonObject::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn call_tool_takes_a_name_and_an_object() {
-        let args = |value: Value| Some(object(value));
+        let args = |value: Value| Some(convert::object(&value));
         assert_eq!(called(args(json!({"name": "a__b"}))).unwrap(), ("a__b".to_owned(), json!({})));
         assert_eq!(called(args(json!({"name": "a__b", "arguments": {"x": 1}}))).unwrap().1, json!({"x": 1}));
         assert!(called(args(json!({"arguments": {}}))).is_err());
