@@ -275,6 +275,18 @@ async fn a_tools_mcp_app_is_named_under_a_ui_uri_that_reads_back() {
     assert_eq!(text_of(&agent.read_resource("ui://w/app.html").await.unwrap()), "plain read ui://w/app.html");
 }
 
+/// A plain skill's `ui://w/…` stays its own beside a namespaced skill `w` (whose own app
+/// is under `ui://w/w/…`), and what `w` has is still `w`'s.
+#[tokio::test]
+async fn a_plain_skills_ui_uri_is_its_own_beside_a_namespaced_skill_of_that_name() {
+    let agent = agent_with(vec![ItemSkill::new("w", true), ItemSkill::new("plain", false)]).await;
+    let read = |uri: &'static str| async { text_of(&agent.read_resource(uri).await.unwrap()).to_owned() };
+    assert_eq!(read("ui://w/app.html").await, "plain read ui://w/app.html");
+    assert_eq!(read("ui://w/w/app.html").await, "w read ui://w/app.html");
+    assert_eq!(read("omniagent://w/test://static").await, "w read test://static");
+    assert_eq!(read("test://static").await, "plain read test://static");
+}
+
 #[tokio::test]
 async fn two_unprefixed_skills_with_the_same_names_keep_only_the_first() {
     let agent = agent_with(vec![ItemSkill::new("first", false), ItemSkill::new("second", false)]).await;

@@ -261,9 +261,10 @@ impl Agent {
     }
 
     /// Reads the resource at the agent-level `uri`: `omniagent://{skill}/{uri}` (and
-    /// `ui://{skill}/{rest}`) goes to that skill; any other URI goes to the skill that is
-    /// not namespaced and lists it, else to the first such skill with a template whose
-    /// fixed start matches.
+    /// `ui://{skill}/{rest}`) goes to that skill, unless a skill that is not namespaced
+    /// has that very URI and the named skill does not have `uri`; any other URI goes to
+    /// the skill that is not namespaced and lists it, else to the first such skill with a
+    /// template whose fixed start matches.
     ///
     /// The contents come under agent-level URIs, as the agent lists the resources.
     pub async fn read_resource(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
@@ -323,15 +324,20 @@ impl Agent {
     fn resource_reader(&self, uri: &str) -> Option<FoundReader> {
         let registry = read(&self.inner.resources);
         let plain = read(&self.inner.plain);
+        let unprefixed = || registry.iter().filter(|(skill, _)| plain.contains(*skill));
+        let listed = unprefixed().find(|(_, catalog)| catalog.lists(uri));
+        let plain_skill = listed.or_else(|| unprefixed().find(|(_, catalog)| catalog.may_expand_to(uri)));
         if let Some((skill, skill_uri)) = split_agent_resource_uri(uri)
             && !plain.contains(&skill)
             && let Some(catalog) = registry.get(&skill)
+            // A skill that keeps its own URIs may have one that looks like another
+            // skill's agent-level URI (`ui://w/app.html` beside a skill `w`): the URI is
+            // its own unless that other skill has the resource.
+            && (plain_skill.is_none() || catalog.lists(&skill_uri) || catalog.may_expand_to(&skill_uri))
         {
             return Some(FoundReader { reader: catalog.reader.clone()?, skill, uri: skill_uri });
         }
-        let unprefixed = || registry.iter().filter(|(skill, _)| plain.contains(*skill));
-        let listed = unprefixed().find(|(_, catalog)| catalog.lists(uri));
-        let (skill, catalog) = listed.or_else(|| unprefixed().find(|(_, catalog)| catalog.may_expand_to(uri)))?;
+        let (skill, catalog) = plain_skill?;
         Some(FoundReader { skill: skill.clone(), reader: catalog.reader.clone()?, uri: uri.to_owned() })
     }
 
