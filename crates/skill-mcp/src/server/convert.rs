@@ -38,9 +38,16 @@ pub(super) fn object(value: &Value) -> JsonObject {
     }
 }
 
+/// Whether a host may show `tool` to its model, as it shows MCP Apps (`shows_apps`) or
+/// not: a tool only an MCP App may call is for hosts with apps alone (MCP Apps has the
+/// host keep such tools from the model, and a host without apps would not know to).
+pub(super) fn for_the_host(tool: &RegisteredTool, shows_apps: bool) -> bool {
+    shows_apps || !app_only(tool.meta())
+}
+
 /// Whether a tool with `meta` is for an MCP App only (`ui.visibility` names who may see
 /// it, and not `"model"`); a tool that names no one is for both.
-pub(super) fn app_only(meta: Option<&Value>) -> bool {
+fn app_only(meta: Option<&Value>) -> bool {
     let audience = meta.and_then(|meta| meta.pointer("/ui/visibility")).and_then(Value::as_array);
     audience.is_some_and(|audience| !audience.is_empty() && !audience.iter().any(|who| who == "model"))
 }

@@ -12,7 +12,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use skill_core::{Agent, CompletionRequest, RegisteredTool, ToolError, ToolIndex};
+use skill_core::{Agent, CompletionRequest, ToolError, ToolIndex};
 
 use super::announce::{Subscribed, session_of};
 use super::answer::{call_error, item_error, passed_up};
@@ -56,16 +56,6 @@ impl Gateway {
             .await
             .map_err(|reason| ErrorData::internal_error(format!("the agent could not start: {reason}"), None))
     }
-}
-
-/// The agent's `tools` that the client of `context` may show its model: a tool only an
-/// MCP App may call is left out unless the client shows apps (MCP Apps has the host keep
-/// such tools from the model, and a host without apps would not know to).
-fn for_the_host(mut tools: Vec<RegisteredTool>, context: &RequestContext<RoleServer>) -> Vec<RegisteredTool> {
-    if apps_settings(context).is_none() {
-        tools.retain(|tool| !convert::app_only(tool.meta()));
-    }
-    tools
 }
 
 /// The settings of the MCP Apps extension the client of `context` declared, if it shows
@@ -137,7 +127,9 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let agent = self.request_agent(&context).await?;
-        let tools = for_the_host(agent.tools(), &context);
+        let shows_apps = apps_settings(&context).is_some();
+        let mut tools = agent.tools();
+        tools.retain(|tool| convert::for_the_host(tool, shows_apps));
         let (tools, next_cursor) = match &self.tool_search {
             None => {
                 let (tools, next_cursor) = page(tools, |tool| tool.name(), request.as_ref());

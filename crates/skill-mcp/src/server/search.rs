@@ -79,7 +79,7 @@ pub(super) fn search(index: &ToolIndex, shows_apps: bool, arguments: &JsonObject
             .ok_or_else(|| ErrorData::invalid_params(format!("`limit` must be from 1 to {MAX_LIMIT}"), None))?,
     };
     let mut for_the_host = index.search(query);
-    for_the_host.retain(|tool| shows_apps || !convert::app_only(tool.meta()));
+    for_the_host.retain(|tool| convert::for_the_host(tool, shows_apps));
     let found: Vec<Value> = for_the_host
         .iter()
         .take(limit)
