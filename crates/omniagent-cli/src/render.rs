@@ -82,13 +82,11 @@ pub(crate) fn tools(agent: &Agent, json: bool) -> anyhow::Result<()> {
     for tool in &tools {
         by_skill.entry((&tool.source().skill, tool.source().kind.as_str())).or_default().push(tool);
     }
-    let name_width = tools.iter().map(|tool| tool.name().len()).max().unwrap_or(0).min(40);
-    let description_width = WIDTH.saturating_sub(2 + name_width + 2).max(20);
+    let name_width = name_width(tools.iter());
     for ((skill, kind), skill_tools) in &by_skill {
         writeln!(out, "{BOLD}{skill}{BOLD:#} {DIM}({kind}){DIM:#}")?;
         for tool in skill_tools {
-            let summary = truncate(tool.description().lines().next().unwrap_or_default(), description_width);
-            writeln!(out, "  {:<name_width$}  {summary}", tool.name())?;
+            writeln!(out, "{}", tool_line(tool, "  ", name_width))?;
         }
     }
     if !by_skill.is_empty() {
@@ -114,6 +112,19 @@ pub(crate) fn tools(agent: &Agent, json: bool) -> anyhow::Result<()> {
         writeln!(out, "{YELLOW}{}{YELLOW:#}", truncate(&left_out_line(part), WIDTH))?;
     }
     Ok(())
+}
+
+/// The column the names of `tools` take in their lines: the longest, at most 40.
+fn name_width<'a>(tools: impl Iterator<Item = &'a RegisteredTool>) -> usize {
+    tools.map(|tool| tool.name().len()).max().unwrap_or(0).min(40)
+}
+
+/// A tool's line for people: after `indent`, its name in `name_width` columns, and the
+/// first line of its description, cut to fit 80 columns.
+fn tool_line(tool: &RegisteredTool, indent: &str, name_width: usize) -> String {
+    let description_width = WIDTH.saturating_sub(indent.len() + name_width + 2).max(20);
+    let summary = truncate(tool.description().lines().next().unwrap_or_default(), description_width);
+    format!("{indent}{:<name_width$}  {summary}", tool.name())
 }
 
 /// A tool as `tools list --json` and `tools search --json` show it.
@@ -149,11 +160,9 @@ pub(crate) fn found_tools(query: &str, found: &[&RegisteredTool], limit: usize, 
         writeln!(out, "no tool matches `{query}`")?;
         return Ok(());
     }
-    let name_width = shown.iter().map(|tool| tool.name().len()).max().unwrap_or(0).min(40);
-    let description_width = WIDTH.saturating_sub(name_width + 2).max(20);
+    let name_width = name_width(shown.iter().copied());
     for tool in shown {
-        let summary = truncate(tool.description().lines().next().unwrap_or_default(), description_width);
-        writeln!(out, "{:<name_width$}  {summary}", tool.name())?;
+        writeln!(out, "{}", tool_line(tool, "", name_width))?;
     }
     writeln!(out)?;
     match found.len() - shown.len() {
