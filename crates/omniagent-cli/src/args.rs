@@ -126,6 +126,33 @@ pub(crate) enum McpCommand {
         #[arg(long)]
         tool_search: bool,
     },
+    /// Add `omniagent mcp serve` to an MCP host's config (Claude Desktop, Claude Code, ...)
+    ///
+    /// The entry starts this binary by its full path (a desktop application may not have
+    /// your shell's PATH), with this command's `-c`, `--agent` and $OMNIAGENT_HOME, so the
+    /// host is served the agent this command sees. The rest of the host's file is kept.
+    /// Restart the host (or reload its MCP servers) to use it.
+    Install {
+        /// The host whose config gets the entry
+        #[arg(value_enum)]
+        host: McpHost,
+        /// The entry's name in the host's config
+        #[arg(long, value_name = "NAME", default_value = "omniagent")]
+        name: String,
+        /// Write the config of the project in this folder, not the user's (Cursor, VS Code)
+        #[arg(long)]
+        project: bool,
+        /// Replace an entry of that name that says something else
+        #[arg(long)]
+        force: bool,
+        /// Print the entry, in the shape of the host's file, and write nothing
+        #[arg(long)]
+        print: bool,
+        /// Serve with `--tool-search`: two tools, `search_tools` and `call_tool`, in place
+        /// of every tool
+        #[arg(long)]
+        tool_search: bool,
+    },
     /// Log in to an MCP server that requires OAuth (hosted GitHub, Linear, Notion, ...)
     ///
     /// Prints the URL to open (and opens a browser when there is one), then waits for the
@@ -144,6 +171,20 @@ pub(crate) enum McpCommand {
         /// The server, as named under `mcp.servers`
         server: String,
     },
+}
+
+/// The hosts `mcp install` writes the config of.
+#[cfg(feature = "mcp")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum McpHost {
+    /// Claude Desktop's `claude_desktop_config.json`
+    ClaudeDesktop,
+    /// Claude Code's `.mcp.json` in this folder (a project's; every project's: `claude mcp add --scope user`)
+    ClaudeCode,
+    /// Cursor's `~/.cursor/mcp.json` (`--project`: `.cursor/mcp.json`)
+    Cursor,
+    /// VS Code's user `mcp.json` (`--project`: `.vscode/mcp.json`)
+    Vscode,
 }
 
 #[cfg(feature = "markdown")]

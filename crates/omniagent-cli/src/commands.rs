@@ -10,6 +10,8 @@ mod install;
 #[cfg(feature = "mcp")]
 mod login;
 #[cfg(feature = "mcp")]
+mod mcp_install;
+#[cfg(feature = "mcp")]
 mod serve;
 #[cfg(feature = "markdown")]
 mod skills;
@@ -25,6 +27,8 @@ use omniagent_host::{ConfigLocation, Home, OnInteraction, Person};
 use crate::args::{Cli, Command};
 
 pub(crate) use self::config::CheckReport;
+#[cfg(feature = "mcp")]
+pub(crate) use self::mcp_install::EntryChange;
 
 /// What every command starts from: the home folder, the config file and the options.
 pub(crate) struct Session {
@@ -85,6 +89,10 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
         #[cfg(feature = "mcp")]
         Command::Mcp(crate::args::McpCommand::Serve { http, eager, tool_search }) => {
             serve::run(&session, http, eager, tool_search).await
+        }
+        #[cfg(feature = "mcp")]
+        Command::Mcp(crate::args::McpCommand::Install { host, name, project, force, print, tool_search }) => {
+            mcp_install::run(&session, host, &mcp_install::Options { name, project, force, print, tool_search })
         }
         #[cfg(feature = "mcp")]
         Command::Mcp(crate::args::McpCommand::Login { server, no_browser }) => {

@@ -46,7 +46,7 @@ pub(crate) fn error(error: &anyhow::Error) {
     }
 }
 
-fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
+pub(crate) fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
     // Buffered: stdout alone flushes at every newline, and a tool list is megabytes of lines.
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     serde_json::to_writer_pretty(&mut stdout, value)?;
@@ -254,6 +254,63 @@ pub(crate) fn config_path(location: &ConfigLocation, home: &Home, json: bool) ->
     let missing = if exists { "" } else { ", missing" };
     writeln!(out, "{} {DIM}({why}{missing}){DIM:#}", path.display())?;
     Ok(())
+}
+
+/// `mcp install`: what the host's file now says, and how the host starts using it.
+#[cfg(feature = "mcp")]
+pub(crate) fn mcp_installed(
+    host: crate::args::McpHost,
+    file: &std::path::Path,
+    name: &str,
+    entry: &Value,
+    change: crate::commands::EntryChange,
+    json: bool,
+) -> anyhow::Result<()> {
+    use crate::args::McpHost;
+    use crate::commands::EntryChange;
+
+    if json {
+        return print_json(
+            &json!({"host": host.value_name(), "file": file, "name": name, "change": change, "entry": entry}),
+        );
+    }
+    let title = host.title();
+    let mut out = anstream::stdout().lock();
+    let file = file.display();
+    match change {
+        EntryChange::Added => writeln!(out, "Added `{name}` to {title}'s config {file}")?,
+        EntryChange::Replaced => writeln!(out, "Replaced `{name}` in {title}'s config {file}")?,
+        EntryChange::Unchanged => writeln!(out, "`{name}` is in {title}'s config {file} already")?,
+    }
+    let words = std::iter::once(&entry["command"]).chain(entry["args"].as_array().into_iter().flatten());
+    let line: Vec<String> = words.filter_map(Value::as_str).map(shell_word).collect();
+    writeln!(out, "  {DIM}runs{DIM:#} {}", line.join(" "))?;
+    if let Some(env) = entry["env"].as_object() {
+        for (variable, value) in env {
+            writeln!(out, "  {DIM}with{DIM:#} {variable}={}", value.as_str().map(shell_word).unwrap_or_default())?;
+        }
+    }
+    if change != EntryChange::Unchanged {
+        let next = match host {
+            McpHost::ClaudeDesktop => "Restart Claude Desktop to use it.",
+            McpHost::ClaudeCode => "Claude Code asks whether to use it the next time it starts in this folder.",
+            McpHost::Cursor => "Restart Cursor, or turn it on in Cursor's MCP settings, to use it.",
+            McpHost::Vscode => "Start it from VS Code's `MCP: List Servers` command.",
+        };
+        writeln!(out, "{next}")?;
+    }
+    Ok(())
+}
+
+/// `word` as a POSIX shell reads it: as it is when it holds nothing the shell treats
+/// specially, else in single quotes.
+#[cfg(feature = "mcp")]
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_owned();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 /// `config show`: YAML for people, JSON with `--json`; secrets show as references.

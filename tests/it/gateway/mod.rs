@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use test_peers::sample_server_or_panic as sample_server;
 
 mod faults;
+mod host_config;
 mod oauth;
 mod resources;
 mod skill_tools;

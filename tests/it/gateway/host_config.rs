@@ -1,0 +1,123 @@
+//! `omniagent mcp install`: the entry it writes in a host's config starts the gateway for a
+//! program that reads that file as hosts do (the MCP Inspector CLI's `--config`), with the
+//! environment a host gives its servers, not the shell's.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::sample_server;
+use crate::Home;
+
+/// The Inspector CLI started as a host starts it: `--config FILE --server NAME`, from `cwd`,
+/// with no variable of the test's environment beside PATH and HOME.
+fn inspector(file: &Path, name: &str, cwd: &Path, method_args: &[&str]) -> Value {
+    let output = std::process::Command::new(test_peers::mcp_inspector_or_panic())
+        .args(["--cli", "--config"])
+        .arg(file)
+        .args(["--server", name])
+        .args(method_args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", cwd)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| panic!("{error}: {stderr}"))
+}
+
+fn tool_names(listed: &Value) -> Vec<&str> {
+    listed["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn claude_desktops_entry_serves_the_agent_of_this_home_and_keeps_the_rest_of_the_file() {
+    let home = super::sample_home("60s");
+    let user = tempfile::tempdir().unwrap();
+    let file = user.path().join(".config/Claude/claude_desktop_config.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let before = json!({"globalShortcut": "Alt+Space", "mcpServers": {"files": {"command": "npx", "args": ["files"]}}});
+    std::fs::write(&file, before.to_string()).unwrap();
+    let install = |args: &[&str]| {
+        let mut command = home.omniagent(&[&["mcp", "install", "claude-desktop"][..], args].concat());
+        command.env("HOME", user.path()).env_remove("XDG_CONFIG_HOME");
+        crate::run(command)
+    };
+
+    let (code, stdout, stderr) = install(&[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("Added `omniagent` to Claude Desktop's config"), "{stdout}");
+    assert!(stdout.contains("Restart Claude Desktop"), "{stdout}");
+    let after: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(after["globalShortcut"], before["globalShortcut"]);
+    assert_eq!(after["mcpServers"]["files"], before["mcpServers"]["files"]);
+    assert_eq!(after["mcpServers"]["omniagent"]["env"]["OMNIAGENT_HOME"], home.path().to_str().unwrap());
+
+    // The host's environment has no OMNIAGENT_HOME and no target folder on its PATH: the
+    // entry carries both.
+    let listed = inspector(&file, "omniagent", user.path(), &["--method", "tools/list"]);
+    assert!(tool_names(&listed).contains(&"sample__add"), "{listed}");
+
+    // Again: nothing to change. Another agent under the same name: refused, file kept.
+    let (code, stdout, _) = install(&[]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("already"), "{stdout}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    let (code, _, stderr) = install(&["--tool-search"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("already has a server `omniagent`") && stderr.contains("--force"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), written);
+    let (code, stdout, stderr) = install(&["--tool-search", "--force", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(crate::json(&stdout)["change"], "replaced");
+    let listed = inspector(&file, "omniagent", user.path(), &["--method", "tools/list"]);
+    assert!(tool_names(&listed).contains(&"search_tools"), "{listed}");
+}
+
+#[test]
+fn a_projects_entry_names_its_config_file_and_agent_as_given() {
+    let home = Home::new();
+    home.write(
+        "project/agent.yaml",
+        &format!(
+            "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nagents:\n  alice:\n    mcp:\n      servers:\n        sample:\n          command: {}\n",
+            sample_server().display()
+        ),
+    );
+    let project = home.path().join("project");
+    // `-c` relative to the folder `mcp install` runs in, which the host does not share.
+    let mut command = home.omniagent(&["-c", "agent.yaml", "--agent", "alice", "mcp", "install", "claude-code"]);
+    command.current_dir(&project);
+    let (code, stdout, stderr) = crate::run(command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Claude Code asks"), "{stdout}");
+    let file = project.join(".mcp.json");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let entry = &written["mcpServers"]["omniagent"];
+    assert_eq!(entry["type"], "stdio");
+    let config = project.join("agent.yaml");
+    assert_eq!(entry["args"], json!(["-c", config, "--agent", "alice", "mcp", "serve"]));
+
+    let called = inspector(
+        &file,
+        "omniagent",
+        Path::new("/"),
+        &["--method", "tools/call", "--tool-name", "sample__add", "--tool-arg", "a=2", "b=3"],
+    );
+    assert_eq!(called["structuredContent"], json!({"sum": 5}), "{called}");
+
+    // `--print` writes nothing; an agent the config lacks is refused before any file is.
+    let (code, stdout, _) =
+        crate::run(home.omniagent(&["-c", config.to_str().unwrap(), "mcp", "install", "vscode", "--print"]));
+    assert_eq!(code, 0);
+    assert_eq!(crate::json(&stdout)["servers"]["omniagent"]["args"], json!(["-c", config, "mcp", "serve"]));
+    assert!(!home.path().join(".vscode").exists());
+    let mut command = home.omniagent(&["-c", "agent.yaml", "--agent", "bob", "mcp", "install", "cursor", "--project"]);
+    command.current_dir(&project);
+    let (code, _, stderr) = crate::run(command);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("unknown agent `bob`"), "{stderr}");
+    assert!(!project.join(".cursor").exists());
+}
