@@ -13,9 +13,10 @@ use crate::Home;
 /// With tool search, a host lists `search_tools`, `call_tool` and the markdown skills'
 /// tools, in either era. A search finds the upstream's `echo` first, by a word of its
 /// name, with its input schema; a word of descriptions alone finds `add` too, and a
-/// word of no tool finds nothing. `call_tool` calls what the search found, a tool's own
-/// name still calls it, and a name that is no tool's or a search without words is an
-/// invalid-params error that says so.
+/// word of no tool finds nothing. `call_tool` calls what the search found, and a tool's
+/// own name still calls it. The model's mistakes come back as results with `isError`
+/// that say what was wrong, for the model to correct: a name that is no tool's (with
+/// where to find one), arguments the tool does not take, a search without words.
 #[test]
 fn tool_search_lists_two_tools_that_find_and_call_the_rest() {
     let home = Home::new().with_config(&format!(
@@ -32,6 +33,7 @@ fn tool_search_lists_two_tools_that_find_and_call_the_rest() {
         ["sample__echo", {"text": "by its own name"}],
         ["call_tool", {"name": "sample__nothing"}],
         ["search_tools", {"query": " "}],
+        ["call_tool", {"name": "sample__echo", "arguments": {"text": 5}}],
     ]});
     for mode in ["legacy", "2026-07-28"] {
         let out = python(mode, &serve, plan.clone(), &[("OMNIAGENT_HOME", home.path().to_str().unwrap())]);
@@ -49,10 +51,14 @@ fn tool_search_lists_two_tools_that_find_and_call_the_rest() {
 
         assert_eq!(text_of(&calls[3]), "through call_tool", "{mode}");
         assert_eq!(text_of(&calls[4]), "by its own name", "{mode}");
-        let error = calls[5]["error"].as_str().unwrap_or_else(|| panic!("{mode}: {}", calls[5]));
-        assert!(error.contains("sample__nothing"), "{mode}: {error}");
-        let error = calls[6]["error"].as_str().unwrap_or_else(|| panic!("{mode}: {}", calls[6]));
-        assert!(error.contains("`query`"), "{mode}: {error}");
+        let failed = |call: usize| {
+            assert_eq!(calls[call]["isError"], json!(true), "{mode}: {}", calls[call]);
+            text_of(&calls[call])
+        };
+        let error = failed(5);
+        assert!(error.contains("sample__nothing") && error.contains("`search_tools` finds"), "{mode}: {error}");
+        assert!(failed(6).contains("`query`"), "{mode}: {}", calls[6]);
+        assert!(failed(7).contains("text"), "{mode}: {}", calls[7]);
     }
 }
 

@@ -153,14 +153,20 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let agent = self.request_agent(&context).await?;
-        let (name, arguments) = match (&self.tool_search, &*request.name) {
+        // Whether the model called the tool through `call_tool`.
+        let (name, arguments, through_search) = match (&self.tool_search, &*request.name) {
             (Some(_), search::SEARCH_TOOLS) => {
                 let index = self.search_index(&self.client_of(&context.extensions), &agent);
                 let shows_apps = apps_settings(&context).is_some();
-                return search::search(&index, shows_apps, &request.arguments.unwrap_or_default()).map(Into::into);
+                return Ok(search::search(&index, shows_apps, &request.arguments.unwrap_or_default()).into());
             }
-            (Some(_), search::CALL_TOOL) => search::called(request.arguments)?,
-            _ => (request.name.into_owned(), request.arguments.map(serde_json::Value::Object).unwrap_or_default()),
+            (Some(_), search::CALL_TOOL) => match search::called(request.arguments) {
+                Ok((name, arguments)) => (name, arguments, true),
+                Err(failed) => return Ok(failed.into()),
+            },
+            _ => {
+                (request.name.into_owned(), request.arguments.map(serde_json::Value::Object).unwrap_or_default(), false)
+            }
         };
         // A client that cancels (or, over HTTP, goes away) drops the call, and with it
         // the upstream request.
@@ -189,6 +195,7 @@ impl ServerHandler for Gateway {
         }
         match outcome {
             Ok(output) => convert::call_result(output).map(Into::into),
+            Err(error) if through_search => Ok(search::call_failed(error).into()),
             Err(error) => call_error(error),
         }
     }

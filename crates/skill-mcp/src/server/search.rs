@@ -2,13 +2,17 @@
 //! every tool in its context (GitHub's API alone gives 1,223), the gateway lists two
 //! tools in place of the agent's. `search_tools` finds tools by the words of their names,
 //! titles and descriptions and gives their input schemas; `call_tool` calls one by name.
+//!
+//! The model calls these two itself, so each mistake in calling them (no words to search
+//! for, a name that is no tool's, arguments a tool does not take) comes back as a result
+//! with `isError` that says what was wrong, which a host gives its model to correct,
+//! where a host's own call of an unknown tool is an invalid-params error.
 
 use std::sync::Arc;
 
-use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
-use skill_core::ToolIndex;
+use skill_core::{ToolError, ToolIndex};
 
 use super::convert;
 
@@ -67,16 +71,20 @@ pub(super) fn tools() -> [Tool; 2] {
 
 /// What a `search_tools` call with `arguments` finds in `index`, for a host that shows
 /// MCP Apps (`shows_apps`) or not.
-pub(super) fn search(index: &ToolIndex, shows_apps: bool, arguments: &JsonObject) -> Result<CallToolResult, ErrorData> {
+pub(super) fn search(index: &ToolIndex, shows_apps: bool, arguments: &JsonObject) -> CallToolResult {
+    found(index, shows_apps, arguments).unwrap_or_else(failed)
+}
+
+fn found(index: &ToolIndex, shows_apps: bool, arguments: &JsonObject) -> Result<CallToolResult, String> {
     let query = arguments.get("query").and_then(Value::as_str).filter(|query| !query.trim().is_empty());
-    let query = query.ok_or_else(|| ErrorData::invalid_params("`query` must be a string with words in it", None))?;
+    let query = query.ok_or("`query` must be a string with words in it")?;
     let limit = match arguments.get("limit") {
         None | Some(Value::Null) => DEFAULT_LIMIT,
         Some(limit) => limit
             .as_u64()
             .filter(|limit| (1..=MAX_LIMIT as u64).contains(limit))
             .and_then(|limit| usize::try_from(limit).ok())
-            .ok_or_else(|| ErrorData::invalid_params(format!("`limit` must be from 1 to {MAX_LIMIT}"), None))?,
+            .ok_or_else(|| format!("`limit` must be from 1 to {MAX_LIMIT}"))?,
     };
     let mut for_the_host = index.search(query);
     for_the_host.retain(|tool| convert::for_the_host(tool, shows_apps));
@@ -96,17 +104,30 @@ pub(super) fn search(index: &ToolIndex, shows_apps: bool, arguments: &JsonObject
     Ok(CallToolResult::structured(json!({"tools": found, "matched": for_the_host.len()})))
 }
 
-/// The name and arguments a `call_tool` call with `arguments` names.
-pub(super) fn called(arguments: Option<JsonObject>) -> Result<(String, Value), ErrorData> {
+/// The name and arguments a `call_tool` call with `arguments` names, else its failure.
+pub(super) fn called(arguments: Option<JsonObject>) -> Result<(String, Value), CallToolResult> {
     let mut arguments = arguments.unwrap_or_default();
     let Some(Value::String(name)) = arguments.remove("name") else {
-        return Err(ErrorData::invalid_params("`name` must be the name of a tool, as a string", None));
+        return Err(failed("`name` must be the name of a tool, as a string"));
     };
     match arguments.remove("arguments") {
         None | Some(Value::Null) => Ok((name, Value::Object(JsonObject::new()))),
         Some(object @ Value::Object(_)) => Ok((name, object)),
-        Some(_) => Err(ErrorData::invalid_params("`arguments` must be an object", None)),
+        Some(_) => Err(failed("`arguments` must be an object")),
     }
+}
+
+/// How the call a `call_tool` call made failed, as its result: the tool's own failure
+/// as a direct call gives it, and a name that is no tool's with where to find one.
+pub(super) fn call_failed(error: ToolError) -> CallToolResult {
+    match error {
+        ToolError::NotFound { .. } => failed(format!("{error}; `{SEARCH_TOOLS}` finds tools by what they do")),
+        other => failed(other.to_string()),
+    }
+}
+
+fn failed(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
 }
 
 #[cfg(test)]
