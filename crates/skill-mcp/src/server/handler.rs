@@ -162,7 +162,7 @@ impl ServerHandler for Gateway {
             }
             (Some(_), search::CALL_TOOL) => match search::called(request.arguments) {
                 Ok((name, arguments)) => (name, arguments, true),
-                Err(failed) => return Ok(failed.into()),
+                Err(wrong) => return Ok(search::failed(wrong).into()),
             },
             _ => {
                 (request.name.into_owned(), request.arguments.map(serde_json::Value::Object).unwrap_or_default(), false)

@@ -104,16 +104,17 @@ fn found(index: &ToolIndex, shows_apps: bool, arguments: &JsonObject) -> Result<
     Ok(CallToolResult::structured(json!({"tools": found, "matched": for_the_host.len()})))
 }
 
-/// The name and arguments a `call_tool` call with `arguments` names, else its failure.
-pub(super) fn called(arguments: Option<JsonObject>) -> Result<(String, Value), CallToolResult> {
+/// The name and arguments a `call_tool` call with `arguments` names, else what is wrong
+/// with them.
+pub(super) fn called(arguments: Option<JsonObject>) -> Result<(String, Value), &'static str> {
     let mut arguments = arguments.unwrap_or_default();
     let Some(Value::String(name)) = arguments.remove("name") else {
-        return Err(failed("`name` must be the name of a tool, as a string"));
+        return Err("`name` must be the name of a tool, as a string");
     };
     match arguments.remove("arguments") {
         None | Some(Value::Null) => Ok((name, Value::Object(JsonObject::new()))),
         Some(object @ Value::Object(_)) => Ok((name, object)),
-        Some(_) => Err(failed("`arguments` must be an object")),
+        Some(_) => Err("`arguments` must be an object"),
     }
 }
 
@@ -126,7 +127,8 @@ pub(super) fn call_failed(error: ToolError) -> CallToolResult {
     }
 }
 
-fn failed(message: impl Into<String>) -> CallToolResult {
+/// A failed call of `search_tools` or `call_tool`, with what went wrong.
+pub(super) fn failed(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
 }
 
