@@ -39,10 +39,21 @@ fn claude_desktops_entry_serves_the_agent_of_this_home_and_keeps_the_rest_of_the
     let file = user.path().join(".config/Claude/claude_desktop_config.json");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     let before = json!({"globalShortcut": "Alt+Space", "mcpServers": {"files": {"command": "npx", "args": ["files"]}}});
-    std::fs::write(&file, before.to_string()).unwrap();
+    // With the byte order mark some Windows editors write.
+    std::fs::write(&file, format!("\u{feff}{before}")).unwrap();
+    // A package manager's link on PATH, which an upgrade leaves in place.
+    let link = user.path().join("bin/omniagent");
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_omniagent"), &link).unwrap();
+    let path = std::env::join_paths(
+        [link.parent().unwrap().into()]
+            .into_iter()
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
     let install = |args: &[&str]| {
         let mut command = home.omniagent(&[&["mcp", "install", "claude-desktop"][..], args].concat());
-        command.env("HOME", user.path()).env_remove("XDG_CONFIG_HOME");
+        command.env("HOME", user.path()).env("PATH", &path).env_remove("XDG_CONFIG_HOME");
         crate::run(command)
     };
 
@@ -54,6 +65,7 @@ fn claude_desktops_entry_serves_the_agent_of_this_home_and_keeps_the_rest_of_the
     assert_eq!(after["globalShortcut"], before["globalShortcut"]);
     assert_eq!(after["mcpServers"]["files"], before["mcpServers"]["files"]);
     assert_eq!(after["mcpServers"]["omniagent"]["env"]["OMNIAGENT_HOME"], home.path().to_str().unwrap());
+    assert_eq!(after["mcpServers"]["omniagent"]["command"], link.to_str().unwrap());
 
     // The host's environment has no OMNIAGENT_HOME and no target folder on its PATH: the
     // entry carries both.

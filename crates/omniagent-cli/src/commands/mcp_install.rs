@@ -83,8 +83,7 @@ fn entry(session: &Session, host: McpHost, tool_search: bool) -> anyhow::Result<
     if matches!(host, McpHost::ClaudeCode | McpHost::Vscode) {
         entry.insert("type".into(), "stdio".into());
     }
-    let program = std::env::current_exe().context("cannot tell where this program is")?;
-    entry.insert("command".into(), text(&program)?.into());
+    entry.insert("command".into(), text(&program()?)?.into());
     let mut args = Vec::new();
     // A config of the home folder is found again through OMNIAGENT_HOME; one named by `-c`
     // or OMNIAGENT_CONFIG is named in the entry, as the host's environment has neither.
@@ -104,6 +103,20 @@ fn entry(session: &Session, host: McpHost, tool_search: bool) -> anyhow::Result<
         entry.insert("env".into(), Value::Object(Map::from_iter([("OMNIAGENT_HOME".to_owned(), home.into())])));
     }
     Ok(Value::Object(entry))
+}
+
+/// This binary as the host should name it: as PATH finds it when that is this same file
+/// (a package manager's link, which stays where it is when an upgrade moves the file it
+/// points to), else where it is.
+fn program() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe().context("cannot tell where this program is")?;
+    let real = exe.canonicalize().unwrap_or_else(|_| exe.clone());
+    let on_path = exe.file_name().zip(std::env::var_os("PATH")).and_then(|(name, path)| {
+        std::env::split_paths(&path)
+            .map(|folder| folder.join(name))
+            .find(|found| found.is_absolute() && found.canonicalize().is_ok_and(|found| found == real))
+    });
+    Ok(on_path.unwrap_or(exe))
 }
 
 fn text(path: &Path) -> anyhow::Result<String> {
@@ -178,6 +191,8 @@ fn write_entry(file: &Path, host: McpHost, name: &str, entry: &Value, force: boo
         Err(error) => return Err(error).with_context(|| format!("cannot read {}", file.display())),
     };
     let by_hand = || format!("`omniagent mcp install {} --print` prints the entry to add by hand", host.value_name());
+    // A byte order mark, which some Windows editors write, is no JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut root = if text.trim().is_empty() {
         Value::Object(Map::new())
     } else {
