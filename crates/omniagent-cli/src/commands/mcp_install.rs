@@ -196,7 +196,7 @@ fn write_entry(file: &Path, host: McpHost, name: &str, entry: &Value, force: boo
     let mut root = if text.trim().is_empty() {
         Value::Object(Map::new())
     } else {
-        serde_json::from_str(&text)
+        serde_json::from_str(text)
             .map_err(|error| UsageError::new(format!("{}: not JSON: {error}; {}", file.display(), by_hand())))?
     };
     let key = host.servers_key();
