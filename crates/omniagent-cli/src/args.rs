@@ -126,7 +126,7 @@ pub(crate) enum McpCommand {
         #[arg(long)]
         tool_search: bool,
     },
-    /// Add `omniagent mcp serve` to an MCP host's config (Claude Desktop, Claude Code, ...)
+    /// Add `omniagent mcp serve` to an MCP host's config (Claude Desktop, Cursor, Codex, ...)
     ///
     /// The entry starts this binary by its full path (a desktop application may not have
     /// your shell's PATH), with this command's `-c`, `--agent` and $OMNIAGENT_HOME, so the
@@ -185,6 +185,8 @@ pub(crate) enum McpHost {
     Cursor,
     /// VS Code's user `mcp.json` (`--project`: `.vscode/mcp.json`)
     Vscode,
+    /// Codex's `~/.codex/config.toml`, through `codex mcp add`
+    Codex,
 }
 
 #[cfg(feature = "markdown")]

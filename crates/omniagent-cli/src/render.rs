@@ -296,6 +296,7 @@ pub(crate) fn mcp_installed(
             McpHost::ClaudeCode => "Claude Code asks whether to use it the next time it starts in this folder.",
             McpHost::Cursor => "Restart Cursor, or turn it on in Cursor's MCP settings, to use it.",
             McpHost::Vscode => "Start it from VS Code's `MCP: List Servers` command.",
+            McpHost::Codex => "Codex starts it in its next session.",
         };
         writeln!(out, "{next}")?;
     }

@@ -150,6 +150,13 @@ pub const MCP_INSPECTOR_PACKAGE: &str = "@modelcontextprotocol/inspector-cli";
 pub const MCP_INSPECTOR_VERSION: &str = "1.0.3";
 /// The variable naming the `mcp-inspector-cli` program.
 pub const MCP_INSPECTOR_VAR: &str = "OMNIAGENT_MCP_INSPECTOR";
+/// The npm package of Codex, OpenAI's coding agent (Apache-2.0), whose `codex mcp add`
+/// and `codex mcp get` write and read its MCP servers.
+pub const CODEX_PACKAGE: &str = "@openai/codex";
+/// The release of Codex the tests run.
+pub const CODEX_VERSION: &str = "0.171.0";
+/// The variable naming the `codex` program.
+pub const CODEX_VAR: &str = "OMNIAGENT_CODEX";
 /// The npm package of `oidc-provider`, an OpenID certified authorization server, which
 /// the OAuth tests of `omniagent mcp login` run (`tests/fixtures/oauth/provider.mjs`).
 pub const OIDC_PROVIDER_PACKAGE: &str = "oidc-provider";
@@ -188,6 +195,17 @@ pub fn server_everything_install_in(peers: &Path) -> PathBuf {
 /// The `mcp-server-everything` program of an install folder.
 pub fn server_everything_program(install: &Path) -> PathBuf {
     let name = if cfg!(windows) { "mcp-server-everything.cmd" } else { "mcp-server-everything" };
+    install.join("node_modules").join(".bin").join(name)
+}
+
+/// Codex's install folder in the cache folder `peers`.
+pub fn codex_install_in(peers: &Path) -> PathBuf {
+    peers.join(format!("codex-{CODEX_VERSION}"))
+}
+
+/// The `codex` program of an install folder.
+pub fn codex_program(install: &Path) -> PathBuf {
+    let name = if cfg!(windows) { "codex.cmd" } else { "codex" };
     install.join("node_modules").join(".bin").join(name)
 }
 
@@ -415,6 +433,12 @@ pub fn mcp_inspector_or_panic() -> PathBuf {
     let path = non_empty_var(MCP_INSPECTOR_VAR)
         .or_else(|| peers_dir().map(|peers| mcp_inspector_program(&mcp_inspector_install_in(&peers))));
     existing(path, "mcp-inspector-cli", MCP_INSPECTOR_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_CODEX`, else the `codex` program in the peers cache; panics when absent.
+pub fn codex_or_panic() -> PathBuf {
+    let path = non_empty_var(CODEX_VAR).or_else(|| peers_dir().map(|peers| codex_program(&codex_install_in(&peers))));
+    existing(path, "codex", CODEX_VAR, "cargo xtask peers")
 }
 
 /// `$OMNIAGENT_OIDC_PROVIDER_DIR`, else `oidc-provider`'s install folder in the peers

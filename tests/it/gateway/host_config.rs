@@ -1,6 +1,6 @@
 //! `omniagent mcp install`: the entry it writes in a host's config starts the gateway for a
-//! program that reads that file as hosts do (the MCP Inspector CLI's `--config`), with the
-//! environment a host gives its servers, not the shell's.
+//! program that reads that file as hosts do (the MCP Inspector CLI's `--config`, and Codex
+//! itself), with the environment a host gives its servers, not the shell's.
 
 use std::path::Path;
 
@@ -132,4 +132,63 @@ fn a_projects_entry_names_its_config_file_and_agent_as_given() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("unknown agent `bob`"), "{stderr}");
     assert!(!project.join(".cursor").exists());
+}
+
+/// Codex writes its own TOML: `mcp install codex` goes in through `codex mcp add`, and
+/// what `codex mcp get` then reads starts the gateway. `--print`'s table is one Codex
+/// reads the same.
+#[test]
+fn codexs_entry_goes_in_through_codex_and_starts_the_gateway() {
+    let home = super::sample_home("60s");
+    let codex = test_peers::codex_or_panic();
+    let path = std::env::join_paths(
+        std::iter::once(codex.parent().unwrap().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let codex_home = tempfile::tempdir().unwrap();
+    let install = |args: &[&str]| {
+        let mut command = home.omniagent(&[&["mcp", "install", "codex"][..], args].concat());
+        command.env("CODEX_HOME", codex_home.path()).env("PATH", &path);
+        crate::run(command)
+    };
+    let codex_get = |codex_home: &Path| {
+        let output = std::process::Command::new(&codex)
+            .args(["mcp", "get", "omniagent", "--json"])
+            .env("CODEX_HOME", codex_home)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()["transport"].clone()
+    };
+
+    let (code, stdout, stderr) = install(&[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("Added `omniagent` to Codex's config"), "{stdout}");
+    let transport = codex_get(codex_home.path());
+    assert_eq!(transport["args"], json!(["mcp", "serve"]), "{transport}");
+    assert_eq!(transport["env"], json!({"OMNIAGENT_HOME": home.path()}), "{transport}");
+    // Started with what Codex read, and nothing else of the test's environment.
+    let config = codex_home.path().join("as-codex-starts-it.json");
+    let server = json!({"command": transport["command"], "args": transport["args"], "env": transport["env"]});
+    std::fs::write(&config, json!({"mcpServers": {"omniagent": server}}).to_string()).unwrap();
+    let listed = inspector(&config, "omniagent", codex_home.path(), &["--method", "tools/list"]);
+    assert!(tool_names(&listed).contains(&"sample__add"), "{listed}");
+
+    let (code, stdout, _) = install(&[]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("already"), "{stdout}");
+    let (code, _, stderr) = install(&["--tool-search"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("Codex already has an MCP server `omniagent`"), "{stderr}");
+    let (code, stdout, stderr) = install(&["--tool-search", "--force", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(crate::json(&stdout)["change"], "replaced");
+    assert_eq!(codex_get(codex_home.path())["args"], json!(["mcp", "serve", "--tool-search"]));
+
+    let (code, printed, _) = install(&["--print"]);
+    assert_eq!(code, 0);
+    let printed_home = tempfile::tempdir().unwrap();
+    std::fs::write(printed_home.path().join("config.toml"), printed).unwrap();
+    assert_eq!(codex_get(printed_home.path()), transport);
 }

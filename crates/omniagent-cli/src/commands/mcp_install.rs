@@ -1,6 +1,8 @@
 //! `omniagent mcp install`: an entry that starts `omniagent mcp serve` in an MCP host's
 //! config file, the rest of the file kept as it was.
 
+mod codex;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -39,13 +41,20 @@ pub(super) fn run(session: &Session, host: McpHost, options: &Options) -> anyhow
     session.location.load()?.for_agent(session.agent.as_deref())?;
     let entry = entry(session, host, options.tool_search)?;
     if options.print {
+        if host == McpHost::Codex {
+            std::io::Write::write_all(&mut std::io::stdout().lock(), codex::table(&options.name, &entry).as_bytes())?;
+            return Ok(ExitCode::SUCCESS);
+        }
         let servers = Map::from_iter([(options.name.clone(), entry)]);
         let snippet = Map::from_iter([(host.servers_key().to_owned(), Value::Object(servers))]);
         crate::render::print_json(&snippet)?;
         return Ok(ExitCode::SUCCESS);
     }
     let file = config_file(host, options.project)?;
-    let change = write_entry(&file, host, &options.name, &entry, options.force)?;
+    let change = match host {
+        McpHost::Codex => codex::add(&options.name, &entry, options.force)?,
+        _ => write_entry(&file, host, &options.name, &entry, options.force)?,
+    };
     crate::render::mcp_installed(host, &file, &options.name, &entry, change, session.json)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -58,6 +67,7 @@ impl McpHost {
             McpHost::ClaudeCode => "Claude Code",
             McpHost::Cursor => "Cursor",
             McpHost::Vscode => "VS Code",
+            McpHost::Codex => "Codex",
         }
     }
 
@@ -66,11 +76,12 @@ impl McpHost {
         clap::ValueEnum::to_possible_value(&self).expect("no host is skipped").get_name().to_owned()
     }
 
-    /// The key of the file's map of servers: VS Code names it `servers`, the others
-    /// `mcpServers`.
+    /// The key of the file's map of servers: VS Code names it `servers`, Codex's TOML
+    /// `mcp_servers`, the others `mcpServers`.
     fn servers_key(self) -> &'static str {
         match self {
             McpHost::Vscode => "servers",
+            McpHost::Codex => "mcp_servers",
             McpHost::ClaudeDesktop | McpHost::ClaudeCode | McpHost::Cursor => "mcpServers",
         }
     }
@@ -127,9 +138,14 @@ fn text(path: &Path) -> anyhow::Result<String> {
 
 /// The host's config file. A user's file goes in the host's own folder, which must exist
 /// (else the host is most likely not installed); a project's folder is made when missing.
+/// Codex's is where `codex mcp add` writes (it makes the folder).
 fn config_file(host: McpHost, project: bool) -> anyhow::Result<PathBuf> {
     let here = || std::env::current_dir().context("cannot tell the current folder");
     let file = match (host, project) {
+        (McpHost::Codex, true) => {
+            return Err(UsageError::new("`codex mcp add` writes the user's Codex config; leave out --project").into());
+        }
+        (McpHost::Codex, false) => return Ok(codex_home()?.join("config.toml")),
         (McpHost::ClaudeDesktop, true) => {
             return Err(UsageError::new("Claude Desktop has no project config; leave out --project").into());
         }
@@ -151,6 +167,14 @@ fn config_file(host: McpHost, project: bool) -> anyhow::Result<PathBuf> {
         .into());
     }
     Ok(file)
+}
+
+/// Codex's folder: $CODEX_HOME, else `~/.codex`.
+fn codex_home() -> anyhow::Result<PathBuf> {
+    match std::env::var_os("CODEX_HOME").filter(|home| !home.is_empty()) {
+        Some(home) => Ok(PathBuf::from(home)),
+        None => Ok(user_home()?.join(".codex")),
+    }
 }
 
 /// The person's home folder: $HOME, else (on Windows) %USERPROFILE%.
