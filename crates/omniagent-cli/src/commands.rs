@@ -28,7 +28,7 @@ use crate::args::{Cli, Command};
 
 pub(crate) use self::config::CheckReport;
 #[cfg(feature = "mcp")]
-pub(crate) use self::mcp_install::EntryChange;
+pub(crate) use self::mcp_install::{EntryChange, command_line as entry_command_line};
 
 /// What every command starts from: the home folder, the config file and the options.
 pub(crate) struct Session {

@@ -282,8 +282,7 @@ pub(crate) fn mcp_installed(
         EntryChange::Replaced => writeln!(out, "Replaced `{name}` in {title}'s config {file}")?,
         EntryChange::Unchanged => writeln!(out, "`{name}` is in {title}'s config {file} already")?,
     }
-    let words = std::iter::once(&entry["command"]).chain(entry["args"].as_array().into_iter().flatten());
-    let line: Vec<String> = words.filter_map(Value::as_str).map(shell_word).collect();
+    let line: Vec<String> = crate::commands::entry_command_line(entry).map(shell_word).collect();
     writeln!(out, "  {DIM}runs{DIM:#} {}", line.join(" "))?;
     if let Some(env) = entry["env"].as_object() {
         for (variable, value) in env {

@@ -122,12 +122,21 @@ fn entry(session: &Session, host: McpHost, tool_search: bool) -> anyhow::Result<
 fn program() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot tell where this program is")?;
     let real = exe.canonicalize().unwrap_or_else(|_| exe.clone());
-    let on_path = exe.file_name().zip(std::env::var_os("PATH")).and_then(|(name, path)| {
-        std::env::split_paths(&path)
-            .map(|folder| folder.join(name))
-            .find(|found| found.is_absolute() && found.canonicalize().is_ok_and(|found| found == real))
+    let on_path = exe.file_name().and_then(|name| {
+        on_path(name).find(|found| found.is_absolute() && found.canonicalize().is_ok_and(|found| found == real))
     });
     Ok(on_path.unwrap_or(exe))
+}
+
+/// Where PATH would look for a program named `name`, in its order.
+fn on_path(name: &std::ffi::OsStr) -> impl Iterator<Item = PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).map(|folder| folder.join(name)).collect::<Vec<_>>().into_iter()
+}
+
+/// The entry's command and its arguments.
+pub(crate) fn command_line(entry: &Value) -> impl Iterator<Item = &str> {
+    std::iter::once(&entry["command"]).chain(entry["args"].as_array().into_iter().flatten()).filter_map(Value::as_str)
 }
 
 fn text(path: &Path) -> anyhow::Result<String> {

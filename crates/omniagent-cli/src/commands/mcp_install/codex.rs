@@ -2,7 +2,6 @@
 //! add` writes: the entry goes in through that command, and `codex mcp get --json` tells
 //! what is there already.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::Context as _;
@@ -36,7 +35,8 @@ pub(super) fn table(name: &str, entry: &Value) -> String {
 /// Adds the entry through `codex mcp add`, unless Codex has it already; returns what
 /// changed. Another entry of that name is replaced only with `force`.
 pub(super) fn add(name: &str, entry: &Value, force: bool) -> anyhow::Result<EntryChange> {
-    let Some(codex) = on_path() else {
+    let program = if cfg!(windows) { "codex.cmd" } else { "codex" };
+    let Some(codex) = super::on_path(program.as_ref()).find(|found| found.is_file()) else {
         return Err(UsageError::new(format!(
             "Codex's `codex` command is not on PATH; with Codex installed, run this again, or add this to \
              ~/.codex/config.toml:\n{}",
@@ -70,17 +70,12 @@ pub(super) fn add(name: &str, entry: &Value, force: bool) -> anyhow::Result<Entr
     for (variable, value) in entry["env"].as_object().into_iter().flatten() {
         add.arg("--env").arg(format!("{variable}={}", value.as_str().unwrap_or_default()));
     }
-    add.arg("--").args(words(entry));
+    add.arg("--").args(super::command_line(entry));
     let added = add.output().context("cannot run `codex mcp add`")?;
     if !added.status.success() {
         anyhow::bail!("`codex mcp add` failed ({}): {}", added.status, String::from_utf8_lossy(&added.stderr).trim());
     }
     Ok(change)
-}
-
-/// The entry's command and arguments.
-fn words(entry: &Value) -> impl Iterator<Item = &str> {
-    std::iter::once(&entry["command"]).chain(entry["args"].as_array().into_iter().flatten()).filter_map(Value::as_str)
 }
 
 /// Whether the transport `codex mcp get --json` gives starts what `entry` does.
@@ -90,12 +85,6 @@ fn same(transport: &Value, entry: &Value) -> bool {
         && transport["command"] == entry["command"]
         && transport["args"] == entry["args"]
         && env(&transport["env"]) == env(&entry["env"])
-}
-
-/// `codex` as PATH finds it.
-fn on_path() -> Option<PathBuf> {
-    let name = if cfg!(windows) { "codex.cmd" } else { "codex" };
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|folder| folder.join(name)).find(|found| found.is_file())
 }
 
 #[cfg(test)]
