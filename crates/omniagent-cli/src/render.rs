@@ -302,6 +302,22 @@ pub(crate) fn mcp_installed(
     Ok(())
 }
 
+/// `mcp install`'s note, on stderr, of the secrets the config reads from environment
+/// variables (each key with its variable), which the host may not give the server.
+#[cfg(feature = "mcp")]
+pub(crate) fn env_secrets_note(host: crate::args::McpHost, secrets: &[(String, String)]) -> std::io::Result<()> {
+    if secrets.is_empty() {
+        return Ok(());
+    }
+    let mut stderr = anstream::stderr().lock();
+    writeln!(stderr, "{YELLOW}note:{YELLOW:#} {} starts its servers with an environment of its own,", host.title())?;
+    writeln!(stderr, "which may lack your shell's variables, and this config reads secrets from these:")?;
+    for (key, variable) in secrets {
+        writeln!(stderr, "  {variable} {DIM}({key}){DIM:#}")?;
+    }
+    writeln!(stderr, "Give them as `file:` or `op://` references, or add them to the entry's `env`.")
+}
+
 /// `word` as a POSIX shell reads it: as it is when it holds nothing the shell treats
 /// specially, else in single quotes.
 #[cfg(feature = "mcp")]

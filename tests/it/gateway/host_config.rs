@@ -105,6 +105,7 @@ fn a_projects_entry_names_its_config_file_and_agent_as_given() {
     let (code, stdout, stderr) = crate::run(command);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("Claude Code asks"), "{stdout}");
+    assert!(!stderr.contains("note:"), "no secret is read from a variable: {stderr}");
     let file = project.join(".mcp.json");
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let entry = &written["mcpServers"]["omniagent"];
@@ -132,6 +133,26 @@ fn a_projects_entry_names_its_config_file_and_agent_as_given() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("unknown agent `bob`"), "{stderr}");
     assert!(!project.join(".cursor").exists());
+}
+
+/// A secret the config reads from a variable may not reach a server the host starts:
+/// `mcp install` names each such variable and where the config reads it, never its value.
+#[test]
+fn secrets_read_from_variables_are_named_not_shown() {
+    let home = Home::new().with_config(
+        "mcp:\n  servers:\n    gh:\n      command: gh-mcp\n      secrets: {GITHUB_TOKEN: \"env:MY_GITHUB_TOKEN\"}\n\
+         serve: {clients: {alice: {token: \"env:ALICE_TOKEN\"}}}\n",
+    );
+    let mut command = home.omniagent(&["mcp", "install", "cursor", "--project"]);
+    command.env("MY_GITHUB_TOKEN", "ghp-secret-value").env("ALICE_TOKEN", "alice-secret-value");
+    let (code, _, stderr) = crate::run(command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("note: Cursor starts its servers with an environment of its own"), "{stderr}");
+    assert!(stderr.contains("MY_GITHUB_TOKEN (mcp.servers.gh.secrets.GITHUB_TOKEN)"), "{stderr}");
+    // Only over HTTP does the gateway read its clients' tokens.
+    assert!(!stderr.contains("ALICE_TOKEN"), "{stderr}");
+    assert!(!stderr.contains("secret-value"), "{stderr}");
+    assert!(home.path().join(".cursor/mcp.json").is_file());
 }
 
 /// Codex writes its own TOML: `mcp install codex` goes in through `codex mcp add`, and

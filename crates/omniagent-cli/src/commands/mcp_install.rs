@@ -38,8 +38,9 @@ pub(crate) enum EntryChange {
 pub(super) fn run(session: &Session, host: McpHost, options: &Options) -> anyhow::Result<ExitCode> {
     // The host gets what this command sees: a config or an agent that does not load fails
     // here, not later in the host, where its log is harder to find.
-    session.location.load()?.for_agent(session.agent.as_deref())?;
+    let config = session.location.load()?.for_agent(session.agent.as_deref())?;
     let entry = entry(session, host, options.tool_search)?;
+    crate::render::env_secrets_note(host, &env_secrets(&config))?;
     if options.print {
         if host == McpHost::Codex {
             std::io::Write::write_all(&mut std::io::stdout().lock(), codex::table(&options.name, &entry).as_bytes())?;
@@ -114,6 +115,21 @@ fn entry(session: &Session, host: McpHost, tool_search: bool) -> anyhow::Result<
         entry.insert("env".into(), Value::Object(Map::from_iter([("OMNIAGENT_HOME".to_owned(), home.into())])));
     }
     Ok(Value::Object(entry))
+}
+
+/// The secrets `config` reads from environment variables when served over stdio, each
+/// as (the key it is written under, the variable): a host starts its servers with an
+/// environment of its own, which may not have them. (`serve.clients` serves HTTP only.)
+fn env_secrets(config: &omniagent_host::AgentConfig) -> Vec<(String, String)> {
+    config
+        .secret_references()
+        .into_iter()
+        .filter(|(key, _)| !key.starts_with("serve."))
+        .filter_map(|(key, reference)| match reference {
+            skill_core::SecretRef::Env(variable) => Some((key, variable)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// This binary as the host should name it: as PATH finds it when that is this same file
