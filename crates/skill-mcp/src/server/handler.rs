@@ -153,7 +153,7 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let agent = self.request_agent(&context).await?;
-        // Whether the model called the tool through `call_tool`.
+        // `through_search`: whether the model called the tool through `call_tool`.
         let (name, arguments, through_search) = match (&self.tool_search, &*request.name) {
             (Some(_), search::SEARCH_TOOLS) => {
                 let index = self.search_index(&self.client_of(&context.extensions), &agent);
