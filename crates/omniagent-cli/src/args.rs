@@ -139,7 +139,8 @@ pub(crate) enum McpCommand {
         /// The entry's name in the host's config
         #[arg(long, value_name = "NAME", default_value = "omniagent")]
         name: String,
-        /// Write the config of the project in this folder, not the user's (Cursor, VS Code)
+        /// Write the config of the project in this folder, not the user's (Cursor, VS Code,
+        /// Gemini CLI)
         #[arg(long)]
         project: bool,
         /// Replace an entry of that name that says something else
@@ -187,6 +188,8 @@ pub(crate) enum McpHost {
     Vscode,
     /// Codex's `~/.codex/config.toml`, through `codex mcp add`
     Codex,
+    /// Gemini CLI's `~/.gemini/settings.json` (`--project`: `.gemini/settings.json`)
+    Gemini,
 }
 
 #[cfg(feature = "markdown")]

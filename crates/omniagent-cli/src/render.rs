@@ -296,6 +296,7 @@ pub(crate) fn mcp_installed(
             McpHost::Cursor => "Restart Cursor, or turn it on in Cursor's MCP settings, to use it.",
             McpHost::Vscode => "Start it from VS Code's `MCP: List Servers` command.",
             McpHost::Codex => "Codex starts it in its next session.",
+            McpHost::Gemini => "Gemini CLI starts it in its next session, in folders you trust.",
         };
         writeln!(out, "{next}")?;
     }

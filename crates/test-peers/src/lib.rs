@@ -157,6 +157,13 @@ pub const CODEX_PACKAGE: &str = "@openai/codex";
 pub const CODEX_VERSION: &str = "0.171.0";
 /// The variable naming the `codex` program.
 pub const CODEX_VAR: &str = "OMNIAGENT_CODEX";
+/// The npm package of Gemini CLI, Google's coding agent (Apache-2.0), an MCP host whose
+/// `gemini mcp list` connects to each server its settings name.
+pub const GEMINI_CLI_PACKAGE: &str = "@google/gemini-cli";
+/// The release of Gemini CLI the tests run.
+pub const GEMINI_CLI_VERSION: &str = "0.61.0";
+/// The variable naming the `gemini` program.
+pub const GEMINI_CLI_VAR: &str = "OMNIAGENT_GEMINI_CLI";
 /// The npm package of `oidc-provider`, an OpenID certified authorization server, which
 /// the OAuth tests of `omniagent mcp login` run (`tests/fixtures/oauth/provider.mjs`).
 pub const OIDC_PROVIDER_PACKAGE: &str = "oidc-provider";
@@ -206,6 +213,17 @@ pub fn codex_install_in(peers: &Path) -> PathBuf {
 /// The `codex` program of an install folder.
 pub fn codex_program(install: &Path) -> PathBuf {
     let name = if cfg!(windows) { "codex.cmd" } else { "codex" };
+    install.join("node_modules").join(".bin").join(name)
+}
+
+/// Gemini CLI's install folder in the cache folder `peers`.
+pub fn gemini_cli_install_in(peers: &Path) -> PathBuf {
+    peers.join(format!("gemini-cli-{GEMINI_CLI_VERSION}"))
+}
+
+/// The `gemini` program of an install folder.
+pub fn gemini_cli_program(install: &Path) -> PathBuf {
+    let name = if cfg!(windows) { "gemini.cmd" } else { "gemini" };
     install.join("node_modules").join(".bin").join(name)
 }
 
@@ -439,6 +457,13 @@ pub fn mcp_inspector_or_panic() -> PathBuf {
 pub fn codex_or_panic() -> PathBuf {
     let path = non_empty_var(CODEX_VAR).or_else(|| peers_dir().map(|peers| codex_program(&codex_install_in(&peers))));
     existing(path, "codex", CODEX_VAR, "cargo xtask peers")
+}
+
+/// `$OMNIAGENT_GEMINI_CLI`, else the `gemini` program in the peers cache; panics when absent.
+pub fn gemini_cli_or_panic() -> PathBuf {
+    let path = non_empty_var(GEMINI_CLI_VAR)
+        .or_else(|| peers_dir().map(|peers| gemini_cli_program(&gemini_cli_install_in(&peers))));
+    existing(path, "gemini", GEMINI_CLI_VAR, "cargo xtask peers")
 }
 
 /// `$OMNIAGENT_OIDC_PROVIDER_DIR`, else `oidc-provider`'s install folder in the peers

@@ -1,6 +1,7 @@
 //! `omniagent mcp install`: the entry it writes in a host's config starts the gateway for a
-//! program that reads that file as hosts do (the MCP Inspector CLI's `--config`, and Codex
-//! itself), with the environment a host gives its servers, not the shell's.
+//! program that reads that file as hosts do (the MCP Inspector CLI's `--config`, Codex
+//! itself, and Gemini CLI, which connects), with the environment a host gives its
+//! servers, not the shell's.
 
 use std::path::Path;
 
@@ -133,6 +134,48 @@ fn a_projects_entry_names_its_config_file_and_agent_as_given() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("unknown agent `bob`"), "{stderr}");
     assert!(!project.join(".cursor").exists());
+}
+
+/// Gemini CLI, an MCP host, connects to the gateway its settings now name, from a folder
+/// where the `-c` given to `mcp install` would not be found as it was written.
+#[test]
+fn gemini_cli_connects_to_the_gateway_its_settings_name() {
+    let home = Home::new();
+    home.write(
+        "project/agent.yaml",
+        &format!(
+            "storage: {{backend: memory}}\nmcp:\n  servers:\n    sample:\n      command: {}\n",
+            sample_server().display()
+        ),
+    );
+    let user = tempfile::tempdir().unwrap();
+    let settings = user.path().join(".gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, r#"{"ui": {"theme": "GitHub"}}"#).unwrap();
+    // Gemini CLI starts no server in a folder it has not been told to trust.
+    let trusted = json!({user.path().to_str().unwrap(): "TRUST_FOLDER"});
+    std::fs::write(user.path().join(".gemini/trustedFolders.json"), trusted.to_string()).unwrap();
+
+    let mut command = home.omniagent(&["-c", "agent.yaml", "mcp", "install", "gemini"]);
+    command.current_dir(home.path().join("project")).env("HOME", user.path());
+    let (code, stdout, stderr) = crate::run(command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Gemini CLI starts it"), "{stdout}");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(written["ui"], json!({"theme": "GitHub"}));
+
+    let output = std::process::Command::new(test_peers::gemini_cli_or_panic())
+        .args(["mcp", "list"])
+        .current_dir(user.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", user.path())
+        .output()
+        .unwrap();
+    // It writes the list on stderr.
+    let listed = String::from_utf8_lossy(&output.stderr);
+    let line = listed.lines().find(|line| line.contains("omniagent:")).unwrap_or_default();
+    assert!(line.ends_with("- Connected"), "{listed}");
 }
 
 /// A secret the config reads from a variable may not reach a server the host starts:

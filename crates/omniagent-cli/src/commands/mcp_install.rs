@@ -69,6 +69,7 @@ impl McpHost {
             McpHost::Cursor => "Cursor",
             McpHost::Vscode => "VS Code",
             McpHost::Codex => "Codex",
+            McpHost::Gemini => "Gemini CLI",
         }
     }
 
@@ -83,7 +84,7 @@ impl McpHost {
         match self {
             McpHost::Vscode => "servers",
             McpHost::Codex => "mcp_servers",
-            McpHost::ClaudeDesktop | McpHost::ClaudeCode | McpHost::Cursor => "mcpServers",
+            McpHost::ClaudeDesktop | McpHost::ClaudeCode | McpHost::Cursor | McpHost::Gemini => "mcpServers",
         }
     }
 }
@@ -180,6 +181,8 @@ fn config_file(host: McpHost, project: bool) -> anyhow::Result<PathBuf> {
         (McpHost::Cursor, false) => user_home()?.join(".cursor").join("mcp.json"),
         (McpHost::Vscode, true) => return Ok(here()?.join(".vscode").join("mcp.json")),
         (McpHost::Vscode, false) => app_config_dir()?.join("Code").join("User").join("mcp.json"),
+        (McpHost::Gemini, true) => return Ok(here()?.join(".gemini").join("settings.json")),
+        (McpHost::Gemini, false) => user_home()?.join(".gemini").join("settings.json"),
     };
     let folder = file.parent().expect("a file in a folder");
     if !folder.is_dir() {
