@@ -29,6 +29,12 @@ fn inspector(file: &Path, name: &str, cwd: &Path, method_args: &[&str]) -> Value
     serde_json::from_slice(&output.stdout).unwrap_or_else(|error| panic!("{error}: {stderr}"))
 }
 
+/// This process's PATH with `folder` first.
+fn path_with(folder: &Path) -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(folder.to_path_buf()).chain(std::env::split_paths(&path))).unwrap()
+}
+
 fn tool_names(listed: &Value) -> Vec<&str> {
     listed["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect()
 }
@@ -46,12 +52,7 @@ fn claude_desktops_entry_serves_the_agent_of_this_home_and_keeps_the_rest_of_the
     let link = user.path().join("bin/omniagent");
     std::fs::create_dir_all(link.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_omniagent"), &link).unwrap();
-    let path = std::env::join_paths(
-        [link.parent().unwrap().into()]
-            .into_iter()
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .unwrap();
+    let path = path_with(link.parent().unwrap());
     let install = |args: &[&str]| {
         let mut command = home.omniagent(&[&["mcp", "install", "claude-desktop"][..], args].concat());
         command.env("HOME", user.path()).env("PATH", &path).env_remove("XDG_CONFIG_HOME");
@@ -205,11 +206,7 @@ fn secrets_read_from_variables_are_named_not_shown() {
 fn codexs_entry_goes_in_through_codex_and_starts_the_gateway() {
     let home = super::sample_home("60s");
     let codex = test_peers::codex_or_panic();
-    let path = std::env::join_paths(
-        std::iter::once(codex.parent().unwrap().to_path_buf())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .unwrap();
+    let path = path_with(codex.parent().unwrap());
     let codex_home = tempfile::tempdir().unwrap();
     let install = |args: &[&str]| {
         let mut command = home.omniagent(&[&["mcp", "install", "codex"][..], args].concat());
