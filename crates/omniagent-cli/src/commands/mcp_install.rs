@@ -256,6 +256,10 @@ fn write_entry(file: &Path, host: McpHost, name: &str, entry: &Value, force: boo
         Value::Object(top) => top.entry(key).or_insert_with(|| Value::Object(Map::new())),
         _ => return Err(UsageError::new(format!("{}: not a JSON object; {}", file.display(), by_hand())).into()),
     };
+    // `"mcpServers": null`, as a settings editor may leave it, holds no servers.
+    if servers.is_null() {
+        *servers = Value::Object(Map::new());
+    }
     let Value::Object(servers) = servers else {
         return Err(UsageError::new(format!("{}: `{key}` is not an object; {}", file.display(), by_hand())).into());
     };
@@ -335,5 +339,8 @@ mod tests {
         assert_eq!(after, before);
         let (refused, _) = written(r#"{"mcpServers": []}"#, "omniagent", &json!({}), false);
         assert!(refused.unwrap_err().to_string().contains("`mcpServers` is not an object"));
+        let (added, after) = written(r#"{"mcpServers": null}"#, "omniagent", &json!({}), false);
+        assert_eq!(added.unwrap(), EntryChange::Added);
+        assert_eq!(serde_json::from_str::<Value>(&after).unwrap(), json!({"mcpServers": {"omniagent": {}}}));
     }
 }
