@@ -153,6 +153,14 @@ pub(crate) enum McpCommand {
         /// of every tool
         #[arg(long)]
         tool_search: bool,
+        /// Name a gateway already serving over HTTP (`omniagent mcp serve --http`) by its
+        /// URL, rather than start one
+        #[arg(long, value_name = "URL", conflicts_with = "tool_search")]
+        url: Option<String>,
+        /// With --url: the variable the host reads this client's bearer token from (one
+        /// of `serve.clients`); the token itself is written nowhere
+        #[arg(long, value_name = "VAR", requires = "url")]
+        token_env: Option<String>,
     },
     /// Log in to an MCP server that requires OAuth (hosted GitHub, Linear, Notion, ...)
     ///

@@ -28,7 +28,7 @@ use crate::args::{Cli, Command};
 
 pub(crate) use self::config::CheckReport;
 #[cfg(feature = "mcp")]
-pub(crate) use self::mcp_install::{EntryChange, command_line as entry_command_line};
+pub(crate) use self::mcp_install::{EntryChange, command_line as entry_command_line, url_of as entry_url};
 
 /// What every command starts from: the home folder, the config file and the options.
 pub(crate) struct Session {
@@ -91,8 +91,18 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
             serve::run(&session, http, eager, tool_search).await
         }
         #[cfg(feature = "mcp")]
-        Command::Mcp(crate::args::McpCommand::Install { host, name, project, force, print, tool_search }) => {
-            mcp_install::run(&session, host, &mcp_install::Options { name, project, force, print, tool_search })
+        Command::Mcp(crate::args::McpCommand::Install {
+            host,
+            name,
+            project,
+            force,
+            print,
+            tool_search,
+            url,
+            token_env,
+        }) => {
+            let options = mcp_install::Options { name, project, force, print, tool_search, url, token_env };
+            mcp_install::run(&session, host, &options)
         }
         #[cfg(feature = "mcp")]
         Command::Mcp(crate::args::McpCommand::Login { server, no_browser }) => {

@@ -282,8 +282,12 @@ pub(crate) fn mcp_installed(
         EntryChange::Replaced => writeln!(out, "Replaced `{name}` in {title}'s config {file}")?,
         EntryChange::Unchanged => writeln!(out, "`{name}` is in {title}'s config {file} already")?,
     }
-    let line: Vec<String> = crate::commands::entry_command_line(entry).map(shell_word).collect();
-    writeln!(out, "  {DIM}runs{DIM:#} {}", line.join(" "))?;
+    if let Some(url) = crate::commands::entry_url(entry) {
+        writeln!(out, "  {DIM}reaches{DIM:#} {url}")?;
+    } else {
+        let line: Vec<String> = crate::commands::entry_command_line(entry).map(shell_word).collect();
+        writeln!(out, "  {DIM}runs{DIM:#} {}", line.join(" "))?;
+    }
     if let Some(env) = entry["env"].as_object() {
         for (variable, value) in env {
             writeln!(out, "  {DIM}with{DIM:#} {variable}={}", value.as_str().map(shell_word).unwrap_or_default())?;

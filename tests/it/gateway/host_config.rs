@@ -179,6 +179,68 @@ fn gemini_cli_connects_to_the_gateway_its_settings_name() {
     assert!(line.ends_with("- Connected"), "{listed}");
 }
 
+/// With `--url`, the entry names a gateway already serving over HTTP, and the variable
+/// the host reads the client's token from: Gemini CLI connects with that client's token
+/// in the variable and not with another, and Codex reads back the URL and the variable.
+/// The token is in no file.
+#[test]
+fn an_entry_for_a_gateway_over_http_names_the_variable_of_the_token() {
+    let home = Home::new()
+        .with_config("storage: {backend: memory}\nserve: {clients: {alice: {token: \"env:ALICE_TOKEN\"}}}\n");
+    let gateway = super::HttpGateway::start(&home, &[], &[("ALICE_TOKEN", "token-of-alice")]);
+    let user = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(user.path().join(".gemini")).unwrap();
+    let trusted = json!({user.path().to_str().unwrap(): "TRUST_FOLDER"});
+    std::fs::write(user.path().join(".gemini/trustedFolders.json"), trusted.to_string()).unwrap();
+    let codex = test_peers::codex_or_panic();
+    let codex_home = tempfile::tempdir().unwrap();
+    let install = |host: &str| {
+        let mut command =
+            home.omniagent(&["mcp", "install", host, "--url", &gateway.url(), "--token-env", "OMNIAGENT_TOKEN"]);
+        command
+            .env("HOME", user.path())
+            .env("CODEX_HOME", codex_home.path())
+            .env("PATH", path_with(codex.parent().unwrap()));
+        crate::run(command)
+    };
+
+    let (code, stdout, stderr) = install("gemini");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains(&format!("reaches {}", gateway.url())), "{stdout}");
+    let settings = std::fs::read_to_string(user.path().join(".gemini/settings.json")).unwrap();
+    assert!(!settings.contains("token-of-alice"));
+    let gemini_list = |token: &str| {
+        let output = std::process::Command::new(test_peers::gemini_cli_or_panic())
+            .args(["mcp", "list"])
+            .current_dir(user.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", user.path())
+            .env("OMNIAGENT_TOKEN", token)
+            .output()
+            .unwrap();
+        let listed = String::from_utf8_lossy(&output.stderr).into_owned();
+        listed.lines().find(|line| line.contains("omniagent:")).unwrap_or_default().to_owned()
+    };
+    let line = gemini_list("token-of-alice");
+    assert!(line.ends_with("- Connected"), "{line}\n{}", gateway.stderr.lock().unwrap());
+    let line = gemini_list("token-of-mallory");
+    assert!(line.ends_with("- Disconnected"), "{line}");
+
+    let (code, _, stderr) = install("codex");
+    assert_eq!(code, 0, "{stderr}");
+    let output = std::process::Command::new(&codex)
+        .args(["mcp", "get", "omniagent", "--json"])
+        .env("CODEX_HOME", codex_home.path())
+        .output()
+        .unwrap();
+    let transport = &serde_json::from_slice::<Value>(&output.stdout).unwrap()["transport"];
+    assert_eq!(transport["url"], gateway.url(), "{transport}");
+    assert_eq!(transport["bearer_token_env_var"], "OMNIAGENT_TOKEN", "{transport}");
+    let (code, again, _) = install("codex");
+    assert!(code == 0 && again.contains("already"), "{again}");
+}
+
 /// A secret the config reads from a variable may not reach a server the host starts:
 /// `mcp install` names each such variable and where the config reads it, never its value.
 #[test]

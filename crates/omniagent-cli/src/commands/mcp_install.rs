@@ -2,6 +2,7 @@
 //! config file, the rest of the file kept as it was.
 
 mod codex;
+mod remote;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,6 +22,8 @@ pub(super) struct Options {
     pub(super) force: bool,
     pub(super) print: bool,
     pub(super) tool_search: bool,
+    pub(super) url: Option<String>,
+    pub(super) token_env: Option<String>,
 }
 
 /// What writing the entry changed in the host's file.
@@ -36,11 +39,16 @@ pub(crate) enum EntryChange {
 }
 
 pub(super) fn run(session: &Session, host: McpHost, options: &Options) -> anyhow::Result<ExitCode> {
-    // The host gets what this command sees: a config or an agent that does not load fails
-    // here, not later in the host, where its log is harder to find.
-    let config = session.location.load()?.for_agent(session.agent.as_deref())?;
-    let entry = entry(session, host, options.tool_search)?;
-    crate::render::env_secrets_note(host, &env_secrets(&config))?;
+    let entry = match &options.url {
+        Some(url) => remote::entry(host, url, options.token_env.as_deref())?,
+        None => {
+            // The host gets what this command sees: a config or an agent that does not
+            // load fails here, not later in the host, where its log is harder to find.
+            let config = session.location.load()?.for_agent(session.agent.as_deref())?;
+            crate::render::env_secrets_note(host, &env_secrets(&config))?;
+            entry(session, host, options.tool_search)?
+        }
+    };
     if options.print {
         if host == McpHost::Codex {
             std::io::Write::write_all(&mut std::io::stdout().lock(), codex::table(&options.name, &entry).as_bytes())?;
@@ -150,6 +158,8 @@ fn on_path(name: &std::ffi::OsStr) -> impl Iterator<Item = PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path).map(|folder| folder.join(name)).collect::<Vec<_>>().into_iter()
 }
+
+pub(crate) use self::remote::url_of;
 
 /// The entry's command and its arguments.
 pub(crate) fn command_line(entry: &Value) -> impl Iterator<Item = &str> {

@@ -20,7 +20,15 @@ pub(super) fn table(name: &str, entry: &Value) -> String {
         string(&Value::String(name.to_owned()))
     };
     // A JSON string is a TOML basic string too: the same quotes and escapes.
-    let mut table = format!("[mcp_servers.{key}]\ncommand = {}\n", string(&entry["command"]));
+    let mut table = format!("[mcp_servers.{key}]\n");
+    if let Some(url) = entry.get("url") {
+        table.push_str(&format!("url = {}\n", string(url)));
+        if let Some(variable) = entry.get("bearer_token_env_var") {
+            table.push_str(&format!("bearer_token_env_var = {}\n", string(variable)));
+        }
+        return table;
+    }
+    table.push_str(&format!("command = {}\n", string(&entry["command"])));
     let args: Vec<String> = entry["args"].as_array().into_iter().flatten().map(string).collect();
     table.push_str(&format!("args = [{}]\n", args.join(", ")));
     if let Some(env) = entry["env"].as_object() {
@@ -67,10 +75,17 @@ pub(super) fn add(name: &str, entry: &Value, force: bool) -> anyhow::Result<Entr
     };
     let mut add = codex_command();
     add.args(["mcp", "add", name]);
-    for (variable, value) in entry["env"].as_object().into_iter().flatten() {
-        add.arg("--env").arg(format!("{variable}={}", value.as_str().unwrap_or_default()));
+    if let Some(url) = entry["url"].as_str() {
+        add.args(["--url", url]);
+        if let Some(variable) = entry["bearer_token_env_var"].as_str() {
+            add.args(["--bearer-token-env-var", variable]);
+        }
+    } else {
+        for (variable, value) in entry["env"].as_object().into_iter().flatten() {
+            add.arg("--env").arg(format!("{variable}={}", value.as_str().unwrap_or_default()));
+        }
+        add.arg("--").args(super::command_line(entry));
     }
-    add.arg("--").args(super::command_line(entry));
     let added = add.output().context("cannot run `codex mcp add`")?;
     if !added.status.success() {
         anyhow::bail!("`codex mcp add` failed ({}): {}", added.status, String::from_utf8_lossy(&added.stderr).trim());
@@ -78,8 +93,13 @@ pub(super) fn add(name: &str, entry: &Value, force: bool) -> anyhow::Result<Entr
     Ok(change)
 }
 
-/// Whether the transport `codex mcp get --json` gives starts what `entry` does.
+/// Whether the transport `codex mcp get --json` gives starts or reaches what `entry` does.
 fn same(transport: &Value, entry: &Value) -> bool {
+    if entry.get("url").is_some() {
+        return transport["type"] == "streamable_http"
+            && transport["url"] == entry["url"]
+            && transport["bearer_token_env_var"] == entry["bearer_token_env_var"];
+    }
     let env = |value: &Value| value.as_object().filter(|env| !env.is_empty()).cloned().unwrap_or_else(Map::new);
     transport["type"] == "stdio"
         && transport["command"] == entry["command"]
