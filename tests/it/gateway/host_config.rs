@@ -35,6 +35,34 @@ fn path_with(folder: &Path) -> std::ffi::OsString {
     std::env::join_paths(std::iter::once(folder.to_path_buf()).chain(std::env::split_paths(&path))).unwrap()
 }
 
+/// A home folder for Gemini CLI that trusts itself: Gemini CLI starts no server in a
+/// folder it has not been told to trust.
+fn gemini_user() -> tempfile::TempDir {
+    let user = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(user.path().join(".gemini")).unwrap();
+    let trusted = json!({user.path().to_str().unwrap(): "TRUST_FOLDER"});
+    std::fs::write(user.path().join(".gemini/trustedFolders.json"), trusted.to_string()).unwrap();
+    user
+}
+
+/// What `gemini mcp list` says of the server `omniagent`, run in the trusted folder
+/// `user` (also its HOME) with PATH, HOME and `env` alone.
+fn gemini_status(user: &Path, env: &[(&str, &str)]) -> String {
+    let output = std::process::Command::new(test_peers::gemini_cli_or_panic())
+        .args(["mcp", "list"])
+        .current_dir(user)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", user)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    // It writes the list on stderr.
+    let listed = String::from_utf8_lossy(&output.stderr);
+    let line = listed.lines().find(|line| line.contains("omniagent:"));
+    line.unwrap_or_else(|| panic!("no omniagent in:\n{listed}")).to_owned()
+}
+
 fn tool_names(listed: &Value) -> Vec<&str> {
     listed["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect()
 }
@@ -149,13 +177,9 @@ fn gemini_cli_connects_to_the_gateway_its_settings_name() {
             sample_server().display()
         ),
     );
-    let user = tempfile::tempdir().unwrap();
+    let user = gemini_user();
     let settings = user.path().join(".gemini/settings.json");
-    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     std::fs::write(&settings, r#"{"ui": {"theme": "GitHub"}}"#).unwrap();
-    // Gemini CLI starts no server in a folder it has not been told to trust.
-    let trusted = json!({user.path().to_str().unwrap(): "TRUST_FOLDER"});
-    std::fs::write(user.path().join(".gemini/trustedFolders.json"), trusted.to_string()).unwrap();
 
     let mut command = home.omniagent(&["-c", "agent.yaml", "mcp", "install", "gemini"]);
     command.current_dir(home.path().join("project")).env("HOME", user.path());
@@ -165,18 +189,8 @@ fn gemini_cli_connects_to_the_gateway_its_settings_name() {
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(written["ui"], json!({"theme": "GitHub"}));
 
-    let output = std::process::Command::new(test_peers::gemini_cli_or_panic())
-        .args(["mcp", "list"])
-        .current_dir(user.path())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", user.path())
-        .output()
-        .unwrap();
-    // It writes the list on stderr.
-    let listed = String::from_utf8_lossy(&output.stderr);
-    let line = listed.lines().find(|line| line.contains("omniagent:")).unwrap_or_default();
-    assert!(line.ends_with("- Connected"), "{listed}");
+    let line = gemini_status(user.path(), &[]);
+    assert!(line.ends_with("- Connected"), "{line}");
 }
 
 /// With `--url`, the entry names a gateway already serving over HTTP, and the variable
@@ -188,10 +202,7 @@ fn an_entry_for_a_gateway_over_http_names_the_variable_of_the_token() {
     let home = Home::new()
         .with_config("storage: {backend: memory}\nserve: {clients: {alice: {token: \"env:ALICE_TOKEN\"}}}\n");
     let gateway = super::HttpGateway::start(&home, &[], &[("ALICE_TOKEN", "token-of-alice")]);
-    let user = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(user.path().join(".gemini")).unwrap();
-    let trusted = json!({user.path().to_str().unwrap(): "TRUST_FOLDER"});
-    std::fs::write(user.path().join(".gemini/trustedFolders.json"), trusted.to_string()).unwrap();
+    let user = gemini_user();
     let codex = test_peers::codex_or_panic();
     let codex_home = tempfile::tempdir().unwrap();
     let install = |host: &str| {
@@ -209,19 +220,7 @@ fn an_entry_for_a_gateway_over_http_names_the_variable_of_the_token() {
     assert!(stdout.contains(&format!("reaches {}", gateway.url())), "{stdout}");
     let settings = std::fs::read_to_string(user.path().join(".gemini/settings.json")).unwrap();
     assert!(!settings.contains("token-of-alice"));
-    let gemini_list = |token: &str| {
-        let output = std::process::Command::new(test_peers::gemini_cli_or_panic())
-            .args(["mcp", "list"])
-            .current_dir(user.path())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", user.path())
-            .env("OMNIAGENT_TOKEN", token)
-            .output()
-            .unwrap();
-        let listed = String::from_utf8_lossy(&output.stderr).into_owned();
-        listed.lines().find(|line| line.contains("omniagent:")).unwrap_or_default().to_owned()
-    };
+    let gemini_list = |token: &str| gemini_status(user.path(), &[("OMNIAGENT_TOKEN", token)]);
     let line = gemini_list("token-of-alice");
     assert!(line.ends_with("- Connected"), "{line}\n{}", gateway.stderr.lock().unwrap());
     let line = gemini_list("token-of-mallory");
