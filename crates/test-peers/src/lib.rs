@@ -172,6 +172,13 @@ pub const OIDC_PROVIDER_VERSION: &str = "9.13.3";
 /// The variable naming its install folder (see [`oidc_provider_install_in`]).
 pub const OIDC_PROVIDER_VAR: &str = "OMNIAGENT_OIDC_PROVIDER_DIR";
 
+/// The program `name` that npm links into `node_modules/.bin` of the install folder
+/// `install` (a `.cmd` launcher on Windows).
+fn npm_bin(install: &Path, name: &str) -> PathBuf {
+    let launcher = if cfg!(windows) { format!("{name}.cmd") } else { name.to_owned() };
+    install.join("node_modules").join(".bin").join(launcher)
+}
+
 fn non_empty_var(name: &str) -> Option<PathBuf> {
     std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from)
 }
@@ -201,8 +208,7 @@ pub fn server_everything_install_in(peers: &Path) -> PathBuf {
 
 /// The `mcp-server-everything` program of an install folder.
 pub fn server_everything_program(install: &Path) -> PathBuf {
-    let name = if cfg!(windows) { "mcp-server-everything.cmd" } else { "mcp-server-everything" };
-    install.join("node_modules").join(".bin").join(name)
+    npm_bin(install, "mcp-server-everything")
 }
 
 /// Codex's install folder in the cache folder `peers`.
@@ -212,8 +218,7 @@ pub fn codex_install_in(peers: &Path) -> PathBuf {
 
 /// The `codex` program of an install folder.
 pub fn codex_program(install: &Path) -> PathBuf {
-    let name = if cfg!(windows) { "codex.cmd" } else { "codex" };
-    install.join("node_modules").join(".bin").join(name)
+    npm_bin(install, "codex")
 }
 
 /// Gemini CLI's install folder in the cache folder `peers`.
@@ -223,8 +228,7 @@ pub fn gemini_cli_install_in(peers: &Path) -> PathBuf {
 
 /// The `gemini` program of an install folder.
 pub fn gemini_cli_program(install: &Path) -> PathBuf {
-    let name = if cfg!(windows) { "gemini.cmd" } else { "gemini" };
-    install.join("node_modules").join(".bin").join(name)
+    npm_bin(install, "gemini")
 }
 
 /// The MCP App server's install folder in the cache folder `peers`.
@@ -234,8 +238,7 @@ pub fn mcp_app_server_install_in(peers: &Path) -> PathBuf {
 
 /// The MCP App server's program of an install folder (`--stdio` serves over stdio).
 pub fn mcp_app_server_program(install: &Path) -> PathBuf {
-    let name = if cfg!(windows) { "mcp-server-basic-vanillajs.cmd" } else { "mcp-server-basic-vanillajs" };
-    install.join("node_modules").join(".bin").join(name)
+    npm_bin(install, "mcp-server-basic-vanillajs")
 }
 
 /// The folder in the cache folder `peers` that Prism is installed into.
@@ -245,8 +248,7 @@ pub fn prism_install_in(peers: &Path) -> PathBuf {
 
 /// The `prism` program of an install folder.
 pub fn prism_program(install: &Path) -> PathBuf {
-    let name = if cfg!(windows) { "prism.cmd" } else { "prism" };
-    install.join("node_modules").join(".bin").join(name)
+    npm_bin(install, "prism")
 }
 
 /// The virtual environment in the cache folder `peers` that `http-message-signatures` is
@@ -289,8 +291,7 @@ pub fn mcp_conformance_program(install: &Path) -> PathBuf {
     if node_runtime_package().is_some() {
         return install.join("conformance");
     }
-    let name = if cfg!(windows) { "conformance.cmd" } else { "conformance" };
-    install.join("node_modules").join(".bin").join(name)
+    npm_bin(install, "conformance")
 }
 
 /// The folder in the cache folder `peers` that the MCP Inspector CLI is installed into.
@@ -300,8 +301,7 @@ pub fn mcp_inspector_install_in(peers: &Path) -> PathBuf {
 
 /// The `mcp-inspector-cli` program of an install folder.
 pub fn mcp_inspector_program(install: &Path) -> PathBuf {
-    let name = if cfg!(windows) { "mcp-inspector-cli.cmd" } else { "mcp-inspector-cli" };
-    install.join("node_modules").join(".bin").join(name)
+    npm_bin(install, "mcp-inspector-cli")
 }
 
 /// The folder in the cache folder `peers` that `oidc-provider` is installed into, with
