@@ -241,8 +241,8 @@ fn app_config_dir() -> anyhow::Result<PathBuf> {
 }
 
 /// Puts `entry` under `name` in `file`'s map of servers, keeping every other key and
-/// entry, and writes the file whole (a new file renamed over the old one, with its
-/// permissions) unless nothing changed. An entry of that name that says something else is
+/// entry, and writes the file whole (a new file, flushed to disk, renamed over the old one,
+/// with its permissions) unless nothing changed. An entry of that name that says something else is
 /// replaced only with `force`.
 fn write_entry(file: &Path, host: McpHost, name: &str, entry: &Value, force: bool) -> anyhow::Result<EntryChange> {
     // A file that is a link (dotfiles kept in a repository) is written where it points.
@@ -295,6 +295,9 @@ fn write_entry(file: &Path, host: McpHost, name: &str, entry: &Value, force: boo
     if let Ok(metadata) = std::fs::metadata(&file) {
         written.as_file().set_permissions(metadata.permissions())?;
     }
+    // On disk before the rename, as `skills.lock` is: a crash leaves the old file or the
+    // new one, never an empty one.
+    written.as_file().sync_all()?;
     written.persist(&file).with_context(|| format!("cannot write {}", file.display()))?;
     Ok(change)
 }
