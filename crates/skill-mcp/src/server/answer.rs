@@ -22,8 +22,13 @@ pub(super) fn passed_up<R: From<rmcp::model::InputRequiredResult>>(caller: &Call
 pub(super) fn call_error(error: ToolError) -> Result<CallToolResponse, ErrorData> {
     match error {
         ToolError::NotFound { .. } | ToolError::InvalidArguments { .. } => Err(item_error(error)),
-        other => Ok(CallToolResult::error(vec![ContentBlock::text(other.to_string())]).into()),
+        other => Ok(failed_call(other.to_string()).into()),
     }
+}
+
+/// A call's result that failed with `message` (`isError`), for the model to read.
+pub(super) fn failed_call(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
 }
 
 /// A failure of a prompt or resource request: unknown names and bad arguments are

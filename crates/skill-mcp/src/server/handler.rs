@@ -15,7 +15,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use skill_core::{Agent, CompletionRequest, ToolError, ToolIndex};
 
 use super::announce::{Subscribed, session_of};
-use super::answer::{call_error, item_error, passed_up};
+use super::answer::{call_error, failed_call, item_error, passed_up};
 use super::page::page;
 use super::progress::progress_to;
 use super::{Gateway, caller, convert, http, lock, progress, search, skills};
@@ -162,7 +162,7 @@ impl ServerHandler for Gateway {
             }
             (Some(_), search::CALL_TOOL) => match search::called(request.arguments) {
                 Ok((name, arguments)) => (name, arguments, true),
-                Err(wrong) => return Ok(search::failed(wrong).into()),
+                Err(wrong) => return Ok(failed_call(wrong).into()),
             },
             _ => {
                 (request.name.into_owned(), request.arguments.map(serde_json::Value::Object).unwrap_or_default(), false)

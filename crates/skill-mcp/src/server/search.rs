@@ -10,10 +10,11 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 use skill_core::{ToolError, ToolIndex};
 
+use super::answer::failed_call;
 use super::convert;
 
 /// The tool that finds tools.
@@ -72,7 +73,7 @@ pub(super) fn tools() -> [Tool; 2] {
 /// What a `search_tools` call with `arguments` finds in `index`, for a host that shows
 /// MCP Apps (`shows_apps`) or not.
 pub(super) fn search(index: &ToolIndex, shows_apps: bool, arguments: &JsonObject) -> CallToolResult {
-    found(index, shows_apps, arguments).unwrap_or_else(failed)
+    found(index, shows_apps, arguments).unwrap_or_else(failed_call)
 }
 
 fn found(index: &ToolIndex, shows_apps: bool, arguments: &JsonObject) -> Result<CallToolResult, String> {
@@ -122,14 +123,9 @@ pub(super) fn called(arguments: Option<JsonObject>) -> Result<(String, Value), &
 /// as a direct call gives it, and a name that is no tool's with where to find one.
 pub(super) fn call_failed(error: ToolError) -> CallToolResult {
     match error {
-        ToolError::NotFound { .. } => failed(format!("{error}; `{SEARCH_TOOLS}` finds tools by what they do")),
-        other => failed(other.to_string()),
+        ToolError::NotFound { .. } => failed_call(format!("{error}; `{SEARCH_TOOLS}` finds tools by what they do")),
+        other => failed_call(other.to_string()),
     }
-}
-
-/// A failed call of `search_tools` or `call_tool`, with what went wrong.
-pub(super) fn failed(message: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(message)])
 }
 
 #[cfg(test)]
