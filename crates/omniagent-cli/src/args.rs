@@ -125,6 +125,15 @@ pub(crate) enum McpCommand {
         /// name. The skills' own tools stay listed. The same as `serve.tool_search: true`.
         #[arg(long)]
         tool_search: bool,
+        /// Over stdio, keep polling for this many microseconds after each wake-up before
+        /// sleeping again (0: sleep at once)
+        ///
+        /// Waking a sleeping thread costs tens of microseconds on many machines (most
+        /// virtual machines), and a call through the gateway wakes it twice: polling meets
+        /// the upstream's answer and the host's next request awake, for up to this much CPU
+        /// time per wake-up. An idle gateway does not poll.
+        #[arg(long, value_name = "MICROSECONDS", default_value_t = 200, conflicts_with = "http")]
+        busy_poll: u64,
     },
     /// Add `omniagent mcp serve` to an MCP host's config (Claude Desktop, Cursor, Codex, ...)
     ///

@@ -87,7 +87,7 @@ pub(crate) async fn run(cli: Cli, config_from_env: bool) -> anyhow::Result<ExitC
         Command::Tools(command) => tools::run(&session, command).await,
         Command::Config(command) => config::run(&session, command).await,
         #[cfg(feature = "mcp")]
-        Command::Mcp(crate::args::McpCommand::Serve { http, eager, tool_search }) => {
+        Command::Mcp(crate::args::McpCommand::Serve { http, eager, tool_search, busy_poll: _ }) => {
             serve::run(&session, http, eager, tool_search).await
         }
         #[cfg(feature = "mcp")]

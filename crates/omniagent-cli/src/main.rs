@@ -12,6 +12,8 @@
 //! ```
 
 mod args;
+#[cfg(feature = "mcp")]
+mod busy_poll;
 mod commands;
 mod render;
 
@@ -58,7 +60,7 @@ fn main() -> ExitCode {
         Err(error) => error.exit(),
     };
     init_tracing(cli.global.verbose, cli.global.quiet, reports_loading(&cli.command));
-    let runtime = match runtime_for(&cli.command).enable_all().build() {
+    let runtime = match runtime_for(&cli.command) {
         Ok(runtime) => runtime,
         Err(error) => return fail(&anyhow::Error::new(error).context("cannot start the async runtime")),
     };
@@ -70,14 +72,18 @@ fn main() -> ExitCode {
 
 /// One thread for a command, which does one thing at a time and must start fast, and
 /// for the gateway over stdio, which serves one client (a thread saves the cross-thread
-/// wake-ups of every call); every core for the gateway over HTTP, which serves many.
-fn runtime_for(command: &args::Command) -> tokio::runtime::Builder {
+/// wake-ups of every call) and polls after each wake-up (see `busy_poll`); every core
+/// for the gateway over HTTP, which serves many.
+fn runtime_for(command: &args::Command) -> std::io::Result<tokio::runtime::Runtime> {
     #[cfg(feature = "mcp")]
-    if matches!(command, args::Command::Mcp(args::McpCommand::Serve { http: Some(_), .. })) {
-        return tokio::runtime::Builder::new_multi_thread();
+    if let args::Command::Mcp(args::McpCommand::Serve { http, busy_poll: window, .. }) = command {
+        return match http {
+            Some(_) => tokio::runtime::Builder::new_multi_thread().enable_all().build(),
+            None => busy_poll::runtime(std::time::Duration::from_micros(*window)),
+        };
     }
     let _ = command;
-    tokio::runtime::Builder::new_current_thread()
+    tokio::runtime::Builder::new_current_thread().enable_all().build()
 }
 
 fn fail(error: &anyhow::Error) -> ExitCode {

@@ -5,16 +5,12 @@
 //! - `gateway_stdio_call`: one `echo` call after another over stdio. `through_gateway`
 //!   calls `sample__echo` on `omniagent mcp serve` whose config has `mcp-sample-server`
 //!   as the upstream `sample`; `bare_rmcp` calls `echo` on `mcp-sample-server` itself.
-//!   Target: `through_gateway` at most 1.2× `bare_rmcp`. Two floors beside it (see
-//!   `between`): `through_relay` calls `echo` through a relay that copies bytes both ways
-//!   and parses nothing, what one more process between client and server costs on this
-//!   machine before any MCP work, the floor of every gateway over stdio;
-//!   `through_rmcp_proxy` through a proxy made of rmcp's server and client and nothing
-//!   else, the floor of every gateway built on rmcp. `gateway_stdio_call/cpu_per_call`
-//!   (printed) is the CPU time (user + system, from /proc) that the process between
-//!   client and server spends per call, the gateway's beside the relay's and the proxy's,
-//!   and the sample server's own: a figure the scheduler's placement of the processes
-//!   does not move, as it moves wall times on a machine with few cores.
+//!   Target: `through_gateway` at most 1.2× `bare_rmcp`. Beside it,
+//!   `through_gateway_no_busy_poll` is the same gateway with `--busy-poll 0`: what
+//!   polling after each wake-up saves (see `busy_poll` in the binary).
+//!   `gateway_stdio_call/cpu_per_call` (printed) is the CPU time (user + system, from
+//!   /proc) that the process between client and server spends per call, the gateway's
+//!   with and without polling, and the sample server's own: what polling costs.
 //! - `gateway_http_16_clients`: 16 clients (each its own rmcp client, reqwest client and
 //!   connections), stateless 2026-07-28 era, each making one call after another; an
 //!   iteration is one call of each client, so criterion's throughput is calls/s.
@@ -63,7 +59,6 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::runtime::Runtime;
 
-mod between;
 mod github;
 #[path = "../sixteen_clients/mod.rs"]
 mod sixteen_clients;
@@ -318,15 +313,14 @@ fn stdio_call_overhead(c: &mut Criterion) {
             omniagent(home.path(), &["mcp", "serve"]),
             "sample__echo",
         ),
-        StdioRoute::start(&runtime, "bare_rmcp", "mcp-sample-server", Command::new(&sample_server), "echo"),
-        StdioRoute::start(&runtime, "through_relay", "the relay", between::relay_to(&sample_server), "echo"),
         StdioRoute::start(
             &runtime,
-            "through_rmcp_proxy",
-            "the rmcp proxy",
-            between::rmcp_proxy_of(&sample_server),
-            "echo",
+            "through_gateway_no_busy_poll",
+            "the gateway without polling",
+            omniagent(home.path(), &["mcp", "serve", "--busy-poll", "0"]),
+            "sample__echo",
         ),
+        StdioRoute::start(&runtime, "bare_rmcp", "mcp-sample-server", Command::new(&sample_server), "echo"),
     ];
 
     let mut group = c.benchmark_group("gateway_stdio_call");
@@ -505,9 +499,6 @@ criterion_group!(
 );
 
 fn main() {
-    if between::run_as_relay_or_proxy() {
-        return;
-    }
     benches();
     Criterion::default().configure_from_args().final_summary();
 }
