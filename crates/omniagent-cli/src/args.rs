@@ -132,7 +132,7 @@ pub(crate) enum McpCommand {
         /// virtual machines), and a call through the gateway wakes it twice: polling meets
         /// the upstream's answer and the host's next request awake, for up to this much CPU
         /// time per wake-up. An idle gateway does not poll.
-        #[arg(long, value_name = "MICROSECONDS", default_value_t = 200, conflicts_with = "http")]
+        #[arg(long, value_name = "MICROSECONDS", default_value_t = 500, conflicts_with = "http")]
         busy_poll: u64,
     },
     /// Add `omniagent mcp serve` to an MCP host's config (Claude Desktop, Cursor, Codex, ...)
