@@ -24,9 +24,13 @@
 
 use std::path::{Path, PathBuf};
 
+mod figure;
 mod process;
+mod redis;
 
+pub use figure::printed_figure_wanted;
 pub use process::{ProcStat, proc_stat};
+pub use redis::RedisServer;
 
 /// The variable naming the peers cache folder.
 pub const PEERS_VAR: &str = "OMNIAGENT_PEERS";
@@ -370,107 +374,93 @@ pub fn swagger_2_examples_in(peers: &Path) -> PathBuf {
 /// `$OMNIAGENT_SWAGGER_2_EXAMPLES`, else the Swagger 2.0 documents of
 /// `@readme/oas-examples` in the peers cache; panics when absent.
 pub fn swagger_2_examples_or_panic() -> PathBuf {
-    let path =
-        non_empty_var(OAS_EXAMPLES_SWAGGER_2_VAR).or_else(|| peers_dir().map(|peers| swagger_2_examples_in(&peers)));
-    existing(path, "the Swagger 2.0 examples of @readme/oas-examples", OAS_EXAMPLES_SWAGGER_2_VAR, "cargo xtask peers")
+    peer_or_panic(OAS_EXAMPLES_SWAGGER_2_VAR, "the Swagger 2.0 examples of @readme/oas-examples", swagger_2_examples_in)
 }
 
 /// `$OMNIAGENT_GITHUB_OPENAPI`, else GitHub's description in the peers cache; panics when absent.
 pub fn github_openapi_or_panic() -> PathBuf {
-    let path = non_empty_var(GITHUB_OPENAPI_VAR).or_else(|| peers_dir().map(|peers| github_openapi_in(&peers)));
-    existing(path, "GitHub's OpenAPI description", GITHUB_OPENAPI_VAR, "cargo xtask peers")
+    peer_or_panic(GITHUB_OPENAPI_VAR, "GitHub's OpenAPI description", github_openapi_in)
 }
 
 /// `$OMNIAGENT_STRIPE_OPENAPI`, else Stripe's description in the peers cache; panics when absent.
 pub fn stripe_openapi_or_panic() -> PathBuf {
-    let path = non_empty_var(STRIPE_OPENAPI_VAR).or_else(|| peers_dir().map(|peers| stripe_openapi_in(&peers)));
-    existing(path, "Stripe's OpenAPI description", STRIPE_OPENAPI_VAR, "cargo xtask peers")
+    peer_or_panic(STRIPE_OPENAPI_VAR, "Stripe's OpenAPI description", stripe_openapi_in)
 }
 
 /// `$OMNIAGENT_OPENCLAW_DIR`, else the package in the peers cache; panics when absent.
 pub fn openclaw_package_or_panic() -> PathBuf {
-    let path = non_empty_var(OPENCLAW_DIR_VAR).or_else(|| peers_dir().map(|peers| openclaw_package_in(&peers)));
-    existing(path, "openclaw's skills", OPENCLAW_DIR_VAR, "cargo xtask peers")
+    peer_or_panic(OPENCLAW_DIR_VAR, "openclaw's skills", openclaw_package_in)
 }
 
 /// `$OMNIAGENT_SERVER_EVERYTHING`, else the program in the peers cache; panics when absent.
 pub fn server_everything_or_panic() -> PathBuf {
-    let path = non_empty_var(SERVER_EVERYTHING_VAR)
-        .or_else(|| peers_dir().map(|peers| server_everything_program(&server_everything_install_in(&peers))));
-    existing(path, "mcp-server-everything", SERVER_EVERYTHING_VAR, "cargo xtask peers")
+    peer_or_panic(SERVER_EVERYTHING_VAR, "mcp-server-everything", |peers| {
+        server_everything_program(&server_everything_install_in(peers))
+    })
 }
 
 /// `$OMNIAGENT_MCP_APP_SERVER`, else the program in the peers cache; panics when absent.
 pub fn mcp_app_server_or_panic() -> PathBuf {
-    let path = non_empty_var(MCP_APP_SERVER_VAR)
-        .or_else(|| peers_dir().map(|peers| mcp_app_server_program(&mcp_app_server_install_in(&peers))));
-    existing(path, "the MCP App server", MCP_APP_SERVER_VAR, "cargo xtask peers")
+    peer_or_panic(MCP_APP_SERVER_VAR, "the MCP App server", |peers| {
+        mcp_app_server_program(&mcp_app_server_install_in(peers))
+    })
 }
 
 /// `$OMNIAGENT_PRISM`, else the program in the peers cache; panics when absent.
 pub fn prism_or_panic() -> PathBuf {
-    let path = non_empty_var(PRISM_VAR).or_else(|| peers_dir().map(|peers| prism_program(&prism_install_in(&peers))));
-    existing(path, "prism", PRISM_VAR, "cargo xtask peers")
+    peer_or_panic(PRISM_VAR, "prism", |peers| prism_program(&prism_install_in(peers)))
 }
 
 /// `$OMNIAGENT_HTTPSIG_PYTHON`, else the interpreter of the `http-message-signatures`
 /// virtual environment in the peers cache; panics when absent.
 pub fn httpsig_python_or_panic() -> PathBuf {
-    let path =
-        non_empty_var(HTTPSIG_PYTHON_VAR).or_else(|| peers_dir().map(|peers| venv_python(&httpsig_venv_in(&peers))));
-    existing(path, "the Python of http-message-signatures", HTTPSIG_PYTHON_VAR, "cargo xtask peers")
+    peer_or_panic(HTTPSIG_PYTHON_VAR, "the Python of http-message-signatures", |peers| {
+        venv_python(&httpsig_venv_in(peers))
+    })
 }
 
 /// `$OMNIAGENT_MCP_PYTHON`, else the interpreter of the virtual environment with the MCP
 /// Python SDK and FastMCP in the peers cache; panics when absent.
 pub fn mcp_python_or_panic() -> PathBuf {
-    let path =
-        non_empty_var(MCP_PYTHON_VAR).or_else(|| peers_dir().map(|peers| venv_python(&mcp_python_venv_in(&peers))));
-    existing(path, "the Python of the MCP Python SDK", MCP_PYTHON_VAR, "cargo xtask peers")
+    peer_or_panic(MCP_PYTHON_VAR, "the Python of the MCP Python SDK", |peers| venv_python(&mcp_python_venv_in(peers)))
 }
 
 /// `$OMNIAGENT_SKILLS_REF_PYTHON`, else the interpreter of the `skills-ref` virtual
 /// environment in the peers cache; panics when absent.
 pub fn skills_ref_python_or_panic() -> PathBuf {
-    let path = non_empty_var(SKILLS_REF_PYTHON_VAR)
-        .or_else(|| peers_dir().map(|peers| venv_python(&skills_ref_venv_in(&peers))));
-    existing(path, "the Python of skills-ref", SKILLS_REF_PYTHON_VAR, "cargo xtask peers")
+    peer_or_panic(SKILLS_REF_PYTHON_VAR, "the Python of skills-ref", |peers| venv_python(&skills_ref_venv_in(peers)))
 }
 
 /// `$OMNIAGENT_MCP_CONFORMANCE`, else the conformance suite's program in the peers cache;
 /// panics when absent.
 pub fn mcp_conformance_or_panic() -> PathBuf {
-    let path = non_empty_var(MCP_CONFORMANCE_VAR)
-        .or_else(|| peers_dir().map(|peers| mcp_conformance_program(&mcp_conformance_install_in(&peers))));
-    existing(path, "the MCP conformance suite", MCP_CONFORMANCE_VAR, "cargo xtask peers")
+    peer_or_panic(MCP_CONFORMANCE_VAR, "the MCP conformance suite", |peers| {
+        mcp_conformance_program(&mcp_conformance_install_in(peers))
+    })
 }
 
 /// `$OMNIAGENT_MCP_INSPECTOR`, else the Inspector CLI's program in the peers cache; panics
 /// when absent.
 pub fn mcp_inspector_or_panic() -> PathBuf {
-    let path = non_empty_var(MCP_INSPECTOR_VAR)
-        .or_else(|| peers_dir().map(|peers| mcp_inspector_program(&mcp_inspector_install_in(&peers))));
-    existing(path, "mcp-inspector-cli", MCP_INSPECTOR_VAR, "cargo xtask peers")
+    peer_or_panic(MCP_INSPECTOR_VAR, "mcp-inspector-cli", |peers| {
+        mcp_inspector_program(&mcp_inspector_install_in(peers))
+    })
 }
 
 /// `$OMNIAGENT_CODEX`, else the `codex` program in the peers cache; panics when absent.
 pub fn codex_or_panic() -> PathBuf {
-    let path = non_empty_var(CODEX_VAR).or_else(|| peers_dir().map(|peers| codex_program(&codex_install_in(&peers))));
-    existing(path, "codex", CODEX_VAR, "cargo xtask peers")
+    peer_or_panic(CODEX_VAR, "codex", |peers| codex_program(&codex_install_in(peers)))
 }
 
 /// `$OMNIAGENT_GEMINI_CLI`, else the `gemini` program in the peers cache; panics when absent.
 pub fn gemini_cli_or_panic() -> PathBuf {
-    let path = non_empty_var(GEMINI_CLI_VAR)
-        .or_else(|| peers_dir().map(|peers| gemini_cli_program(&gemini_cli_install_in(&peers))));
-    existing(path, "gemini", GEMINI_CLI_VAR, "cargo xtask peers")
+    peer_or_panic(GEMINI_CLI_VAR, "gemini", |peers| gemini_cli_program(&gemini_cli_install_in(peers)))
 }
 
 /// `$OMNIAGENT_OIDC_PROVIDER_DIR`, else `oidc-provider`'s install folder in the peers
 /// cache; panics when absent.
 pub fn oidc_provider_or_panic() -> PathBuf {
-    let path = non_empty_var(OIDC_PROVIDER_VAR).or_else(|| peers_dir().map(|peers| oidc_provider_install_in(&peers)));
-    let install = existing(path, "oidc-provider", OIDC_PROVIDER_VAR, "cargo xtask peers");
+    let install = peer_or_panic(OIDC_PROVIDER_VAR, "oidc-provider", oidc_provider_install_in);
     existing(Some(oidc_provider_package(&install)), "oidc-provider", OIDC_PROVIDER_VAR, "cargo xtask peers");
     install
 }
@@ -509,6 +499,13 @@ pub fn sample_server_or_panic() -> PathBuf {
     existing(path, "mcp-sample-server", SAMPLE_SERVER_VAR, "cargo build -p mcp-sample-server")
 }
 
+/// `$variable`, else what `in_peers` names in the peers cache; panics, naming `what`, when
+/// absent.
+fn peer_or_panic(variable: &str, what: &str, in_peers: impl FnOnce(&Path) -> PathBuf) -> PathBuf {
+    let path = non_empty_var(variable).or_else(|| peers_dir().map(|peers| in_peers(&peers)));
+    existing(path, what, variable, "cargo xtask peers")
+}
+
 fn existing(path: Option<PathBuf>, what: &str, variable: &str, remedy: &str) -> PathBuf {
     match path {
         Some(path) if path.exists() => path,
@@ -517,130 +514,5 @@ fn existing(path: Option<PathBuf>, what: &str, variable: &str, remedy: &str) -> 
             path.display()
         ),
         None => panic!("cannot find {what}: run `{remedy}` (`cargo xtask test` does it), or set {variable}"),
-    }
-}
-
-/// A `redis-server` (the system's package) of a test's own on a loopback port, keeping
-/// nothing on disk, killed when dropped.
-#[derive(Debug)]
-pub struct RedisServer {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl RedisServer {
-    /// A server on a free port. A port another test's server took between the pick and
-    /// the start is given up for another.
-    pub fn start() -> Self {
-        for _ in 0..10 {
-            let port =
-                std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port").local_addr().unwrap().port();
-            if let Some(server) = Self::try_start_on(port) {
-                return server;
-            }
-        }
-        panic!("redis-server did not start on any of 10 free ports")
-    }
-
-    /// A server on `port` (to start one again where another was), listening when this
-    /// returns; a missing `redis-server` fails the test saying how to install it.
-    pub fn start_on(port: u16) -> Self {
-        Self::try_start_on(port).unwrap_or_else(|| panic!("redis-server could not listen on port {port}"))
-    }
-
-    /// A server on `port` once it listens, or none when the port was taken: the server
-    /// that answers there must be this child (its `INFO` names the process).
-    fn try_start_on(port: u16) -> Option<Self> {
-        let child = std::process::Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap_or_else(|error| {
-                panic!("cannot start redis-server ({error}): install it (`apt-get install redis-server`)")
-            });
-        let mut server = Self { child, port };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        loop {
-            if server.child.try_wait().expect("redis-server's status").is_some() {
-                return None;
-            }
-            if let Some(process) = redis_process_id(port) {
-                return (process == server.child.id()).then_some(server);
-            }
-            assert!(std::time::Instant::now() < deadline, "redis-server did not listen on port {port} within 10 s");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    }
-
-    /// Its port.
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-
-    /// Its URL, `redis://127.0.0.1:PORT/`.
-    pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-}
-
-/// The process id of the Redis server listening on `port`, from its `INFO server`.
-fn redis_process_id(port: u16) -> Option<u32> {
-    use std::io::{BufRead as _, Write as _};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(5))).ok()?;
-    stream.write_all(b"INFO server\r\n").ok()?;
-    std::io::BufReader::new(stream)
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|line| line.strip_prefix("process_id:").and_then(|id| id.trim().parse().ok()))
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Whether a benchmark's figure named `name`, measured outside criterion and printed
-/// beside its report, is wanted: under `cargo bench` only (not when `cargo test
-/// --benches` runs each benchmark once), and unless a filter leaves it out.
-pub fn printed_figure_wanted(name: &str) -> bool {
-    figure_wanted(std::env::args().skip(1), name)
-}
-
-fn figure_wanted(args: impl Iterator<Item = String>, name: &str) -> bool {
-    let args: Vec<String> = args.collect();
-    let filters: Vec<&String> = args.iter().filter(|arg| !arg.starts_with('-')).collect();
-    args.iter().any(|arg| arg == "--bench") && (filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
-}
-
-#[cfg(test)]
-mod figure_tests {
-    use super::figure_wanted;
-
-    fn wanted(args: &[&str]) -> bool {
-        figure_wanted(args.iter().map(|arg| (*arg).to_owned()), "call_sequential/paired")
-    }
-
-    #[test]
-    fn a_figure_is_printed_under_cargo_bench_unless_a_filter_leaves_it_out() {
-        assert!(wanted(&["--bench"]));
-        assert!(wanted(&["--bench", "paired"]));
-        assert!(!wanted(&["--bench", "startup"]));
-        assert!(!wanted(&[]), "cargo test --benches runs each benchmark once, without --bench");
-    }
-}
-
-#[cfg(test)]
-mod redis_tests {
-    use super::RedisServer;
-
-    #[test]
-    fn a_port_another_server_holds_is_not_mistaken_for_ours() {
-        let other = RedisServer::start();
-        assert!(RedisServer::try_start_on(other.port()).is_none());
-        let ours = RedisServer::start();
-        assert_eq!(super::redis_process_id(ours.port()), Some(ours.child.id()));
     }
 }
