@@ -106,6 +106,7 @@ pub use crate::resource::{
 };
 pub use crate::secret::{
     ExposeSecret, MAX_SECRET_FILE_BYTES, SecretRef, SecretResolver, SecretString, Secrets, expand_home, expand_vars,
+    user_home,
 };
 pub use crate::skill::Skill;
 pub use crate::source::{SourceKind, ToolSource};

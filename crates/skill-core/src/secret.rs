@@ -291,12 +291,21 @@ fn trim_one_newline(value: &mut String) {
     }
 }
 
-/// Expands a leading `~/` to `$HOME`.
+/// Expands a leading `~/` to the person's home folder ([`user_home`]).
 pub fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+    match (path.strip_prefix("~/"), user_home()) {
+        (Some(rest), Some(home)) => home.join(rest),
         _ => PathBuf::from(path),
     }
+}
+
+/// The person's home folder: `$HOME`, else `%USERPROFILE%` (Windows); an empty one is
+/// none.
+pub fn user_home() -> Option<PathBuf> {
+    ["HOME", "USERPROFILE"]
+        .into_iter()
+        .find_map(|name| std::env::var_os(name).filter(|home| !home.is_empty()))
+        .map(PathBuf::from)
 }
 
 /// The secret values one skill of one agent receives, by name.

@@ -215,12 +215,9 @@ fn codex_home() -> anyhow::Result<PathBuf> {
     }
 }
 
-/// The person's home folder: $HOME, else (on Windows) %USERPROFILE%.
+/// The person's home folder (see [`skill_core::user_home`]).
 fn user_home() -> anyhow::Result<PathBuf> {
-    ["HOME", "USERPROFILE"]
-        .into_iter()
-        .find_map(|name| std::env::var_os(name).filter(|home| !home.is_empty()))
-        .map(PathBuf::from)
+    skill_core::user_home()
         .ok_or_else(|| UsageError::new("HOME is not set, so the host's config cannot be found").into())
 }
 

@@ -26,8 +26,8 @@ impl Home {
         if let Some(root) = std::env::var_os("OMNIAGENT_HOME").filter(|root| !root.is_empty()) {
             return Ok(Self { root: PathBuf::from(root) });
         }
-        match std::env::var_os("HOME").filter(|home| !home.is_empty()) {
-            Some(home) => Ok(Self { root: Path::new(&home).join(".omniagent") }),
+        match skill_core::user_home() {
+            Some(home) => Ok(Self { root: home.join(".omniagent") }),
             None => Err(HostError::NoHome),
         }
     }

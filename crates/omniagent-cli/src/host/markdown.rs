@@ -81,8 +81,8 @@ pub fn markdown_sources(config: &AgentConfig, home: &Home, paths: &SkillPaths) -
         }
         dirs.push(home_skills);
         dirs.extend(project_dirs.iter().cloned());
-        if let Some(user_home) = std::env::var_os("HOME").filter(|user_home| !user_home.is_empty()) {
-            dirs.push(PathBuf::from(user_home).join(".agents/skills"));
+        if let Some(user_home) = skill_core::user_home() {
+            dirs.push(user_home.join(".agents/skills"));
         }
         dirs.extend(skills.paths.iter().map(|path| skill_core::expand_home(path)));
     }
