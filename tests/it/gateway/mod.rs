@@ -510,6 +510,10 @@ async fn edits_to_skills_and_config_reach_connected_clients() {
 
     home.write("skills/second/SKILL.md", "---\nname: second\ndescription: A skill added later\n---\nSecond.\n");
     eventually("the new skill's prompt", || prompt_names(&agent).contains(&"gw__skills__second".to_owned())).await;
+    // The skills read for the first session's instructions (and the agent) are read again.
+    let later_session = python("legacy", &["http", &gateway.url()], json!({}), &[]);
+    let instructions = later_session["instructions"].as_str().unwrap_or_default();
+    assert!(instructions.contains("A skill added later"), "{instructions}");
 
     let sample_pid = agent.call_tool("gw__sample__pid", json!({})).await.unwrap();
     home.write("config.yaml", &config(false));

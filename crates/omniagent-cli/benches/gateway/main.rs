@@ -28,6 +28,9 @@
 //!   (initialize, initialized, the GET stream rmcp opens; each its own client), the agent
 //!   already made by an earlier session; the difference divided by 200. Target: at most
 //!   100 KiB. The peer is the FastMCP proxy, measured the same way.
+//! - `gateway_session_open`: opening and closing a 2025-11-25 session over HTTP, with 500
+//!   markdown skills (whose catalog is each session's instructions) and with none (see
+//!   `skills`).
 //! - `gateway_stdio_start`: spawn, `initialize` written at once, until its answer's line
 //!   arrives; the upstream is configured but lazy (not started). `omniagent_mcp_serve`
 //!   against `mcp_sample_server` (a bare rmcp server). Target: within 20 ms. The exit
@@ -62,6 +65,7 @@ use tokio::runtime::Runtime;
 mod github;
 #[path = "../sixteen_clients/mod.rs"]
 mod sixteen_clients;
+mod skills;
 
 use sixteen_clients::CLIENTS;
 
@@ -495,6 +499,7 @@ criterion_group!(
     github::tools_list_github,
     github::tool_search_github,
     idle_session_memory,
+    skills::session_open,
     stdio_start
 );
 

@@ -3,6 +3,8 @@
 mod oauth;
 #[cfg(feature = "redis")]
 mod sessions;
+#[cfg(feature = "markdown")]
+mod skill_sets;
 mod watch;
 
 use std::collections::BTreeMap;
@@ -19,6 +21,8 @@ use skill_mcp::server::{
 };
 use tokio_util::sync::CancellationToken;
 
+#[cfg(feature = "markdown")]
+use self::skill_sets::SkillSets;
 use super::{Session, on_interaction};
 use crate::UsageError;
 
@@ -33,10 +37,22 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 /// one is valid.
 pub(crate) type SharedConfig = Arc<RwLock<Arc<Config>>>;
 
-/// The handles of each client's markdown skills (its prompts, then its skill files), by
-/// client: the watch gives them what the skill folders hold now. An agent made again
-/// replaces its client's entry, so there is at most one per client.
-pub(crate) type MarkdownHandles = Arc<Mutex<BTreeMap<String, [SkillHandle; 2]>>>;
+/// What the gateway keeps of each client's markdown skills.
+#[derive(Clone, Default)]
+pub(crate) struct Markdown {
+    /// The handles of the two markdown skills of each client's agent (its prompts, then
+    /// its skill files), by client: the watch gives them what the skill folders hold now.
+    /// An agent made again replaces its client's entry, so there is at most one per
+    /// client.
+    handles: Arc<Mutex<BTreeMap<String, [SkillHandle; 2]>>>,
+    /// The skills as last read, for the instructions and the agents.
+    sets: SkillSets,
+}
+
+/// Without markdown skills, there are none to share.
+#[cfg(not(feature = "markdown"))]
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SkillSets;
 
 /// Which `agents:` entry each client runs as: the client's `agent`, an OAuth identity's
 /// that of `serve.oauth.agents`, and for the client `""` (stdio, or HTTP without clients)
@@ -151,9 +167,10 @@ pub(crate) async fn run(
         oauth: oauth::OAuthAgents::of(&serve),
     };
     let identities: Vec<String> = sections.oauth.client_names().map(str::to_owned).collect();
-    let markdown = MarkdownHandles::default();
-    let factory = agent_factory(Arc::clone(&config), session.home.clone(), sections.clone(), Arc::clone(&markdown));
-    let instructions = instructions_factory(Arc::clone(&config), session.home.clone(), sections.clone());
+    let markdown = Markdown::default();
+    let factory = agent_factory(Arc::clone(&config), session.home.clone(), sections.clone(), markdown.clone());
+    let instructions =
+        instructions_factory(Arc::clone(&config), session.home.clone(), sections.clone(), markdown.sets.clone());
     let mut gateway = Gateway::new(factory, instructions);
     if tool_search || serve.tool_search {
         gateway = gateway.with_tool_search(listed_with_tool_search());
@@ -212,21 +229,27 @@ pub(crate) async fn run(
 }
 
 /// Makes each client's agent from the current config (see [`Sections`]), with its
-/// markdown skills as prompts, whose handles go to `markdown`.
-fn agent_factory(config: SharedConfig, home: Home, sections: Sections, markdown: MarkdownHandles) -> AgentFactory {
+/// markdown skills (of `markdown`'s sets) as prompts, whose handles go to `markdown`.
+fn agent_factory(config: SharedConfig, home: Home, sections: Sections, markdown: Markdown) -> AgentFactory {
     Arc::new(move |wanted: AgentFor| {
         let current = Arc::clone(&config.read().unwrap_or_else(std::sync::PoisonError::into_inner));
         let agent_config = sections.agent_config(&current, &wanted.client);
         let home = home.clone();
-        let markdown = Arc::clone(&markdown);
+        let markdown = markdown.clone();
         Box::pin(async move {
             let agent_config = agent_config?;
             let person = Person { on_interaction: Some(tell_the_caller()), apps: wanted.apps, ..Person::default() };
             let agent = start_agent(&agent_config, &home, Wanted::AllButSkillTools, person)
                 .await
                 .map_err(|error| error.to_string())?;
-            if let Some(handles) = add_markdown_prompts(&agent, &agent_config, &home).await {
-                markdown.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(wanted.client, handles);
+            if let Some(handles) =
+                add_markdown_prompts(&agent, &wanted.client, &agent_config, &home, &markdown.sets).await
+            {
+                markdown
+                    .handles
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(wanted.client, handles);
             }
             for line in agent.tool_filter_report().unmatched_lines() {
                 tracing::warn!("`tools:` {line}");
@@ -241,15 +264,20 @@ fn agent_factory(config: SharedConfig, home: Home, sections: Sections, markdown:
 /// host that adds a server's instructions to its model's prompt gives the model, so that
 /// the model knows when to load a skill. Nothing for an agent without skills.
 #[cfg(feature = "markdown")]
-fn instructions_factory(config: SharedConfig, home: Home, sections: Sections) -> Option<InstructionsFactory> {
+fn instructions_factory(
+    config: SharedConfig,
+    home: Home,
+    sections: Sections,
+    skill_sets: SkillSets,
+) -> Option<InstructionsFactory> {
     Some(Arc::new(move |client: String| {
         let current = Arc::clone(&config.read().unwrap_or_else(std::sync::PoisonError::into_inner));
         let agent_config = sections.agent_config(&current, &client);
         let home = home.clone();
+        let skill_sets = skill_sets.clone();
         Box::pin(async move {
             let agent_config = agent_config.ok()?;
-            let paths = omniagent_host::SkillPaths::default();
-            let set = omniagent_host::load_markdown_skills(&agent_config, &home, &paths).await;
+            let set = skill_sets.of(&client, &agent_config, &home).await;
             let catalog = skill_markdown::PromptConfig {
                 mode: skill_markdown::PromptMode::Catalog,
                 ..agent_config.prompt_config()
@@ -261,7 +289,12 @@ fn instructions_factory(config: SharedConfig, home: Home, sections: Sections) ->
 }
 
 #[cfg(not(feature = "markdown"))]
-fn instructions_factory(_config: SharedConfig, _home: Home, _sections: Sections) -> Option<InstructionsFactory> {
+fn instructions_factory(
+    _config: SharedConfig,
+    _home: Home,
+    _sections: Sections,
+    _skill_sets: SkillSets,
+) -> Option<InstructionsFactory> {
     None
 }
 
@@ -284,23 +317,26 @@ fn tell_the_caller() -> omniagent_host::OnInteraction {
 #[cfg(feature = "markdown")]
 async fn add_markdown_prompts(
     agent: &Agent,
+    client: &str,
     config: &omniagent_host::AgentConfig,
     home: &Home,
+    skill_sets: &SkillSets,
 ) -> Option<[SkillHandle; 2]> {
-    let (prompts, files) = markdown_skills(config, home).await;
+    let set = skill_sets.of(client, config, home).await;
+    let (prompts, files) = markdown_skills(config, home, &set);
     let handles = [agent.register(Box::new(prompts)), agent.register(Box::new(files))];
     agent.init_compiled_skills().await;
     Some(handles)
 }
 
-/// The skills that give the agent's markdown skills as prompts and as resources, as they
-/// are on disk now.
+/// The skills that give the markdown skills `set` (read for `config`) as prompts and as
+/// resources.
 #[cfg(feature = "markdown")]
-async fn markdown_skills(
+fn markdown_skills(
     config: &omniagent_host::AgentConfig,
     home: &Home,
+    set: &skill_markdown::SkillSet,
 ) -> (skill_markdown::SkillPrompts, skill_markdown::SkillFiles) {
-    let set = omniagent_host::load_markdown_skills(config, home, &omniagent_host::SkillPaths::default()).await;
     for skipped in &set.skipped {
         match skipped.line {
             Some(line) => tracing::warn!("{}:{line}: {}", skipped.path.display(), skipped.reason),
@@ -313,15 +349,17 @@ async fn markdown_skills(
     }
     let files = skill_markdown::SkillFiles::new(&set.skills, &prompt_config);
     let tools = config.skills().tools.then(|| omniagent_host::markdown_skill_tools(config, home, &set.skills));
-    let prompts = skill_markdown::SkillPrompts::new(set.skills, prompt_config);
+    let prompts = skill_markdown::SkillPrompts::new(set.skills.clone(), prompt_config);
     (tools.into_iter().fold(prompts, skill_markdown::SkillPrompts::with_tools), files)
 }
 
 #[cfg(not(feature = "markdown"))]
 async fn add_markdown_prompts(
     _agent: &Agent,
+    _client: &str,
     _config: &omniagent_host::AgentConfig,
     _home: &Home,
+    _skill_sets: &SkillSets,
 ) -> Option<[SkillHandle; 2]> {
     None
 }

@@ -6,9 +6,11 @@
 //!   config kept. A valid one replaces it; each running agent whose own effective config
 //!   differs is made afresh, the others keep running untouched. `serve:` itself (address,
 //!   clients, tokens) takes effect at the next start.
-//! - A skill folder changed: each running agent's markdown prompts, the tools that load
-//!   them on demand, and skill files are read again, and handed to those two skills
-//!   through their handles (skills activated before are given in full again).
+//! - A skill folder changed: every client's markdown skills are forgotten (the next
+//!   session's instructions read them again); each running agent's markdown prompts,
+//!   the tools that load them on demand, and skill files are read again, and handed to
+//!   those two skills through their handles (skills activated before are given in full
+//!   again).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,7 +20,7 @@ use omniagent_host::{ConfigLocation, Home};
 use skill_mcp::server::Gateway;
 use tokio_util::sync::CancellationToken;
 
-use super::{MarkdownHandles, Sections, SharedConfig};
+use super::{Markdown, Sections, SharedConfig};
 
 /// How often the files are looked at.
 const POLL: Duration = Duration::from_secs(1);
@@ -32,7 +34,7 @@ pub(super) async fn watch(
     config: SharedConfig,
     home: Home,
     sections: Sections,
-    markdown: MarkdownHandles,
+    markdown: Markdown,
     stop: CancellationToken,
 ) {
     let mut config_seen = config_text(&location).await;
@@ -94,15 +96,17 @@ async fn reload_markdown(
     config: &SharedConfig,
     sections: &Sections,
     home: &Home,
-    markdown: &MarkdownHandles,
+    markdown: &Markdown,
 ) {
     use skill_core::Skill as _;
     let config = current(config);
+    markdown.sets.forget();
     for (client, _agent) in gateway.running_agents() {
-        let handles = markdown.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&client).cloned();
+        let handles = markdown.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&client).cloned();
         let Some([prompts_handle, files_handle]) = handles else { continue };
         let Ok(agent_config) = sections.agent_config(&config, &client) else { continue };
-        let (prompts, files) = super::markdown_skills(&agent_config, home).await;
+        let set = markdown.sets.of(&client, &agent_config, home).await;
+        let (prompts, files) = super::markdown_skills(&agent_config, home, &set);
         let taken = prompts_handle
             .replace_prompts(prompts.prompts())
             .and_then(|()| prompts_handle.replace_tools(prompts.tools()))
@@ -119,7 +123,7 @@ async fn reload_markdown(
     _config: &SharedConfig,
     _sections: &Sections,
     _home: &Home,
-    _markdown: &MarkdownHandles,
+    _markdown: &Markdown,
 ) {
 }
 
