@@ -209,19 +209,25 @@ async fn authenticate(State(tokens): State<Arc<Tokens>>, mut request: Request, n
             request.extensions_mut().insert(ClientName(client));
             next.run(request).await
         }
-        None => {
-            let (error, text) = match presented {
-                None => ("invalid_request", "this MCP server needs `Authorization: Bearer <token>`"),
-                Some(_) => ("invalid_token", "the bearer token is not one of this MCP server's clients"),
-            };
-            let mut response = (StatusCode::UNAUTHORIZED, text).into_response();
-            let challenge = format!(r#"Bearer realm="omniagent", error="{error}""#);
-            if let Ok(value) = HeaderValue::from_str(&challenge) {
-                response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
-            }
-            response
-        }
+        None => unknown_client(presented.is_some()),
     }
+}
+
+/// The 401 for a request that is no client's: a bearer token that is none of theirs is an
+/// `invalid_token`; a request without one gets the bare challenge, with no error code
+/// (RFC 6750 §3.1: the client may not know that the server needs authentication).
+fn unknown_client(token_presented: bool) -> Response {
+    let (challenge, text) = if token_presented {
+        (
+            r#"Bearer realm="omniagent", error="invalid_token""#,
+            "the bearer token is not one of this MCP server's clients",
+        )
+    } else {
+        (r#"Bearer realm="omniagent""#, "this MCP server needs `Authorization: Bearer <token>`")
+    };
+    let mut response = (StatusCode::UNAUTHORIZED, text).into_response();
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+    response
 }
 
 #[cfg(test)]
@@ -239,6 +245,17 @@ mod tests {
         assert_eq!(tokens.client_of("beta"), Some("bob"));
         assert_eq!(tokens.client_of("alpha-toke"), None);
         assert_eq!(tokens.client_of(""), None);
+    }
+
+    #[test]
+    fn only_a_wrong_token_is_challenged_with_an_error_code() {
+        let challenge = |token_presented| {
+            let response = unknown_client(token_presented);
+            let header = response.headers().get(header::WWW_AUTHENTICATE).unwrap().to_str().unwrap().to_owned();
+            (response.status().as_u16(), header)
+        };
+        assert_eq!(challenge(false), (401, r#"Bearer realm="omniagent""#.to_owned()));
+        assert_eq!(challenge(true), (401, r#"Bearer realm="omniagent", error="invalid_token""#.to_owned()));
     }
 
     #[tokio::test]
