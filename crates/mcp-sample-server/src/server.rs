@@ -17,8 +17,8 @@ use rmcp::{
     },
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
-        ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, SubscriptionFilter,
-        Tool,
+        ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities,
+        ServerConfig, SubscriptionFilter, Tool,
     },
     service::{RequestContext, SubscriptionContext, SubscriptionSink},
     tool, tool_router,
@@ -148,6 +148,12 @@ impl SampleServer {
         Parameters(SleepArgs { ms }): Parameters<SleepArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<String, McpError> {
+        // Progress 0 tells a client that asked for progress that the call has begun here,
+        // so its test can cancel a call that is surely running.
+        if let Some(token) = context.meta.get_progress_token() {
+            let started = ProgressNotificationParam::new(token, 0.0).with_total(ms as f64);
+            let _not_sent = context.peer.notify_progress(started).await;
+        }
         tokio::select! {
             () = tokio::time::sleep(Duration::from_millis(ms)) => Ok("slept".to_owned()),
             // rmcp drops the answer to a cancelled request, so this error is never sent;

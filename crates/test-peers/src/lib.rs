@@ -175,6 +175,12 @@ pub const OIDC_PROVIDER_PACKAGE: &str = "oidc-provider";
 pub const OIDC_PROVIDER_VERSION: &str = "9.13.3";
 /// The variable naming its install folder (see [`oidc_provider_install_in`]).
 pub const OIDC_PROVIDER_VAR: &str = "OMNIAGENT_OIDC_PROVIDER_DIR";
+/// The npm package of the official MCP TypeScript SDK, whose client the gateway tests
+/// drive (`tests/fixtures/gateway/ts_client.mjs`). Its version is not pinned: the tests
+/// run its latest release, which `cargo xtask peers` asks npm for at most once a day.
+pub const MCP_TS_SDK_PACKAGE: &str = "@modelcontextprotocol/sdk";
+/// The variable naming the SDK's package folder (see [`mcp_ts_sdk_package`]).
+pub const MCP_TS_SDK_VAR: &str = "OMNIAGENT_MCP_TS_SDK";
 
 /// The program `name` that npm links into `node_modules/.bin` of the install folder
 /// `install` (a `.cmd` launcher on Windows).
@@ -327,6 +333,34 @@ pub fn oidc_provider_node(install: &Path) -> PathBuf {
         return install.join("node_modules").join(".bin").join("node");
     }
     PathBuf::from(if cfg!(windows) { "node.exe" } else { "node" })
+}
+
+/// The file in the cache folder `peers` that names the release of the MCP TypeScript SDK
+/// installed last; when it was written is when npm was last asked for the latest one.
+pub fn mcp_ts_sdk_latest_file(peers: &Path) -> PathBuf {
+    peers.join("mcp-ts-sdk-latest")
+}
+
+/// The folder in the cache folder `peers` that release `version` of the MCP TypeScript
+/// SDK is installed into.
+pub fn mcp_ts_sdk_install_in(peers: &Path, version: &str) -> PathBuf {
+    peers.join(format!("mcp-ts-sdk-{version}"))
+}
+
+/// The SDK's package folder of an install folder.
+pub fn mcp_ts_sdk_package(install: &Path) -> PathBuf {
+    install.join("node_modules").join(MCP_TS_SDK_PACKAGE)
+}
+
+/// `$OMNIAGENT_MCP_TS_SDK`, else the package folder of the SDK release the peers cache
+/// names as installed last (see [`mcp_ts_sdk_latest_file`]); panics when absent.
+pub fn mcp_ts_sdk_or_panic() -> PathBuf {
+    let path = non_empty_var(MCP_TS_SDK_VAR).or_else(|| {
+        let peers = peers_dir()?;
+        let version = std::fs::read_to_string(mcp_ts_sdk_latest_file(&peers)).ok()?;
+        Some(mcp_ts_sdk_package(&mcp_ts_sdk_install_in(&peers, version.trim())))
+    });
+    existing(path, "the MCP TypeScript SDK", MCP_TS_SDK_VAR, "cargo xtask peers")
 }
 
 /// The Python interpreter of a virtual environment.

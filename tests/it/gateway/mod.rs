@@ -17,6 +17,7 @@ mod oauth;
 mod resources;
 mod skill_tools;
 mod tool_search;
+mod ts_sdk;
 
 use crate::{Home, raw_http_status};
 
