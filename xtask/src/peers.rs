@@ -15,7 +15,10 @@
 //! its latest release), an MCP client. For `omniagent mcp install`: Codex (`@openai/codex`), whose own
 //! `codex mcp` commands write and read its config, and Gemini CLI (`@google/gemini-cli`),
 //! a host that connects to the servers its settings name. For `omniagent skills validate`: a third virtual environment
-//! with PyPI `skills-ref`, the Agent Skills specification's reference validator.
+//! with PyPI `skills-ref`, the Agent Skills specification's reference validator. Behind
+//! the gateway, MCP servers on PyPI, their latest releases: `mcp-server-sqlite` (with the
+//! MCP Python SDK 1.x it is written for) in one virtual environment, `mcp-server-time`
+//! and `mcp-server-git` in another.
 //!
 //! Where they go is the `test-peers` crate's business (`$OMNIAGENT_PEERS`, else
 //! `$XDG_CACHE_HOME/omniagent-peers`, else `~/.cache/omniagent-peers`): the tests look
@@ -91,6 +94,22 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
         (HTTPSIG_PYTHON_VAR, ensure_pip_venv(peers, &HTTP_MESSAGE_SIGNATURES_REQUIREMENTS, &httpsig_venv_in(peers))?),
         (MCP_PYTHON_VAR, ensure_pip_venv(peers, &MCP_PYTHON_REQUIREMENTS, &mcp_python_venv_in(peers))?),
         (SKILLS_REF_PYTHON_VAR, ensure_pip_venv(peers, &SKILLS_REF_REQUIREMENTS, &skills_ref_venv_in(peers))?),
+        (
+            test_peers::MCP_SERVER_SQLITE_PYTHON_VAR,
+            ensure_pip_venv(
+                peers,
+                &test_peers::MCP_SERVER_SQLITE_REQUIREMENTS,
+                &test_peers::mcp_server_sqlite_venv_in(peers),
+            )?,
+        ),
+        (
+            test_peers::MCP_SERVERS_TIME_GIT_PYTHON_VAR,
+            ensure_pip_venv(
+                peers,
+                &test_peers::MCP_SERVERS_TIME_GIT_REQUIREMENTS,
+                &test_peers::mcp_servers_time_git_venv_in(peers),
+            )?,
+        ),
         (MCP_CONFORMANCE_VAR, ensure_mcp_conformance(peers)?),
         (MCP_INSPECTOR_VAR, ensure_mcp_inspector(peers)?),
         (OIDC_PROVIDER_VAR, ensure_oidc_provider(peers)?),

@@ -230,6 +230,7 @@ impl Skill for McpSkill {
             connection: std::sync::RwLock::new(None),
             starting: tokio::sync::Mutex::new(()),
             closing: std::sync::Mutex::new(Vec::new()),
+            failed_methods: std::sync::Mutex::default(),
         });
         let connection = shared.connection().await?;
         self.items = shared.list_items(&connection).await?;
@@ -325,6 +326,8 @@ struct Shared {
     starting: tokio::sync::Mutex<()>,
     /// Discarded connections still shutting down; `close` waits for them.
     closing: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The optional requests (listings, completions) whose failure has been logged.
+    failed_methods: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
 }
 
 impl Shared {
@@ -412,28 +415,25 @@ impl Shared {
 
     /// Every tool, prompt, resource and resource template the server lists (following
     /// pagination), as skill items; prompts and resources only when the server declares
-    /// them. All within the start-up bound.
+    /// them. All within the start-up bound. Only `tools/list` must answer: an optional
+    /// listing that fails counts as empty (see [`Shared::optional`]).
     async fn list_items(self: &Arc<Self>, connection: &Connection) -> Result<Items, Error> {
         let startup = self.config.timeouts.startup;
-        let listed = tokio::time::timeout(startup, self.list_items_unbounded(connection))
-            .await
-            .map_err(|_| Error::StartupTimeout { after: startup, stderr: connection.stderr() })?;
-        listed.map_err(|(what, error)| {
-            if error.is_authorization_required() {
-                return Error::LoginRequired { server: self.server.clone() };
-            }
-            Error::Startup { reason: format!("{what}: {}", self.endpoint.shown(&error)), stderr: connection.stderr() }
-        })
-    }
-
-    async fn list_items_unbounded(
-        self: &Arc<Self>,
-        connection: &Connection,
-    ) -> Result<Items, (&'static str, ServiceError)> {
+        let deadline = tokio::time::Instant::now() + startup;
         let peer = &connection.peer;
+        let tools = match tokio::time::timeout_at(deadline, peer.list_all_tools()).await {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(error)) if error.is_authorization_required() => {
+                return Err(Error::LoginRequired { server: self.server.clone() });
+            }
+            Ok(Err(error)) => {
+                let reason = format!("tools/list: {}", self.endpoint.shown(&error));
+                return Err(Error::Startup { reason, stderr: connection.stderr() });
+            }
+            Err(_elapsed) => return Err(Error::StartupTimeout { after: startup, stderr: connection.stderr() }),
+        };
         let capabilities = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
         let server_icons = icons_from_rmcp(peer.peer_info().and_then(|info| info.server_info.as_ref()?.icons.clone()));
-        let tools = peer.list_all_tools().await.map_err(|error| ("tools/list", error))?;
         let mut items = Items {
             tools: tools
                 .into_iter()
@@ -442,7 +442,7 @@ impl Shared {
             ..Items::default()
         };
         if capabilities.prompts.is_some() {
-            let prompts = peer.list_all_prompts().await.map_err(|error| ("prompts/list", error))?;
+            let prompts = self.optional("prompts/list", deadline, peer.list_all_prompts()).await;
             items.prompts = prompts
                 .into_iter()
                 .filter_map(|prompt| {
@@ -452,9 +452,9 @@ impl Shared {
                 .collect();
         }
         if capabilities.resources.is_some() {
-            let resources = peer.list_all_resources().await.map_err(|error| ("resources/list", error))?;
+            let resources = self.optional("resources/list", deadline, peer.list_all_resources()).await;
             let templates =
-                peer.list_all_resource_templates().await.map_err(|error| ("resources/templates/list", error))?;
+                self.optional("resources/templates/list", deadline, peer.list_all_resource_templates()).await;
             items.resources = ResourceCatalog {
                 resources: resources.iter().filter_map(|resource| wire_into(resource).ok()).collect(),
                 templates: templates.iter().filter_map(|template| wire_into(template).ok()).collect(),
@@ -462,6 +462,37 @@ impl Shared {
             };
         }
         Ok(items)
+    }
+
+    /// What the optional listing `method` gives by `deadline`. One that fails or does not
+    /// answer counts as empty: a server that declares resources but has no handler for
+    /// `resources/templates/list` (the Python SDK 1.x's low-level server answers `-32601`,
+    /// as PyPI `mcp-server-sqlite` does) still offers its tools and the rest.
+    async fn optional<T>(
+        &self,
+        method: &'static str,
+        deadline: tokio::time::Instant,
+        listing: impl Future<Output = Result<Vec<T>, ServiceError>>,
+    ) -> Vec<T> {
+        let failure = match tokio::time::timeout_at(deadline, listing).await {
+            Ok(Ok(items)) => return items,
+            Ok(Err(error)) => self.endpoint.shown(&error),
+            Err(_elapsed) => format!("no answer within the start-up bound of {:?}", self.config.timeouts.startup),
+        };
+        self.failed(method, &failure);
+        Vec::new()
+    }
+
+    /// Logs that the optional request `method` failed with `failure`: at warn level the
+    /// first time for this server, as it will likely fail the same way on every listing
+    /// after a `list_changed`; at debug level after that.
+    fn failed(&self, method: &'static str, failure: &str) {
+        let first = self.failed_methods.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(method);
+        if first {
+            tracing::warn!(server = %self.server, method, "{method} failed, so it counts as empty: {failure}");
+        } else {
+            tracing::debug!(server = %self.server, method, "{method} failed again: {failure}");
+        }
     }
 
     /// Sends one request other than a tool call (prompts/get, resources/read) within the

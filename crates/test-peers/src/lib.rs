@@ -137,6 +137,19 @@ pub const SKILLS_REF_REQUIREMENTS: [&str; 5] =
     ["skills-ref==0.1.1", "click==8.5.1", "strictyaml==1.7.3", "python-dateutil==4.0.0", "tzdata==2026.6"];
 /// The variable naming the Python interpreter of that virtual environment.
 pub const SKILLS_REF_PYTHON_VAR: &str = "OMNIAGENT_SKILLS_REF_PYTHON";
+/// What is installed into the virtual environment of PyPI `mcp-server-sqlite`, an MCP
+/// server written for the MCP Python SDK 1.x's low-level server: its latest release, with
+/// the SDK before 2, as its users run it (its own requirement, `mcp>=1.0.0`, would now
+/// bring 2.x).
+pub const MCP_SERVER_SQLITE_REQUIREMENTS: [&str; 2] = ["mcp-server-sqlite", "mcp<2"];
+/// The variable naming the Python interpreter of that virtual environment.
+pub const MCP_SERVER_SQLITE_PYTHON_VAR: &str = "OMNIAGENT_MCP_SERVER_SQLITE_PYTHON";
+/// What is installed into the virtual environment of the reference servers PyPI
+/// `mcp-server-time` and `mcp-server-git`: their latest releases, with the MCP Python SDK
+/// they ask for.
+pub const MCP_SERVERS_TIME_GIT_REQUIREMENTS: [&str; 2] = ["mcp-server-time", "mcp-server-git"];
+/// The variable naming the Python interpreter of that virtual environment.
+pub const MCP_SERVERS_TIME_GIT_PYTHON_VAR: &str = "OMNIAGENT_MCP_SERVERS_TIME_GIT_PYTHON";
 /// The npm package of the official MCP conformance suite.
 pub const MCP_CONFORMANCE_PACKAGE: &str = "@modelcontextprotocol/conformance";
 /// The release of the conformance suite the gateway is checked with.
@@ -276,6 +289,19 @@ pub fn mcp_python_venv_in(peers: &Path) -> PathBuf {
 /// The virtual environment in the cache folder `peers` that `skills-ref` is installed into.
 pub fn skills_ref_venv_in(peers: &Path) -> PathBuf {
     peers.join(format!("skills-ref-{SKILLS_REF_VERSION}"))
+}
+
+/// The virtual environment in the cache folder `peers` that `mcp-server-sqlite` is
+/// installed into (unpinned: the release that was latest when it was made).
+pub fn mcp_server_sqlite_venv_in(peers: &Path) -> PathBuf {
+    peers.join("mcp-server-sqlite-latest")
+}
+
+/// The virtual environment in the cache folder `peers` that `mcp-server-time` and
+/// `mcp-server-git` are installed into (unpinned: the releases that were latest when it
+/// was made).
+pub fn mcp_servers_time_git_venv_in(peers: &Path) -> PathBuf {
+    peers.join("mcp-server-time-git-latest")
 }
 
 /// The folder in the cache folder `peers` that the MCP conformance suite is installed into.
@@ -463,6 +489,23 @@ pub fn mcp_python_or_panic() -> PathBuf {
 /// environment in the peers cache; panics when absent.
 pub fn skills_ref_python_or_panic() -> PathBuf {
     peer_or_panic(SKILLS_REF_PYTHON_VAR, "the Python of skills-ref", |peers| venv_python(&skills_ref_venv_in(peers)))
+}
+
+/// `$OMNIAGENT_MCP_SERVER_SQLITE_PYTHON`, else the interpreter of the `mcp-server-sqlite`
+/// virtual environment in the peers cache; panics when absent.
+pub fn mcp_server_sqlite_python_or_panic() -> PathBuf {
+    peer_or_panic(MCP_SERVER_SQLITE_PYTHON_VAR, "the Python of mcp-server-sqlite", |peers| {
+        venv_python(&mcp_server_sqlite_venv_in(peers))
+    })
+}
+
+/// `$OMNIAGENT_MCP_SERVERS_TIME_GIT_PYTHON`, else the interpreter of the virtual
+/// environment with `mcp-server-time` and `mcp-server-git` in the peers cache; panics when
+/// absent.
+pub fn mcp_servers_time_git_python_or_panic() -> PathBuf {
+    peer_or_panic(MCP_SERVERS_TIME_GIT_PYTHON_VAR, "the Python of mcp-server-time and mcp-server-git", |peers| {
+        venv_python(&mcp_servers_time_git_venv_in(peers))
+    })
 }
 
 /// `$OMNIAGENT_MCP_CONFORMANCE`, else the conformance suite's program in the peers cache;

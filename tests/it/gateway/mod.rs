@@ -14,6 +14,7 @@ use test_peers::sample_server_or_panic as sample_server;
 mod faults;
 mod host_config;
 mod oauth;
+mod python_servers;
 mod resources;
 mod skill_tools;
 mod tool_search;

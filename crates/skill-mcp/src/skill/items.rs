@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use rmcp::ServiceError;
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, CompletionContext, GetPromptRequestParams, GetPromptResponse,
     ReadResourceRequestParams, ReadResourceResponse, Reference,
@@ -28,7 +29,8 @@ impl Shared {
     }
 
     /// The server's suggestions for an argument of `reference`; none when the server
-    /// does not complete.
+    /// does not complete, or answers with an error (suggestions are optional: the
+    /// failure is logged, as an optional listing's is).
     async fn complete(&self, reference: Reference, request: &CompletionRequest) -> Result<Completion, ToolError> {
         let completes = self
             .current()
@@ -40,7 +42,17 @@ impl Shared {
         let context = CompletionContext::with_arguments(request.context.clone().into_iter().collect());
         let params = CompleteRequestParams::new(reference, ArgumentInfo::new(&request.argument, &request.value))
             .with_context(context);
-        let result = self.request(async |connection| connection.peer.complete(params).await).await?;
+        let answered = self
+            .request(async |connection| match connection.peer.complete(params).await {
+                Ok(result) => Ok(Some(result)),
+                Err(ServiceError::McpError(error)) => {
+                    self.failed("completion/complete", &error.message);
+                    Ok(None)
+                }
+                Err(error) => Err(error),
+            })
+            .await?;
+        let Some(result) = answered else { return Ok(Completion::default()) };
         wire_into(&result.completion).map_err(|error| {
             ToolError::failed(format!("MCP server `{}` sent unreadable completions: {error}", self.server))
         })

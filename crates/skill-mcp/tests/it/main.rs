@@ -7,6 +7,7 @@
 //! `@modelcontextprotocol/server-everything`, over stdio and streamable HTTP. `cargo xtask
 //! test` builds and fetches both and passes their paths in `OMNIAGENT_MCP_SAMPLE_SERVER`
 //! and `OMNIAGENT_SERVER_EVERYTHING`; see the `test-peers` crate for where the tests look otherwise.
+//! Also PyPI `mcp-server-sqlite`, in the virtual environment `cargo xtask peers` makes.
 
 mod everything;
 mod faults;
@@ -14,6 +15,7 @@ mod isolation;
 mod process_table;
 mod processes;
 mod secrets;
+mod sqlite;
 mod tools;
 
 use std::path::Path;
