@@ -4,7 +4,9 @@
 //!
 //! The suite names the scenario in `MCP_CONFORMANCE_SCENARIO`, the protocol version in
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` (which the connection is pinned to, as a config's
-//! `protocol_version` pins it: each era is tested as itself) and may pass tool calls in
+//! `protocol_version` pins it: each era is tested as itself; unless
+//! `MCP_CONFORMANCE_CLIENT_UNPINNED` is set, when the connection finds the server's era
+//! itself, as with a config that names no version) and may pass tool calls in
 //! `MCP_CONFORMANCE_CONTEXT` (`{"toolCalls": [{"name", "arguments"}]}`, or a pre-registered
 //! OAuth `client_id` and `client_secret`, written into the config as a user would). Every scenario
 //! is driven the same way, as a host would: list the tools, then make the context's
@@ -77,7 +79,12 @@ async fn run() -> anyhow::Result<()> {
     };
     say(&format!("scenario `{scenario}` against {url}"));
     let mut settings = json!({"url": url, "prefix": false});
-    if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
+    // Left unpinned, the connection finds the server's era itself (`protocol_version:
+    // auto`), as a user's config that names no version does.
+    let unpinned = std::env::var_os(UNPINNED_VAR).is_some_and(|value| !value.is_empty());
+    if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        && !unpinned
+    {
         settings["protocol_version"] = json!(version);
     }
     // The client's metadata document (CIMD) is where the suite expects a published one;
@@ -151,6 +158,9 @@ async fn start(settings: &Value, home: &Home) -> anyhow::Result<Result<Agent, St
         }
     }
 }
+
+/// Set (to anything but empty), the connection is not pinned to the suite's version.
+const UNPINNED_VAR: &str = "MCP_CONFORMANCE_CLIENT_UNPINNED";
 
 /// This run's `OMNIAGENT_HOME`: its config names the server, and the tokens of a login
 /// are where `omniagent` keeps them for the agent `default`.

@@ -18,6 +18,7 @@ use skill_core::SkillHandle;
 use skill_core::progress::Progress;
 use tokio::sync::Notify;
 
+mod legacy;
 mod listen;
 mod process_group;
 
@@ -292,7 +293,40 @@ impl Connection {
         }
     }
 
+    /// Starts the connection within `startup`. One left to find the server's era
+    /// (`protocol_version: auto`) whose `server/discover` is answered as only a server of
+    /// the `initialize` era answers (see [`legacy`]) starts once more with `initialize`, on
+    /// a new process or HTTP transport: rmcp gives back neither after a failed start.
     async fn connect(server: &str, endpoint: &Endpoint, handler: Handler, startup: Duration) -> Result<Self, Error> {
+        let deadline = tokio::time::Instant::now() + startup;
+        let lifecycle = lifecycle(&handler.protocol);
+        let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
+        match Self::connect_with(server, endpoint, handler.clone(), lifecycle, deadline, startup).await {
+            Ok(connection) => Ok(connection),
+            Err(Failed { error, legacy: true }) if auto => {
+                tracing::debug!(
+                    server,
+                    "server/discover was answered as a server of the initialize era answers ({error}); \
+                     starting it again with initialize"
+                );
+                let initialize = ClientLifecycleMode::Initialize;
+                Self::connect_with(server, endpoint, handler, initialize, deadline, startup)
+                    .await
+                    .map_err(|failed| failed.error)
+            }
+            Err(failed) => Err(failed.error),
+        }
+    }
+
+    /// Starts the connection in `lifecycle` by `deadline` (`startup` after the start).
+    async fn connect_with(
+        server: &str,
+        endpoint: &Endpoint,
+        handler: Handler,
+        lifecycle: ClientLifecycleMode,
+        deadline: tokio::time::Instant,
+        startup: Duration,
+    ) -> Result<Self, Failed> {
         match endpoint {
             Endpoint::Stdio { command, args, env, cwd } => {
                 let mut process = tokio::process::Command::new(command);
@@ -301,20 +335,20 @@ impl Connection {
                     process.current_dir(cwd);
                 }
                 let (mut group, pipes) = ProcessGroupGuard::spawn(&mut process)
-                    .map_err(|error| Error::Spawn { command: command.clone(), error })?;
+                    .map_err(|error| Failed::from(Error::Spawn { command: command.clone(), error }))?;
                 let (tail, drained) = stderr::drain(server.to_owned(), pipes.stderr);
                 let lines = Lines::new(pipes.stdout, pipes.stdin);
                 let heard = lines.heard();
-                match tokio::time::timeout(
-                    startup,
-                    handler.clone().serve_with_lifecycle(lines, lifecycle(&handler.protocol)),
-                )
-                .await
-                {
+                match tokio::time::timeout_at(deadline, handler.clone().serve_with_lifecycle(lines, lifecycle)).await {
                     Ok(Ok(service)) => Ok(Self::new(service, handler, Some(tail), Some(group), Some(heard))),
                     Err(_elapsed) => {
                         group.kill(CLOSE_BOUND).await;
-                        Err(Error::StartupTimeout { after: startup, stderr: tail.text() })
+                        Err(Error::StartupTimeout { after: startup, stderr: tail.text() }.into())
+                    }
+                    Ok(Err(error)) if legacy::answered_as_legacy(&error) => {
+                        group.kill(CLOSE_BOUND).await;
+                        let reason = startup_reason(&handler.protocol, error.described());
+                        Err(Failed { error: Error::Startup { reason, stderr: tail.text() }, legacy: true })
                     }
                     Ok(Err(error)) => {
                         // The server usually explains itself on stderr as it exits:
@@ -328,33 +362,35 @@ impl Connection {
                             None => error.described(),
                         };
                         let reason = startup_reason(&handler.protocol, reason);
-                        Err(Error::Startup { reason, stderr: tail.text() })
+                        Err(Error::Startup { reason, stderr: tail.text() }.into())
                     }
                 }
             }
             Endpoint::Http { url, headers, tokens } => {
                 let client = http_client(headers)?;
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                let lifecycle = lifecycle(&handler.protocol);
                 let started = match authorized(url, &client, tokens.as_ref()).await? {
                     Some(manager) => {
                         let client = rmcp::transport::AuthClient::new(client, manager);
                         let transport = StreamableHttpClientTransport::with_client(client, config);
-                        tokio::time::timeout(startup, handler.clone().serve_with_lifecycle(transport, lifecycle)).await
+                        tokio::time::timeout_at(deadline, handler.clone().serve_with_lifecycle(transport, lifecycle))
+                            .await
                     }
                     None => {
                         let transport = StreamableHttpClientTransport::with_client(client, config);
-                        tokio::time::timeout(startup, handler.clone().serve_with_lifecycle(transport, lifecycle)).await
+                        tokio::time::timeout_at(deadline, handler.clone().serve_with_lifecycle(transport, lifecycle))
+                            .await
                     }
                 };
                 let service = started
                     .map_err(|_elapsed| Error::StartupTimeout { after: startup, stderr: String::new() })?
                     .map_err(|error| {
                         if error.is_authorization_required() {
-                            return Error::LoginRequired { server: server.to_owned() };
+                            return Failed::from(Error::LoginRequired { server: server.to_owned() });
                         }
+                        let legacy = legacy::answered_as_legacy(&error);
                         let reason = startup_reason(&handler.protocol, endpoint.shown(&error));
-                        Error::Startup { reason, stderr: String::new() }
+                        Failed { error: Error::Startup { reason, stderr: String::new() }, legacy }
                     })?;
                 Ok(Self::new(service, handler, None, None, None))
             }
@@ -406,6 +442,19 @@ impl Connection {
         if let Some(group) = &self.group {
             group.lock().await.end(CLOSE_BOUND).await;
         }
+    }
+}
+
+/// A start that failed, and whether how it failed says the server is of the
+/// `initialize` era (see [`legacy::answered_as_legacy`]).
+struct Failed {
+    error: Error,
+    legacy: bool,
+}
+
+impl From<Error> for Failed {
+    fn from(error: Error) -> Self {
+        Self { error, legacy: false }
     }
 }
 
