@@ -25,7 +25,7 @@
 //! | `echo` | `text` | answers `text` unchanged |
 //! | `add` | `a`, `b` (integers) | answers the sum as text, with `structuredContent` `{"sum": n}` and an output schema |
 //! | `env` | `name` | answers the variable's value, or a tool error `<name> is not set` |
-//! | `crash` | | exits with code 3 without answering |
+//! | `crash` | `stderr` (optional) | writes `stderr` to stderr, then exits with code 3 without answering |
 //! | `hang` | | never answers and ignores cancellation |
 //! | `sleep` | `ms` | answers `slept` after `ms` milliseconds; when cancelled, stops and writes `mcp-sample-server: sleep cancelled` to stderr; with `_meta.progressToken`, reports progress 0 of `ms` as it begins |
 //! | `stderr` | `megabytes` | writes that many MiB of 64-byte lines to stderr, then answers `wrote N MB` |
@@ -33,6 +33,7 @@
 //! | `spawn_child` | | starts `sleep 3600` in the server's process group and answers its pid |
 //! | `pid` | | answers the server's pid |
 //! | `protocol_version` | | answers the protocol version the call was made in |
+//! | `refuse` | `message` | answers a JSON-RPC invalid-params error (`-32602`) with `message`, as a server that finds arguments wrong does |
 //! | `client` | | answers `{"clientInfo": …, "capabilities": …}`, what the client declared for this call (2026-07-28 `_meta`, else its `initialize`) |
 //!
 //! # Conformance fixtures (`--conformance`)

@@ -60,6 +60,18 @@ pub(crate) struct EnvArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct CrashArgs {
+    /// A line to write to stderr before exiting.
+    stderr: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct RefuseArgs {
+    /// The message of the JSON-RPC error.
+    message: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(crate) struct SleepArgs {
     /// How long to sleep, in milliseconds.
     ms: u64,
@@ -128,9 +140,17 @@ impl SampleServer {
         }
     }
 
-    #[tool(description = "Exit the server process with code 3 without answering")]
-    fn crash(&self) -> String {
+    #[tool(description = "Exit the server process with code 3 without answering, after writing `stderr` to stderr")]
+    fn crash(&self, Parameters(CrashArgs { stderr }): Parameters<CrashArgs>) -> String {
+        if let Some(line) = stderr {
+            let _ignored = writeln!(io::stderr(), "{line}");
+        }
         std::process::exit(3)
+    }
+
+    #[tool(description = "Refuse the call with a JSON-RPC invalid-params error (-32602) carrying `message`")]
+    fn refuse(&self, Parameters(RefuseArgs { message }): Parameters<RefuseArgs>) -> Result<String, McpError> {
+        Err(McpError::invalid_params(message, None))
     }
 
     #[tool(description = "Never answer, and ignore cancellation")]

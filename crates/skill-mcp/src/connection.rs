@@ -336,7 +336,7 @@ impl Connection {
                 }
                 let (mut group, pipes) = ProcessGroupGuard::spawn(&mut process)
                     .map_err(|error| Failed::from(Error::Spawn { command: command.clone(), error }))?;
-                let (tail, drained) = stderr::drain(server.to_owned(), pipes.stderr);
+                let (tail, drained) = stderr::drain(server.to_owned(), group.pid(), pipes.stderr);
                 let lines = Lines::new(pipes.stdout, pipes.stdin);
                 let heard = lines.heard();
                 match tokio::time::timeout_at(deadline, handler.clone().serve_with_lifecycle(lines, lifecycle)).await {
@@ -404,6 +404,9 @@ impl Connection {
         group: Option<ProcessGroupGuard>,
         heard: Option<Heard>,
     ) -> Self {
+        if let Some(tail) = &stderr {
+            tail.running();
+        }
         Self {
             heard,
             peer: service.peer().clone(),
@@ -435,6 +438,9 @@ impl Connection {
     /// whatever is left of the group (a crashed server's grandchildren too), then the
     /// server is reaped.
     pub(crate) async fn close(&self) {
+        if let Some(tail) = &self.stderr {
+            tail.stopping();
+        }
         self.streams.close();
         if let Some(mut service) = self.service.lock().await.take() {
             let _ = service.close_with_timeout(CLOSE_BOUND).await;

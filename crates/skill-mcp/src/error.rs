@@ -33,11 +33,11 @@ pub enum Error {
     #[error("cannot build the HTTP client: {0}")]
     HttpClient(String),
     /// Start-up did not finish in time.
-    #[error("start-up timed out after {}ms{}", .after.as_millis(), stderr_suffix(.stderr))]
+    #[error("start-up timed out after {}ms", .after.as_millis())]
     StartupTimeout {
         /// The bound.
         after: Duration,
-        /// The server's last stderr lines.
+        /// The server's last stderr lines, kept out of the message (see [`Error::stderr`]).
         stderr: String,
     },
     /// The server requires an OAuth login, and this agent has no tokens for it.
@@ -50,16 +50,30 @@ pub enum Error {
     #[error("OAuth login failed: {0}")]
     Login(String),
     /// Start-up failed (the server exited, or answered with an error).
-    #[error("start-up failed: {reason}{}", stderr_suffix(.stderr))]
+    #[error("start-up failed: {reason}")]
     Startup {
         /// What went wrong.
         reason: String,
-        /// The server's last stderr lines.
+        /// The server's last stderr lines, kept out of the message (see [`Error::stderr`]).
         stderr: String,
     },
 }
 
-/// `; stderr: …` with the server's last lines, or nothing.
-pub(crate) fn stderr_suffix(stderr: &str) -> String {
-    if stderr.is_empty() { String::new() } else { format!("; stderr: {}", stderr.replace('\n', " | ")) }
+impl Error {
+    /// The server's last stderr lines, when the failure kept them (empty otherwise).
+    ///
+    /// They are never part of the message, which reaches a gateway's clients: a server
+    /// may print paths and tokens. They go to the log ([`Error::log_stderr`]).
+    #[must_use]
+    pub fn stderr(&self) -> &str {
+        match self {
+            Error::StartupTimeout { stderr, .. } | Error::Startup { stderr, .. } => stderr,
+            _ => "",
+        }
+    }
+
+    /// Logs the server's last stderr lines at warn level beside this failure of `server`.
+    pub(crate) fn log_stderr(&self, server: &str) {
+        crate::stderr::log_tail(server, &self.to_string(), self.stderr());
+    }
 }

@@ -45,11 +45,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 
 use rmcp::model::JsonObject;
 use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 use skill_core::Agent;
+use tokio::io::AsyncWrite;
 use tokio_util::sync::CancellationToken;
 
 use self::announce::{Lists, Subscribed, announce_changes, announce_updates, notify_client};
@@ -167,6 +169,7 @@ impl Gateway {
         let served = async {
             // Once the client's input ends it asks nothing more: its subscriptions end
             // then, and only the calls in flight are still answered.
+            let stdout = ClientOutput { write: stdout, ended: self.inner.stopping.clone() };
             let lines = Lines::new(stdin, stdout).ending(self.inner.stopping.clone());
             let running = match rmcp::ServiceExt::serve_with_ct(handler, lines, stop.child_token()).await {
                 Ok(running) => running,
@@ -256,6 +259,47 @@ impl Gateway {
             }
         }
         made.clone()
+    }
+}
+
+/// The gateway's stdout, as its stdio client reads it. Once the client's input has ended
+/// (`ended`), a client that closed its reading end as well has left: what is still
+/// written for it (the answers to its subscriptions, which end then) is dropped, rather
+/// than failing (rmcp logs each failed write as an error).
+struct ClientOutput<W> {
+    write: W,
+    ended: CancellationToken,
+}
+
+impl<W> ClientOutput<W> {
+    /// `outcome`, or `left` when it is the write of a client that has left.
+    fn unless_left<T>(&self, outcome: Poll<std::io::Result<T>>, left: T) -> Poll<std::io::Result<T>> {
+        match outcome {
+            Poll::Ready(Err(error)) if error.kind() == std::io::ErrorKind::BrokenPipe && self.ended.is_cancelled() => {
+                Poll::Ready(Ok(left))
+            }
+            outcome => outcome,
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for ClientOutput<W> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let outcome = Pin::new(&mut this.write).poll_write(cx, buf);
+        this.unless_left(outcome, buf.len())
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let outcome = Pin::new(&mut this.write).poll_flush(cx);
+        this.unless_left(outcome, ())
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let outcome = Pin::new(&mut this.write).poll_shutdown(cx);
+        this.unless_left(outcome, ())
     }
 }
 

@@ -233,7 +233,7 @@ impl Skill for McpSkill {
             failed_methods: std::sync::Mutex::default(),
         });
         let connection = shared.connection().await?;
-        self.items = shared.list_items(&connection).await?;
+        self.items = shared.list_items(&connection).await.inspect_err(|error| error.log_stderr(&self.name))?;
         self.refresher = Some(tokio::spawn(refresh_on_change(Arc::downgrade(&shared), self.handle.clone())));
         self.shared = Some(shared);
         Ok(())
@@ -360,8 +360,8 @@ impl Shared {
             person: self.person.clone(),
             apps: self.apps.clone(),
         };
-        let connection =
-            Arc::new(Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await?);
+        let connection = Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await;
+        let connection = Arc::new(connection.inspect_err(|error| error.log_stderr(&self.server))?);
         tracing::debug!(server = %self.server, "server started");
         *self.slot() = Some(Arc::clone(&connection));
         Ok(connection)

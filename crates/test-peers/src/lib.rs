@@ -544,7 +544,7 @@ pub fn oidc_provider_or_panic() -> PathBuf {
 
 /// Every tool `mcp-sample-server` starts with, in name order (its crate doc lists what
 /// each does).
-pub const SAMPLE_SERVER_TOOLS: [&str; 12] = [
+pub const SAMPLE_SERVER_TOOLS: [&str; 13] = [
     "add",
     "add_tool",
     "client",
@@ -554,6 +554,7 @@ pub const SAMPLE_SERVER_TOOLS: [&str; 12] = [
     "hang",
     "pid",
     "protocol_version",
+    "refuse",
     "sleep",
     "spawn_child",
     "stderr",

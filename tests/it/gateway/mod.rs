@@ -13,6 +13,7 @@ use test_peers::sample_server_or_panic as sample_server;
 
 mod faults;
 mod host_config;
+mod lifecycle;
 mod oauth;
 mod python_servers;
 mod resources;
@@ -123,7 +124,8 @@ fn plan() -> Value {
             ["sample__add", {"a": 2, "b": 3}],
             ["greet__greet", {"name": "Ada"}],
             ["no_such_tool", {}],
-            ["sample__add", {"a": "two"}]
+            ["sample__add", {"a": "two"}],
+            ["sample__refuse", {"message": "`n` must be even"}]
         ],
         "prompts": [["skills__hello", {}], ["skills__system_prompt", {"base": "You are kind."}]],
         "reads": ["skill://hello/SKILL.md"],
@@ -179,10 +181,18 @@ fn check_listing_and_calls(out: &Value) {
     assert_eq!(text_of(&calls[1]), "Lyon");
     assert_eq!((text_of(&calls[2]), &calls[2]["structuredContent"]), ("5", &json!({"sum": 5})));
     assert!(text_of(&calls[3]).contains(r#""greeting":"hello Ada""#), "{}", calls[3]);
+    // Only an unknown tool is a protocol error (invalid params); arguments that fail the
+    // tool's input schema are a result with `isError` naming each field, for the model to
+    // read and correct (SEP-1303), as is an upstream's own refusal of them.
     let unknown = calls[4]["error"].as_str().unwrap_or_else(|| panic!("an error for an unknown tool: {}", calls[4]));
     assert!(unknown.contains("unknown tool `no_such_tool`"), "{unknown}");
-    let bad = calls[5]["error"].as_str().unwrap_or_else(|| panic!("an error for bad arguments: {}", calls[5]));
-    assert!(bad.contains("invalid arguments for `sample__add`"), "{bad}");
+    assert_eq!(calls[4]["code"], json!(-32602), "{}", calls[4]);
+    assert_eq!(calls[5]["isError"], json!(true), "{}", calls[5]);
+    let bad = text_of(&calls[5]);
+    assert!(bad.starts_with("invalid arguments for `sample__add`"), "{bad}");
+    assert!(bad.contains("/a: \"two\" is not of type \"integer\"") && bad.contains("\"b\" is a required"), "{bad}");
+    assert_eq!(calls[6]["isError"], json!(true), "{}", calls[6]);
+    assert!(text_of(&calls[6]).contains("MCP server `sample`: `n` must be even"), "{}", calls[6]);
 
     let resources = listed(out, "resources", "uri");
     assert!(resources.contains(&"skill://hello/SKILL.md"), "the skill's file as a resource: {resources:?}");

@@ -60,9 +60,10 @@ fn check(out: &Value, folder: &str) {
     for (call, reason) in calls[3..9].iter().zip(refusals) {
         assert_eq!((call["isError"].as_bool(), text_of(call)), (Some(true), reason), "{call}");
     }
-    let unknown =
-        calls[9]["error"].as_str().unwrap_or_else(|| panic!("an error for a name not in the enum: {}", calls[9]));
-    assert!(unknown.contains("invalid arguments for `skills__activate`"), "{unknown}");
+    // A name not in the enum fails the input schema: a result for the model to correct.
+    assert_eq!(calls[9]["isError"], json!(true), "{}", calls[9]);
+    let unknown = text_of(&calls[9]);
+    assert!(unknown.starts_with("invalid arguments for `skills__activate`: /name: \"nobody\""), "{unknown}");
 }
 
 #[test]

@@ -34,6 +34,7 @@ fn tool_search_lists_two_tools_that_find_and_call_the_rest() {
         ["call_tool", {"name": "sample__nothing"}],
         ["search_tools", {"query": " "}],
         ["call_tool", {"name": "sample__echo", "arguments": {"text": 5}}],
+        ["call_tool", {"name": "sample__refuse", "arguments": {"message": "`n` must be even"}}],
     ]});
     for mode in ["legacy", "2026-07-28"] {
         let out = python(mode, &serve, plan.clone(), &[("OMNIAGENT_HOME", home.path().to_str().unwrap())]);
@@ -58,7 +59,9 @@ fn tool_search_lists_two_tools_that_find_and_call_the_rest() {
         let error = failed(5);
         assert!(error.contains("sample__nothing") && error.contains("`search_tools` finds"), "{mode}: {error}");
         assert!(failed(6).contains("`query`"), "{mode}: {}", calls[6]);
-        assert!(failed(7).contains("text"), "{mode}: {}", calls[7]);
+        assert!(failed(7).contains("/text: 5 is not of type"), "{mode}: {}", calls[7]);
+        // An upstream's own refusal of the arguments (`-32602`) is the model's to read too.
+        assert!(failed(8).contains("MCP server `sample`: `n` must be even"), "{mode}: {}", calls[8]);
     }
 }
 

@@ -187,6 +187,7 @@ fn tool_answers() {
     );
     check("sleep", json!({ "ms": 10 }), json!({ "content": [{ "type": "text", "text": "slept" }], "isError": false }));
     check("nope", json!({}), json!({ "code": -32602, "message": "tool not found" }));
+    check("refuse", json!({ "message": "`n` must be even" }), json!({ "code": -32602, "message": "`n` must be even" }));
     let pid = session.child.id().to_string();
     assert_eq!(session.call("pid", json!({}))["content"][0]["text"], pid);
 }
@@ -194,7 +195,7 @@ fn tool_answers() {
 #[test]
 fn tools_list_in_pages() {
     let mut session = Session::start(&["--page-size", "4"]);
-    assert_eq!(session.tool_names(), (test_peers::SAMPLE_SERVER_TOOLS.map(String::from).to_vec(), 3));
+    assert_eq!(session.tool_names(), (test_peers::SAMPLE_SERVER_TOOLS.map(String::from).to_vec(), 4));
     let (first_page, _) = session.request("tools/list", json!({}));
     assert_eq!(first_page["nextCursor"], "4");
 }

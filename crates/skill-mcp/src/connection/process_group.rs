@@ -85,6 +85,11 @@ impl ProcessGroupGuard {
         }
     }
 
+    /// The leader's process id.
+    pub(super) fn pid(&self) -> Option<u32> {
+        u32::try_from(self.pgid.as_raw()).ok()
+    }
+
     /// Whether the leader runs, has exited unreaped, or is reaped. An exit is seen with
     /// `waitid(WNOWAIT)`, which leaves the zombie, and so the id, in place. A leader that
     /// is no child of ours to wait for any more, which only someone else reaping it can

@@ -16,12 +16,13 @@ pub(super) fn passed_up<R: From<rmcp::model::InputRequiredResult>>(caller: &Call
     })
 }
 
-/// A failed call's error as MCP expects it: an unknown name or bad arguments are the
-/// caller's mistake (invalid params); anything else is the tool's failure, an `isError`
-/// result carrying the message.
+/// A failed call's error as MCP expects it: an unknown name is the host's mistake
+/// (invalid params); anything else, arguments that fail the tool's input schema
+/// included, is an `isError` result carrying the message, which the model reads and can
+/// correct its call by (SEP-1303: input validation failures are tool execution errors).
 pub(super) fn call_error(error: ToolError) -> Result<CallToolResponse, ErrorData> {
     match error {
-        ToolError::NotFound { .. } | ToolError::InvalidArguments { .. } => Err(item_error(error)),
+        ToolError::NotFound { .. } => Err(ErrorData::invalid_params(error.to_string(), None)),
         other => Ok(failed_call(other.to_string()).into()),
     }
 }
@@ -31,13 +32,71 @@ pub(super) fn failed_call(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
 }
 
-/// A failure of a prompt or resource request: unknown names and bad arguments are
-/// invalid params, as for tools; anything else an internal error with the message.
-pub(super) fn item_error(error: ToolError) -> ErrorData {
+/// What a prompt or resource request names, for its errors.
+#[derive(Clone, Copy)]
+pub(super) enum Item {
+    Prompt,
+    Resource,
+    ResourceTemplate,
+}
+
+/// A failure of a request for `item`: an unknown name (said as that kind of item, not as
+/// a tool) and bad arguments are invalid params; anything else an internal error with the
+/// message.
+pub(super) fn item_error(item: Item, error: ToolError) -> ErrorData {
     match error {
-        ToolError::NotFound { .. } | ToolError::InvalidArguments { .. } => {
-            ErrorData::invalid_params(error.to_string(), None)
+        ToolError::NotFound { name, suggestions } => {
+            let kind = match item {
+                Item::Prompt => "prompt",
+                Item::Resource => "resource",
+                Item::ResourceTemplate => "resource template",
+            };
+            ErrorData::invalid_params(format!("unknown {kind} `{name}`{}", did_you_mean(&suggestions)), None)
         }
+        ToolError::InvalidArguments { .. } => ErrorData::invalid_params(error.to_string(), None),
         other => ErrorData::internal_error(other.to_string(), None),
+    }
+}
+
+/// `; did you mean …?` with the close names, as an unknown tool's message has it.
+fn did_you_mean(suggestions: &[String]) -> String {
+    match suggestions {
+        [] => String::new(),
+        [one] => format!("; did you mean `{one}`?"),
+        [init @ .., last] => {
+            let init: Vec<String> = init.iter().map(|name| format!("`{name}`")).collect();
+            format!("; did you mean {} or `{last}`?", init.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn not_found(suggestions: &[&str]) -> ToolError {
+        ToolError::NotFound { name: "x".to_owned(), suggestions: suggestions.iter().map(|s| (*s).to_owned()).collect() }
+    }
+
+    #[test]
+    fn an_unknown_item_is_named_as_what_it_is() {
+        assert_eq!(item_error(Item::Prompt, not_found(&[])).message, "unknown prompt `x`");
+        assert_eq!(item_error(Item::Resource, not_found(&["a"])).message, "unknown resource `x`; did you mean `a`?");
+        let several = item_error(Item::ResourceTemplate, not_found(&["a", "b", "c"]));
+        assert_eq!(several.message, "unknown resource template `x`; did you mean `a`, `b` or `c`?");
+        assert_eq!(several.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn only_an_unknown_tool_is_a_protocol_error() {
+        let unknown = call_error(not_found(&[])).expect_err("invalid params");
+        assert_eq!(unknown.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        let invalid = ToolError::InvalidArguments { tool: "t".to_owned(), problems: vec!["/a: wrong".to_owned()] };
+        let Ok(CallToolResponse::Complete(result)) = call_error(invalid) else { panic!("an isError result") };
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(
+            result.content[0].as_text().map(|text| text.text.as_str()),
+            Some("invalid arguments for `t`: /a: wrong")
+        );
     }
 }

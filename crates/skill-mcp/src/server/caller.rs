@@ -20,6 +20,9 @@ tokio::task_local! {
     static CALLER: Caller;
 }
 
+/// How many calls this gateway has served: the next call's number.
+static CALLS: AtomicU64 = AtomicU64::new(1);
+
 /// The client of one `tools/call`, and how it can be reached.
 #[derive(Clone)]
 pub(crate) struct Caller {
@@ -41,6 +44,9 @@ pub(crate) struct Caller {
     answers: Option<(Option<rmcp::model::InputResponses>, Option<String>)>,
     /// What an upstream answered the call with that goes to the client as it is.
     passed_up: Arc<Mutex<Option<PassedUp>>>,
+    /// The call's number in this gateway, which its log lines carry (`call=N`) and a
+    /// client is told when the log says more than its result does.
+    id: u64,
 }
 
 /// An upstream's answer to a gateway client's call that goes to the client unchanged, in
@@ -70,7 +76,13 @@ impl Caller {
             log_level,
             answers: None,
             passed_up: Arc::default(),
+            id: CALLS.fetch_add(1, Ordering::Relaxed),
         }
+    }
+
+    /// The call's number in this gateway's log.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// This caller, retrying a call with the answers to its `input_required`.

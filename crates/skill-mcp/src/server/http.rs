@@ -20,6 +20,7 @@ use super::resource_server::{OAuthOptions, Refusal, ResourceServer};
 use crate::CALLERS_HEADER;
 
 mod connections;
+mod in_flight;
 
 /// The largest request body the gateway reads.
 const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
@@ -104,13 +105,26 @@ pub async fn serve_http(
             [format!("http://{host}:*"), format!("https://{host}:*")]
         })
         .collect();
+    // At the stop, listening streams end and the requests in flight are answered; only
+    // then do the sessions end (rmcp drops what a session still had to answer).
+    let (sessions_end, in_flight) = (CancellationToken::new(), in_flight::InFlight::default());
+    tokio::spawn({
+        let (stop, sessions_end, in_flight, gateway) =
+            (stop.clone(), sessions_end.clone(), in_flight.clone(), gateway.clone());
+        async move {
+            stop.cancelled().await;
+            gateway.inner.stopping.cancel();
+            in_flight.idle().await;
+            sessions_end.cancel();
+        }
+    });
     #[cfg_attr(not(feature = "redis"), expect(unused_mut))]
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_REQUEST_BYTES)
-        .with_cancellation_token(stop.child_token());
+        .with_cancellation_token(sessions_end.clone());
     #[cfg_attr(not(feature = "redis"), expect(unused_mut))]
     let mut sessions = LocalSessionManager::default();
     #[cfg(feature = "redis")]
@@ -129,7 +143,8 @@ pub async fn serve_http(
     });
     let app = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn(ended_sessions_answer_no_content));
+        .layer(axum::middleware::from_fn(ended_sessions_answer_no_content))
+        .layer(axum::middleware::from_fn_with_state(in_flight, in_flight::track));
     #[cfg(feature = "redis")]
     let app = match options.sessions {
         Some(store) => app.layer(axum::middleware::from_fn_with_state(store, super::session_store::refresh_sessions)),

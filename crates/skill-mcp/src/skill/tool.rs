@@ -15,7 +15,6 @@ use skill_core::{Icon, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput
 use super::Shared;
 use super::input::{self, Answer};
 use crate::connection::Connection;
-use crate::error::stderr_suffix;
 use crate::route::CallRoute;
 use crate::wire::{icons_from_rmcp, meta_from_rmcp, tool_output, wire_into};
 
@@ -142,11 +141,10 @@ impl Tool for McpTool {
     /// `input_required` is answered and called again (see [`input::until_complete`]).
     async fn call(&self, context: &ToolContext, arguments: Value) -> Result<ToolOutput, ToolError> {
         let server = &self.shared.server;
-        let connection = self
-            .shared
-            .connection()
-            .await
-            .map_err(|error| ToolError::failed(format!("MCP server `{server}` is not available: {error}")))?;
+        let connection = self.shared.connection().await.map_err(|error| {
+            let logged = crate::stderr::logged_under_call(error.stderr());
+            ToolError::failed(format!("MCP server `{server}` is not available: {error}{logged}"))
+        })?;
         let arguments = match arguments {
             Value::Object(arguments) => arguments,
             _ => serde_json::Map::new(),
@@ -248,9 +246,12 @@ impl McpTool {
         context: &ToolContext,
     ) -> ToolError {
         let server = &self.shared.server;
-        // A gateway client gets the server's refusal as the server sent it.
+        // A gateway client gets the server's refusal as the server sent it, except a
+        // refusal of the arguments, which is the model's to read and correct (SEP-1303).
         #[cfg(feature = "server")]
-        if let (Err(ServiceError::McpError(error)), Some(caller)) = (&response, crate::server::Caller::current()) {
+        if let (Err(ServiceError::McpError(error)), Some(caller)) = (&response, crate::server::Caller::current())
+            && error.code != rmcp::model::ErrorCode::INVALID_PARAMS
+        {
             caller.pass_up(crate::server::PassedUp::Error(error.clone()));
         }
         match response {
@@ -280,10 +281,9 @@ impl McpTool {
             Err(error) if !connection.is_alive() || matches!(error, ServiceError::TransportClosed) => {
                 let stderr = connection.stderr();
                 self.shared.discard(connection).await;
-                ToolError::failed(format!(
-                    "MCP server `{server}` stopped during the call; it restarts on the next call{}",
-                    stderr_suffix(&stderr)
-                ))
+                let failure = format!("MCP server `{server}` stopped during the call; it restarts on the next call");
+                crate::stderr::log_tail(server, &failure, &stderr);
+                ToolError::failed(format!("{failure}{}", crate::stderr::logged_under_call(&stderr)))
             }
             Err(error) => ToolError::failed(format!("MCP server `{server}`: {}", self.shared.endpoint.shown(&error))),
         }
