@@ -248,9 +248,11 @@ impl McpTool {
         let server = &self.shared.server;
         // A gateway client gets the server's refusal as the server sent it, except a
         // refusal of the arguments, which is the model's to read and correct (SEP-1303).
+        // A refusal of a retry that carries the client's own answers to `input_required`
+        // (`inputResponses`, `requestState`) is the client's protocol error, and is its.
         #[cfg(feature = "server")]
         if let (Err(ServiceError::McpError(error)), Some(caller)) = (&response, crate::server::Caller::current())
-            && error.code != rmcp::model::ErrorCode::INVALID_PARAMS
+            && (error.code != rmcp::model::ErrorCode::INVALID_PARAMS || caller.answers().is_some())
         {
             caller.pass_up(crate::server::PassedUp::Error(error.clone()));
         }
