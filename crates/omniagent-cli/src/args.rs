@@ -126,13 +126,15 @@ pub(crate) enum McpCommand {
         #[arg(long)]
         tool_search: bool,
         /// Over stdio, keep polling for this many microseconds after each wake-up before
-        /// sleeping again (0: sleep at once)
+        /// sleeping again (default 0: sleep at once)
         ///
-        /// Waking a sleeping thread costs tens of microseconds on many machines (most
-        /// virtual machines), and a call through the gateway wakes it twice: polling meets
-        /// the upstream's answer and the host's next request awake, for up to this much CPU
-        /// time per wake-up. An idle gateway does not poll.
-        #[arg(long, value_name = "MICROSECONDS", default_value_t = 500, conflicts_with = "http")]
+        /// For a client that calls back to back: a call through the gateway wakes it
+        /// twice, and waking a sleeping thread costs tens of microseconds on many machines
+        /// (most virtual machines). Polling meets the upstream's answer and the client's
+        /// next request awake, for up to this much CPU time per wake-up. A host that calls
+        /// as its model works gains nothing from it: the gateway has gone to sleep between
+        /// calls anyway.
+        #[arg(long, value_name = "MICROSECONDS", default_value_t = 0, conflicts_with = "http")]
         busy_poll: u64,
     },
     /// Add `omniagent mcp serve` to an MCP host's config (Claude Desktop, Cursor, Codex, ...)

@@ -1,14 +1,17 @@
-//! Busy polling for the gateway over stdio: after its thread wakes, the runtime keeps
-//! polling for I/O for a short window before it sleeps again.
+//! Busy polling for the gateway over stdio (`--busy-poll`, off by default): after its
+//! thread wakes, the runtime keeps polling for I/O for a short window before it sleeps
+//! again.
 //!
 //! A call through the gateway wakes it twice (the host's request, then the upstream's
 //! answer) and wakes each of the other processes once more than a direct call would. On
 //! a machine whose idle cores sleep deeply (most virtual machines), each wake-up of a
-//! sleeping thread costs tens of microseconds, more than the gateway's own work on the
-//! call. Polling through the window catches the upstream's answer and the host's next
-//! request without sleeping: the gateway spends up to the window in CPU time per wake-up,
-//! and a call through it took about as long as a direct one (measured with
-//! `cargo xtask bench`, `gateway_stdio_call`). An idle gateway does not poll.
+//! sleeping thread costs tens of microseconds. For a client that calls back to back,
+//! polling through the window catches the upstream's answer and the next request without
+//! sleeping: a call through the gateway took about as long as a direct one
+//! (`gateway_stdio_call` in `cargo xtask bench`). A host calls as its model works, with
+//! long gaps between calls: the gateway is asleep when each call comes, and polling only
+//! spent the window's CPU time per wake-up (`gateway_host_pace`). Hence off by default.
+//! An idle gateway does not poll.
 
 use std::io;
 use std::sync::Arc;

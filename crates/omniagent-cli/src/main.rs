@@ -72,7 +72,7 @@ fn main() -> ExitCode {
 
 /// One thread for a command, which does one thing at a time and must start fast, and
 /// for the gateway over stdio, which serves one client (a thread saves the cross-thread
-/// wake-ups of every call) and polls after each wake-up (see `busy_poll`); every core
+/// wake-ups of every call) and, if asked, polls after each wake-up (see `busy_poll`); every core
 /// for the gateway over HTTP, which serves many.
 fn runtime_for(command: &args::Command) -> std::io::Result<tokio::runtime::Runtime> {
     #[cfg(feature = "mcp")]

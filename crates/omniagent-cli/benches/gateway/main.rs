@@ -6,11 +6,13 @@
 //!   calls `sample__echo` on `omniagent mcp serve` whose config has `mcp-sample-server`
 //!   as the upstream `sample`; `bare_rmcp` calls `echo` on `mcp-sample-server` itself.
 //!   Target: `through_gateway` at most 1.2× `bare_rmcp`. Beside it,
-//!   `through_gateway_no_busy_poll` is the same gateway with `--busy-poll 0`: what
-//!   polling after each wake-up saves (see `busy_poll` in the binary).
+//!   `through_gateway_busy_poll` is the same gateway with `--busy-poll 500`: what polling
+//!   after each wake-up saves in this tight loop (see `busy_poll` in the binary).
 //!   `gateway_stdio_call/cpu_per_call` (printed) is the CPU time (user + system, from
 //!   /proc) that the process between client and server spends per call, the gateway's
-//!   with and without polling, and the sample server's own: what polling costs.
+//!   without and with polling, and the sample server's own: what polling costs.
+//! - `gateway_host_pace`: the same question with a client that is not rmcp's, against a
+//!   byte relay, back to back and at a host's pace (see `host_pace`).
 //! - `gateway_http_16_clients`: 16 clients (each its own rmcp client, reqwest client and
 //!   connections), stateless 2026-07-28 era, each making one call after another; an
 //!   iteration is one call of each client, so criterion's throughput is calls/s.
@@ -63,6 +65,7 @@ use tempfile::TempDir;
 use tokio::runtime::Runtime;
 
 mod github;
+mod host_pace;
 #[path = "../sixteen_clients/mod.rs"]
 mod sixteen_clients;
 mod skills;
@@ -319,9 +322,9 @@ fn stdio_call_overhead(c: &mut Criterion) {
         ),
         StdioRoute::start(
             &runtime,
-            "through_gateway_no_busy_poll",
-            "the gateway without polling",
-            omniagent(home.path(), &["mcp", "serve", "--busy-poll", "0"]),
+            "through_gateway_busy_poll",
+            "the gateway polling",
+            omniagent(home.path(), &["mcp", "serve", "--busy-poll", "500"]),
             "sample__echo",
         ),
         StdioRoute::start(&runtime, "bare_rmcp", "mcp-sample-server", Command::new(&sample_server), "echo"),
@@ -495,6 +498,7 @@ fn stdio_start(c: &mut Criterion) {
 criterion_group!(
     benches,
     stdio_call_overhead,
+    host_pace::host_pace,
     http_throughput,
     github::tools_list_github,
     github::tool_search_github,
