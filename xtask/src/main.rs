@@ -13,7 +13,8 @@
 //!   `OMNIAGENT_MCP_CONFORMANCE`, `OMNIAGENT_MCP_INSPECTOR`, `OMNIAGENT_MCP_TS_SDK`,
 //!   `OMNIAGENT_MCP_SERVER_SQLITE_PYTHON`, `OMNIAGENT_MCP_SERVERS_TIME_GIT_PYTHON` and
 //!   `OMNIAGENT_MCP_SAMPLE_SERVER`.
-//! - `cargo xtask bench`: runs the benchmarks and prints their figures.
+//! - `cargo xtask bench`: runs the benchmarks and prints their figures (redis-server,
+//!   nginx and socat made present first, as for `test`).
 //! - `cargo xtask fuzz [SECONDS] [TARGET...]`: runs each fuzz target of `fuzz/` (or those
 //!   named) for SECONDS (default 60)
 //!   with cargo-fuzz on the nightly toolchain, and prints its executions and findings (see
@@ -182,6 +183,7 @@ fn build_sample_server(root: &Path) -> anyhow::Result<PathBuf> {
 }
 
 fn bench(root: &Path) -> anyhow::Result<()> {
+    prerequisites::ensure_programs(&prerequisites::BENCH_PROGRAMS)?;
     // The benchmarks find the peers in the cache folder, as the tests do.
     peers::ensure_all(&peers::peers_dir()?)?;
     cargo(root, &["bench", "-p", "skill-core", "--bench", "call_tool"])?;

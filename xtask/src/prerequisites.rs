@@ -3,7 +3,8 @@
 //! build: `cargo-deny` (installed with `cargo install --locked`), and `redis-server` and
 //! `nginx`, which the Redis store's tests and the two-replicas test start from the PATH
 //! (installed with `apt-get` when xtask runs as root; otherwise xtask stops at once and
-//! names the commands to run).
+//! names the commands to run). `cargo xtask bench` needs the same two and `socat`, the
+//! byte relay `gateway_host_pace` measures the gateway against.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -13,17 +14,17 @@ use anyhow::{Context, bail};
 /// The programs the tests start from the PATH, each with the Debian package that has it
 /// (`nginx-light`: the smallest build with the proxy and upstream modules the replicas'
 /// `nginx.conf` uses).
-const SYSTEM_PROGRAMS: [(&str, &str); 2] = [("redis-server", "redis-server"), ("nginx", "nginx-light")];
+const TEST_PROGRAMS: [(&str, &str); 2] = [("redis-server", "redis-server"), ("nginx", "nginx-light")];
 
-/// Makes sure every prerequisite is there: the system's packages first (a missing one
-/// that cannot be installed stops the run in a second), then cargo-deny (a few minutes'
-/// build the first time).
+/// The programs the benchmarks start from the PATH.
+pub(crate) const BENCH_PROGRAMS: [(&str, &str); 3] =
+    [("redis-server", "redis-server"), ("nginx", "nginx-light"), ("socat", "socat")];
+
+/// Makes sure every prerequisite of the tests is there: the system's packages first (a
+/// missing one that cannot be installed stops the run in a second), then cargo-deny (a
+/// few minutes' build the first time).
 pub(crate) fn ensure(root: &Path) -> anyhow::Result<()> {
-    let packages: Vec<&str> =
-        SYSTEM_PROGRAMS.iter().filter(|(program, _)| !on_path(program)).map(|(_, package)| *package).collect();
-    if !packages.is_empty() {
-        install_system_packages(&packages)?;
-    }
+    ensure_programs(&TEST_PROGRAMS)?;
     if !crate::has_cargo_subcommand(root, "deny") {
         let args = ["install", "--locked", "cargo-deny"];
         eprintln!("xtask: cargo-deny is not installed: cargo {}", args.join(" "));
@@ -39,27 +40,36 @@ pub(crate) fn ensure(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Installs the Debian `packages` with `apt-get` (its package lists updated once first),
-/// or stops, naming the commands to run, when xtask is not root or there is no `apt-get`.
-fn install_system_packages(packages: &[&str]) -> anyhow::Result<()> {
+/// Makes sure each of `programs` is on the PATH, installing the Debian packages of those
+/// that are not with `apt-get` (its package lists updated once first), or stops, naming
+/// the commands to run, when xtask is not root or there is no `apt-get`.
+pub(crate) fn ensure_programs(programs: &[(&str, &str)]) -> anyhow::Result<()> {
+    let missing: Vec<&(&str, &str)> = programs.iter().filter(|(program, _)| !on_path(program)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let packages: Vec<&str> = missing.iter().map(|(_, package)| *package).collect();
     let names = packages.join(" ");
+    let task = std::env::args().nth(1).unwrap_or_default();
     if !on_path("apt-get") {
+        let programs: Vec<&str> = missing.iter().map(|(program, _)| *program).collect();
         bail!(
-            "the tests need redis-server and nginx on the PATH, and there is no apt-get here to install \
-             them: install them with the system's package manager (Debian's packages: {names}), then run \
-             `cargo xtask test` again"
+            "`cargo xtask {task}` needs {} on the PATH, and there is no apt-get here to install them: \
+             install them with the system's package manager (Debian's packages: {names}), then run \
+             `cargo xtask {task}` again",
+            programs.join(", ")
         );
     }
     if !is_root() {
         bail!(
-            "the tests need the Debian packages {names}, which only root can install: run \
-             `sudo apt-get update && sudo apt-get install -y {names}`, then `cargo xtask test` again"
+            "`cargo xtask {task}` needs the Debian packages {names}, which only root can install: run \
+             `sudo apt-get update && sudo apt-get install -y {names}`, then `cargo xtask {task}` again"
         );
     }
     eprintln!("xtask: installing {names} with apt-get");
     apt_get(&["update", "-qq"])?;
     let mut install = vec!["install", "-y", "-qq"];
-    install.extend_from_slice(packages);
+    install.extend_from_slice(&packages);
     apt_get(&install)
 }
 
