@@ -21,10 +21,13 @@ pub enum ToolError {
         /// One entry per problem, each naming the field (`/path: message`).
         problems: Vec<String>,
     },
-    /// No tool of that name is registered (or a bare name matches several tools).
-    #[error("unknown tool `{name}`{}", did_you_mean(.suggestions))]
+    /// No tool (prompt, resource, resource template) of that name is registered, or a
+    /// bare tool name matches several tools.
+    #[error("unknown {kind} `{name}`{}", did_you_mean(.suggestions))]
     NotFound {
-        /// The name that was asked for.
+        /// What the name was looked up as.
+        kind: ItemKind,
+        /// The name (or URI) that was asked for.
         name: String,
         /// Close or matching names, best first.
         suggestions: Vec<String>,
@@ -46,7 +49,37 @@ pub enum ToolError {
     Cancelled,
 }
 
+/// What an agent looks a name up as: a [`ToolError::NotFound`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ItemKind {
+    /// A tool, by its agent-level name.
+    Tool,
+    /// A prompt, by its agent-level name.
+    Prompt,
+    /// A resource, by its agent-level URI.
+    Resource,
+    /// A resource template, by its agent-level URI template.
+    ResourceTemplate,
+}
+
+impl std::fmt::Display for ItemKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ItemKind::Tool => "tool",
+            ItemKind::Prompt => "prompt",
+            ItemKind::Resource => "resource",
+            ItemKind::ResourceTemplate => "resource template",
+        })
+    }
+}
+
 impl ToolError {
+    /// A [`ToolError::NotFound`] for `name` looked up as `kind`, without suggestions.
+    pub fn not_found(kind: ItemKind, name: impl Into<String>) -> Self {
+        ToolError::NotFound { kind, name: name.into(), suggestions: Vec::new() }
+    }
+
     /// A [`ToolError::Failed`] with the given message.
     pub fn failed(message: impl std::fmt::Display) -> Self {
         ToolError::Failed { message: message.to_string() }
@@ -185,6 +218,7 @@ mod tests {
     fn not_found_lists_suggestions_readably() {
         let check = |suggestions: &[&str], expect: &str| {
             let error = ToolError::NotFound {
+                kind: ItemKind::Tool,
                 name: "x".into(),
                 suggestions: suggestions.iter().map(|s| s.to_string()).collect(),
             };
@@ -193,6 +227,10 @@ mod tests {
         check(&[], "unknown tool `x`");
         check(&["a"], "unknown tool `x`; did you mean `a`?");
         check(&["a", "b", "c"], "unknown tool `x`; did you mean `a`, `b` or `c`?");
+        assert_eq!(
+            ToolError::not_found(ItemKind::ResourceTemplate, "t://{x}").to_string(),
+            "unknown resource template `t://{x}`"
+        );
     }
 
     #[test]

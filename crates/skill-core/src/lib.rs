@@ -88,7 +88,7 @@ pub use crate::agent::{
     SkillHandle, ToolFailure,
 };
 pub use crate::blocking::{drop_off_runtime, off_runtime};
-pub use crate::error::{BoxError, Error, ToolError};
+pub use crate::error::{BoxError, Error, ItemKind, ToolError};
 pub use crate::filter::{FilterReport, ToolFilter, ToolPattern, wildcard_matches};
 pub use crate::hook::{ToolCall, ToolHook};
 pub use crate::icon::{Icon, IconTheme};

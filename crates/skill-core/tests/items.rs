@@ -216,7 +216,7 @@ async fn prompts_and_resources_get_agent_level_names_and_route_back() {
     let missing = agent.get_prompt("greet", BTreeMap::new()).await.unwrap_err();
     assert_eq!(missing.to_string(), "invalid arguments for `greet`: missing required argument `who`");
     let unknown = agent.get_prompt("alpha__gret", BTreeMap::new()).await.unwrap_err();
-    assert_eq!(unknown.to_string(), "unknown tool `alpha__gret`; did you mean `alpha__greet`?");
+    assert_eq!(unknown.to_string(), "unknown prompt `alpha__gret`; did you mean `alpha__greet`?");
 }
 
 #[tokio::test]

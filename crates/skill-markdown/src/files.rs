@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use skill_core::{
-    ResourceCatalog, ResourceContents, ResourceInfo, ResourceOutput, ResourceReader, SKILL_FRONTMATTER_META_KEY, Skill,
-    Tool, ToolError,
+    ItemKind, ResourceCatalog, ResourceContents, ResourceInfo, ResourceOutput, ResourceReader,
+    SKILL_FRONTMATTER_META_KEY, Skill, Tool, ToolError,
 };
 
 use crate::{LoadedSkill, PACKS, PromptConfig, prompt_skills};
@@ -117,8 +117,7 @@ struct FileReader {
 #[async_trait]
 impl ResourceReader for FileReader {
     async fn read(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
-        let source =
-            self.files.get(uri).ok_or_else(|| ToolError::NotFound { name: uri.to_owned(), suggestions: Vec::new() })?;
+        let source = self.files.get(uri).ok_or_else(|| ToolError::not_found(ItemKind::Resource, uri))?;
         let bytes = match source {
             FileSource::Pack(text) => text.as_bytes().to_vec(),
             FileSource::Disk(path) => {

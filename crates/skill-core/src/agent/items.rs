@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{Agent, read, write};
 use crate::naming::{agent_resource_uri, close_names, split_agent_resource_uri};
 use crate::{
-    Completion, CompletionRequest, Content, Prompt, PromptInfo, PromptOutput, ResourceCatalog, ResourceInfo,
+    Completion, CompletionRequest, Content, ItemKind, Prompt, PromptInfo, PromptOutput, ResourceCatalog, ResourceInfo,
     ResourceOutput, ResourceTemplateInfo, ToolError,
 };
 
@@ -156,6 +156,7 @@ impl Agent {
     /// required argument that is missing is an [`ToolError::InvalidArguments`].
     pub async fn get_prompt(&self, name: &str, arguments: BTreeMap<String, String>) -> Result<PromptOutput, ToolError> {
         let prompt = read(&self.inner.prompts).get(name).cloned().ok_or_else(|| ToolError::NotFound {
+            kind: ItemKind::Prompt,
             name: name.to_owned(),
             suggestions: close_names(name, read(&self.inner.prompts).keys().map(String::as_str)),
         })?;
@@ -178,10 +179,8 @@ impl Agent {
 
     /// Suggestions for an argument of the prompt called `name` (its agent-level name).
     pub async fn complete_prompt(&self, name: &str, request: &CompletionRequest) -> Result<Completion, ToolError> {
-        let prompt = read(&self.inner.prompts)
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ToolError::NotFound { name: name.to_owned(), suggestions: Vec::new() })?;
+        let prompt =
+            read(&self.inner.prompts).get(name).cloned().ok_or_else(|| ToolError::not_found(ItemKind::Prompt, name))?;
         prompt.prompt.complete(request).await
     }
 
@@ -203,7 +202,7 @@ impl Agent {
             })
         };
         let (reader, own_template) =
-            found.ok_or_else(|| ToolError::NotFound { name: uri_template.to_owned(), suggestions: Vec::new() })?;
+            found.ok_or_else(|| ToolError::not_found(ItemKind::ResourceTemplate, uri_template))?;
         reader.complete(&own_template, request).await
     }
 
@@ -316,6 +315,7 @@ impl Agent {
 
     fn reader_or_not_found(&self, uri: &str) -> Result<FoundReader, ToolError> {
         self.resource_reader(uri).ok_or_else(|| ToolError::NotFound {
+            kind: ItemKind::Resource,
             name: uri.to_owned(),
             suggestions: close_names(uri, self.resources().iter().map(|resource| resource.uri.as_str())),
         })

@@ -16,7 +16,8 @@ use super::left_out::{LeftOut, LeftOutKeyword, compile_leaving_out, description_
 use super::{Agent, read, write};
 use crate::naming::close_names;
 use crate::{
-    FilterReport, Icon, SourceKind, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError, ToolOutput, ToolSource,
+    FilterReport, Icon, ItemKind, SourceKind, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError, ToolOutput,
+    ToolSource,
 };
 
 /// A tool a loaded skill gave that the agent could not register, and why: its input
@@ -247,10 +248,12 @@ impl Agent {
         match bare.as_slice() {
             [one] => Ok((*one).clone()),
             [] => Err(ToolError::NotFound {
+                kind: ItemKind::Tool,
                 name: name.to_owned(),
                 suggestions: close_names(name, tools.keys().map(String::as_str)),
             }),
             several => Err(ToolError::NotFound {
+                kind: ItemKind::Tool,
                 name: name.to_owned(),
                 suggestions: several.iter().map(|tool| tool.name().to_owned()).collect(),
             }),

@@ -34,7 +34,7 @@ async fn resolve(agent: &Agent, name: &str) -> Result<String, Vec<String>> {
         Ok(output) => {
             Ok(output.structured_content.and_then(|echo| echo["name"].as_str().map(str::to_owned)).unwrap_or_default())
         }
-        Err(ToolError::NotFound { name: not_found, suggestions }) => {
+        Err(ToolError::NotFound { name: not_found, suggestions, .. }) => {
             assert_eq!(not_found, name);
             Err(suggestions)
         }

@@ -32,41 +32,15 @@ pub(super) fn failed_call(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
 }
 
-/// What a prompt or resource request names, for its errors.
-#[derive(Clone, Copy)]
-pub(super) enum Item {
-    Prompt,
-    Resource,
-    ResourceTemplate,
-}
-
-/// A failure of a request for `item`: an unknown name (said as that kind of item, not as
-/// a tool) and bad arguments are invalid params; anything else an internal error with the
-/// message.
-pub(super) fn item_error(item: Item, error: ToolError) -> ErrorData {
+/// A failure of a prompt or resource request: an unknown name (which the agent names
+/// as the kind of item it looked for) and bad arguments are invalid params; anything else
+/// an internal error with the message.
+pub(super) fn item_error(error: ToolError) -> ErrorData {
     match error {
-        ToolError::NotFound { name, suggestions } => {
-            let kind = match item {
-                Item::Prompt => "prompt",
-                Item::Resource => "resource",
-                Item::ResourceTemplate => "resource template",
-            };
-            ErrorData::invalid_params(format!("unknown {kind} `{name}`{}", did_you_mean(&suggestions)), None)
+        ToolError::NotFound { .. } | ToolError::InvalidArguments { .. } => {
+            ErrorData::invalid_params(error.to_string(), None)
         }
-        ToolError::InvalidArguments { .. } => ErrorData::invalid_params(error.to_string(), None),
         other => ErrorData::internal_error(other.to_string(), None),
-    }
-}
-
-/// `; did you mean …?` with the close names, as an unknown tool's message has it.
-fn did_you_mean(suggestions: &[String]) -> String {
-    match suggestions {
-        [] => String::new(),
-        [one] => format!("; did you mean `{one}`?"),
-        [init @ .., last] => {
-            let init: Vec<String> = init.iter().map(|name| format!("`{name}`")).collect();
-            format!("; did you mean {} or `{last}`?", init.join(", "))
-        }
     }
 }
 
@@ -74,22 +48,13 @@ fn did_you_mean(suggestions: &[String]) -> String {
 mod tests {
     use super::*;
 
-    fn not_found(suggestions: &[&str]) -> ToolError {
-        ToolError::NotFound { name: "x".to_owned(), suggestions: suggestions.iter().map(|s| (*s).to_owned()).collect() }
-    }
-
-    #[test]
-    fn an_unknown_item_is_named_as_what_it_is() {
-        assert_eq!(item_error(Item::Prompt, not_found(&[])).message, "unknown prompt `x`");
-        assert_eq!(item_error(Item::Resource, not_found(&["a"])).message, "unknown resource `x`; did you mean `a`?");
-        let several = item_error(Item::ResourceTemplate, not_found(&["a", "b", "c"]));
-        assert_eq!(several.message, "unknown resource template `x`; did you mean `a`, `b` or `c`?");
-        assert_eq!(several.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+    fn not_found() -> ToolError {
+        ToolError::not_found(skill_core::ItemKind::Tool, "x")
     }
 
     #[test]
     fn only_an_unknown_tool_is_a_protocol_error() {
-        let unknown = call_error(not_found(&[])).expect_err("invalid params");
+        let unknown = call_error(not_found()).expect_err("invalid params");
         assert_eq!(unknown.code, rmcp::model::ErrorCode::INVALID_PARAMS);
         let invalid = ToolError::InvalidArguments { tool: "t".to_owned(), problems: vec!["/a: wrong".to_owned()] };
         let Ok(CallToolResponse::Complete(result)) = call_error(invalid) else { panic!("an isError result") };

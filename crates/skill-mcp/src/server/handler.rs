@@ -15,7 +15,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use skill_core::{Agent, CompletionRequest, ToolError, ToolIndex};
 
 use super::announce::{Subscribed, session_of};
-use super::answer::{Item, call_error, failed_call, item_error, passed_up};
+use super::answer::{call_error, failed_call, item_error, passed_up};
 use super::page::page;
 use super::progress::progress_to;
 use super::{Gateway, caller, convert, http, lock, progress, search, skills};
@@ -212,13 +212,10 @@ impl ServerHandler for Gateway {
             context: request.context.and_then(|context| context.arguments).unwrap_or_default().into_iter().collect(),
         };
         let completion = match &request.r#ref {
-            Reference::Prompt(prompt) => {
-                agent.complete_prompt(&prompt.name, &asked).await.map_err(|e| item_error(Item::Prompt, e))
+            Reference::Prompt(prompt) => agent.complete_prompt(&prompt.name, &asked).await.map_err(item_error),
+            Reference::Resource(template) => {
+                agent.complete_resource_template(&template.uri, &asked).await.map_err(item_error)
             }
-            Reference::Resource(template) => agent
-                .complete_resource_template(&template.uri, &asked)
-                .await
-                .map_err(|e| item_error(Item::ResourceTemplate, e)),
             other => {
                 let kind = other.reference_type();
                 return Err(ErrorData::invalid_params(format!("cannot complete a `{kind}` reference"), None));
@@ -251,7 +248,7 @@ impl ServerHandler for Gateway {
         if let Some(answer) = passed_up(&caller) {
             return answer;
         }
-        convert::prompt_result(&outcome.map_err(|error| item_error(Item::Prompt, error))?).map(Into::into)
+        convert::prompt_result(&outcome.map_err(item_error)?).map(Into::into)
     }
 
     async fn list_resources(
@@ -305,7 +302,7 @@ impl ServerHandler for Gateway {
                     ErrorData::resource_not_found(message, data)
                 }
             }
-            other => item_error(Item::Resource, other),
+            other => item_error(other),
         })?;
         convert::read_result(&output).map(Into::into)
     }
@@ -338,7 +335,7 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let agent = self.request_agent(&context).await?;
-        agent.subscribe_resource(&request.uri).await.map_err(|error| item_error(Item::Resource, error))?;
+        agent.subscribe_resource(&request.uri).await.map_err(item_error)?;
         let subscription = Subscribed {
             client: self.client_of(&context.extensions),
             session: session_of(&context.extensions),
@@ -366,7 +363,7 @@ impl ServerHandler for Gateway {
         };
         // The upstream keeps announcing while another session of this client listens.
         if !still_wanted {
-            agent.unsubscribe_resource(&request.uri).await.map_err(|error| item_error(Item::Resource, error))?;
+            agent.unsubscribe_resource(&request.uri).await.map_err(item_error)?;
         }
         Ok(())
     }
