@@ -36,21 +36,25 @@ pub(super) fn python(mode: &str, target: &[&str], plan: Value, env: &[(&str, &st
 
 /// As [`python`], with what the client and the server it started wrote on stderr.
 pub(crate) fn python_with_stderr(mode: &str, target: &[&str], plan: Value, env: &[(&str, &str)]) -> (Value, String) {
-    let mut child = std::process::Command::new(test_peers::mcp_python_or_panic())
-        .arg(python_client())
-        .arg(mode)
-        .args(target)
-        .envs(env.iter().copied())
+    let mut command = std::process::Command::new(test_peers::mcp_python_or_panic());
+    command.arg(python_client()).arg(mode).args(target).envs(env.iter().copied());
+    run_client(command, "the Python client", &plan)
+}
+
+/// Runs a client `command` (named `what`) that reads `plan` on stdin and prints what it
+/// found as JSON; that JSON and what the client (and a server it started) wrote on stderr.
+pub(crate) fn run_client(mut command: std::process::Command, what: &str, plan: &Value) -> (Value, String) {
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("the Python client starts");
+        .unwrap_or_else(|error| panic!("{what} starts: {error}"));
     child.stdin.take().unwrap().write_all(plan.to_string().as_bytes()).unwrap();
     let output = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "the Python client failed ({}):\n{stderr}", output.status);
+    assert!(output.status.success(), "{what} failed ({}):\n{stderr}", output.status);
     let out = serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("not JSON ({error}): {stdout}\n{stderr}"));
     (out, stderr.into_owned())
 }

@@ -3,15 +3,14 @@
 //! serve`, over stdio and streamable HTTP: it lists the tools, calls them, follows a long
 //! call's progress and cancels a call, and the cancellation reaches the upstream.
 
-use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use test_peers::{sample_server_or_panic as sample_server, server_everything_or_panic as server_everything};
 
-use super::{HttpGateway, text_of};
+use super::{HttpGateway, run_client, text_of};
 use crate::Home;
 
 /// What the sample server writes on stderr when a `sleep` is cancelled.
@@ -44,23 +43,9 @@ fn plan() -> Value {
 /// stdio server's).
 fn ts_client(target: &[&str], env: &[(&str, &str)]) -> (Value, String) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/ts_client.mjs");
-    let mut child = Command::new(if cfg!(windows) { "node.exe" } else { "node" })
-        .arg(script)
-        .arg(test_peers::mcp_ts_sdk_or_panic())
-        .args(target)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node runs the TypeScript SDK client");
-    child.stdin.take().unwrap().write_all(plan().to_string().as_bytes()).unwrap();
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "the TypeScript SDK client failed ({}):\n{stderr}", output.status);
-    let out = serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("not JSON ({error}): {stdout}\n{stderr}"));
-    (out, stderr)
+    let mut command = Command::new(if cfg!(windows) { "node.exe" } else { "node" });
+    command.arg(script).arg(test_peers::mcp_ts_sdk_or_panic()).args(target).envs(env.iter().copied());
+    run_client(command, "the TypeScript SDK client", &plan())
 }
 
 /// What the plan must give over either transport.
