@@ -212,15 +212,14 @@ impl ServerHandler for Gateway {
             context: request.context.and_then(|context| context.arguments).unwrap_or_default().into_iter().collect(),
         };
         let completion = match &request.r#ref {
-            Reference::Prompt(prompt) => agent.complete_prompt(&prompt.name, &asked).await.map_err(item_error),
-            Reference::Resource(template) => {
-                agent.complete_resource_template(&template.uri, &asked).await.map_err(item_error)
-            }
+            Reference::Prompt(prompt) => agent.complete_prompt(&prompt.name, &asked).await,
+            Reference::Resource(template) => agent.complete_resource_template(&template.uri, &asked).await,
             other => {
                 let kind = other.reference_type();
                 return Err(ErrorData::invalid_params(format!("cannot complete a `{kind}` reference"), None));
             }
-        }?;
+        }
+        .map_err(item_error)?;
         convert::complete_result(&completion)
     }
 
