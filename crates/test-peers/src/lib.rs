@@ -542,6 +542,10 @@ pub fn oidc_provider_or_panic() -> PathBuf {
     install
 }
 
+/// The tools PyPI `mcp-server-sqlite` lists, in name order.
+pub const MCP_SERVER_SQLITE_TOOLS: [&str; 6] =
+    ["append_insight", "create_table", "describe_table", "list_tables", "read_query", "write_query"];
+
 /// Every tool `mcp-sample-server` starts with, in name order (its crate doc lists what
 /// each does).
 pub const SAMPLE_SERVER_TOOLS: [&str; 13] = [

@@ -8,16 +8,6 @@ use skill_mcp::McpSkill;
 
 use crate::{assert_loaded, only_text, server_config};
 
-/// The server's tools under the skill's name `sqlite`, in name order.
-const TOOLS: [&str; 6] = [
-    "sqlite__append_insight",
-    "sqlite__create_table",
-    "sqlite__describe_table",
-    "sqlite__list_tables",
-    "sqlite__read_query",
-    "sqlite__write_query",
-];
-
 fn tool_names(agent: &Agent) -> Vec<String> {
     let mut names: Vec<String> = agent.tools().iter().map(|tool| tool.name().to_owned()).collect();
     names.sort();
@@ -43,7 +33,9 @@ async fn a_server_without_templates_loads_its_tools_prompt_and_resource() {
     }));
     let agent = Agent::builder().with_compiled_skill(McpSkill::new("sqlite", config)).build();
     assert_loaded(&agent.init_compiled_skills().await, "sqlite");
-    assert_eq!(tool_names(&agent), TOOLS);
+    let expected: Vec<String> =
+        test_peers::MCP_SERVER_SQLITE_TOOLS.iter().map(|tool| format!("sqlite__{tool}")).collect();
+    assert_eq!(tool_names(&agent), expected);
     let prompts: Vec<String> = agent.prompts().iter().map(|prompt| prompt.name().to_owned()).collect();
     assert_eq!(prompts, ["sqlite__mcp-demo"]);
     assert_eq!(agent.resources().len(), 1, "{:?}", agent.resources());
