@@ -429,9 +429,14 @@ impl Connection {
         !self.peer.is_transport_closed()
     }
 
-    /// The server's last stderr lines.
-    pub(crate) fn stderr(&self) -> String {
-        self.stderr.as_ref().map(|tail| tail.text()).unwrap_or_default()
+    /// The server's last stderr lines; those of a server that stopped answering once it
+    /// closed its stderr too (within a bound), as the two pipes are read apart.
+    pub(crate) async fn stderr(&self) -> String {
+        match &self.stderr {
+            Some(tail) if self.is_alive() => tail.text(),
+            Some(tail) => tail.text_when_closed().await,
+            None => String::new(),
+        }
     }
 
     /// Ends the server: stdin EOF, then SIGTERM to its process group, then SIGKILL to

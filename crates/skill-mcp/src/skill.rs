@@ -428,9 +428,9 @@ impl Shared {
             }
             Ok(Err(error)) => {
                 let reason = format!("tools/list: {}", self.endpoint.shown(&error));
-                return Err(Error::Startup { reason, stderr: connection.stderr() });
+                return Err(Error::Startup { reason, stderr: connection.stderr().await });
             }
-            Err(_elapsed) => return Err(Error::StartupTimeout { after: startup, stderr: connection.stderr() }),
+            Err(_elapsed) => return Err(Error::StartupTimeout { after: startup, stderr: connection.stderr().await }),
         };
         let capabilities = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
         let server_icons = icons_from_rmcp(peer.peer_info().and_then(|info| info.server_info.as_ref()?.icons.clone()));

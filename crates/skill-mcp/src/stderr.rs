@@ -22,6 +22,9 @@ const KEPT_LINE_BYTES: usize = 400;
 
 /// How long a server that closed its stderr is given to exit, for its status to be logged.
 const EXIT_BOUND: Duration = Duration::from_millis(500);
+/// How long a server that stopped answering is given to close its stderr, for its last
+/// lines to be read (a crash closes stdout and stderr at once, but they are read apart).
+const CLOSE_BOUND: Duration = Duration::from_millis(500);
 
 /// The last lines a server wrote to stderr.
 #[derive(Debug, Default)]
@@ -31,6 +34,8 @@ pub(crate) struct StderrTail {
     running: AtomicBool,
     /// Set when the connection ends the server: its exit is then no news.
     stopping: AtomicBool,
+    /// Becomes true once the server closed its stderr and every line is kept.
+    closed: tokio::sync::watch::Sender<bool>,
 }
 
 impl StderrTail {
@@ -38,6 +43,14 @@ impl StderrTail {
     pub(crate) fn text(&self) -> String {
         let lines = self.lines.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         lines.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// The kept lines once the server closed its stderr, or after [`CLOSE_BOUND`] if it
+    /// keeps it open: for the failure of a server that stopped answering.
+    pub(crate) async fn text_when_closed(&self) -> String {
+        let mut closed = self.closed.subscribe();
+        let _ = tokio::time::timeout(CLOSE_BOUND, closed.wait_for(|closed| *closed)).await;
+        self.text()
     }
 
     /// The server is up (its handshake is done): from now on an exit unasked is logged.
@@ -107,6 +120,7 @@ pub(crate) fn drain(
         if !partial.is_empty() {
             kept.push(String::from_utf8_lossy(&partial).trim_end());
         }
+        kept.closed.send_replace(true);
         if !kept.running.load(Ordering::Acquire) || kept.stopping.load(Ordering::Acquire) {
             return;
         }

@@ -281,7 +281,7 @@ impl McpTool {
                 crate::Error::LoginRequired { server: server.clone() }
             )),
             Err(error) if !connection.is_alive() || matches!(error, ServiceError::TransportClosed) => {
-                let stderr = connection.stderr();
+                let stderr = connection.stderr().await;
                 self.shared.discard(connection).await;
                 let failure = format!("MCP server `{server}` stopped during the call; it restarts on the next call");
                 crate::stderr::log_tail(server, &failure, &stderr);
