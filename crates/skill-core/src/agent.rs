@@ -8,16 +8,21 @@ use serde::Serialize;
 
 mod handle;
 mod items;
+mod layers;
 mod left_out;
 mod tools;
+mod trusted;
 
 pub use self::handle::SkillHandle;
 pub use self::items::{Changes, RegisteredPrompt};
+pub use self::layers::{CallContext, CallLayer};
 pub use self::left_out::LeftOutKeyword;
 pub use self::tools::{RegisteredTool, ToolFailure};
 
 use crate::naming::{agent_tool_name, sanitize_tool_name, shorten_tool_name};
-use crate::{KvStore, MemoryStore, ResourceCatalog, Secrets, Skill, SkillStore, SourceKind, ToolFilter, ToolHook};
+use crate::{
+    KvStore, MemoryStore, ResourceCatalog, Secrets, Skill, SkillStore, SourceKind, ToolFilter, ToolHook, Trust,
+};
 
 /// A skill that could not be loaded (or closed), and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -52,6 +57,7 @@ pub struct AgentBuilder {
     hooks: Vec<Arc<dyn ToolHook>>,
     skills: Vec<Box<dyn Skill>>,
     tool_filter: ToolFilter,
+    trust: Option<Trust>,
 }
 
 impl AgentBuilder {
@@ -85,6 +91,14 @@ impl AgentBuilder {
         self
     }
 
+    /// The trust that pins its skills' definitions and scans them: an item it withholds
+    /// is left out of the agent's lists and refused when called (default: none, every
+    /// item offered).
+    pub fn trust(mut self, trust: Trust) -> Self {
+        self.trust = Some(trust);
+        self
+    }
+
     /// A compiled skill, loaded by [`Agent::init_compiled_skills`].
     pub fn with_compiled_skill(mut self, skill: impl Skill + 'static) -> Self {
         self.skills.push(Box::new(skill));
@@ -100,7 +114,10 @@ impl AgentBuilder {
                 store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
                 name: self.name,
                 secrets: self.secrets,
-                hooks: self.hooks,
+                layers: layers::Layers::new(self.hooks),
+                trust: self.trust,
+                trusted: RwLock::new(trusted::Trusted::default()),
+                following: std::sync::atomic::AtomicBool::new(false),
                 tool_filter: self.tool_filter,
                 pending: Mutex::new(pending),
                 loaded: tokio::sync::Mutex::new(Vec::new()),
@@ -154,7 +171,13 @@ struct AgentInner {
     name: String,
     store: Arc<dyn KvStore>,
     secrets: BTreeMap<String, Secrets>,
-    hooks: Vec<Arc<dyn ToolHook>>,
+    /// The call path every call goes through.
+    layers: layers::Layers,
+    trust: Option<Trust>,
+    /// What the trust withholds.
+    trusted: RwLock<trusted::Trusted>,
+    /// Whether a task follows the trust's lock for this agent.
+    following: std::sync::atomic::AtomicBool,
     /// Which tools are registered at all.
     tool_filter: ToolFilter,
     /// The skills registered since the last [`Agent::init_compiled_skills`], each with
@@ -217,6 +240,7 @@ impl Agent {
             hooks: Vec::new(),
             skills: Vec::new(),
             tool_filter: ToolFilter::default(),
+            trust: None,
         }
     }
 
@@ -249,6 +273,7 @@ impl Agent {
     /// no value, its `init` fails, one of its tools' names or schemas is unusable, or the
     /// agent is closed; the other skills load all the same.
     pub async fn init_compiled_skills(&self) -> InitReport {
+        self.follow_trust();
         let pending = std::mem::take(&mut *lock(&self.inner.pending));
         let mut report = InitReport::default();
         let mut inits = tokio::task::JoinSet::new();
@@ -398,6 +423,7 @@ impl Agent {
             write(&self.inner.tool_problems).clear();
             write(&self.inner.prompts).clear();
             write(&self.inner.resources).clear();
+            *write(&self.inner.trusted) = trusted::Trusted::default();
             std::mem::take(&mut *loaded)
         };
         self.inner.changes.send_modify(|changes| {

@@ -47,6 +47,13 @@ pub enum ToolError {
     /// The call was cancelled before it finished.
     #[error("cancelled")]
     Cancelled,
+    /// The item is withheld by the agent's trust (changed since approved, not approved
+    /// yet, or flagged by a scan rule): the message names the command that reviews it.
+    #[error("{message}")]
+    Withheld {
+        /// Why, and what to run.
+        message: String,
+    },
 }
 
 /// What an agent looks a name up as: a [`ToolError::NotFound`] names it.
@@ -203,6 +210,14 @@ pub enum Error {
     AgentClosed {
         /// The skill's name.
         skill: String,
+    },
+    /// The trust lock cannot be read, parsed or written.
+    #[error("trust lock {}: {message}", .path.display())]
+    TrustLock {
+        /// The lock file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
     },
 }
 

@@ -82,10 +82,11 @@ mod source;
 mod store;
 mod tool;
 mod tool_search;
+pub mod trust;
 
 pub use crate::agent::{
-    Agent, AgentBuilder, Changes, InitReport, LeftOutKeyword, RegisteredPrompt, RegisteredTool, SkillFailure,
-    SkillHandle, ToolFailure,
+    Agent, AgentBuilder, CallContext, CallLayer, Changes, InitReport, LeftOutKeyword, RegisteredPrompt, RegisteredTool,
+    SkillFailure, SkillHandle, ToolFailure,
 };
 pub use crate::blocking::{drop_off_runtime, off_runtime};
 pub use crate::error::{BoxError, Error, ItemKind, ToolError};
@@ -117,3 +118,4 @@ pub use crate::store::{KvStore, MemoryStore, SkillStore};
 pub use crate::store::{RedisConnection, RedisFailure, RedisStore, RedisStoreError};
 pub use crate::tool::{Tool, ToolAnnotations, ToolContext};
 pub use crate::tool_search::ToolIndex;
+pub use crate::trust::{ScanMode, Trust, TrustMode, TrustSettings, WithheldItem};

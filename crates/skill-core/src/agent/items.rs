@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::layers::CallContext;
+use super::trusted::Kind;
 use super::{Agent, read, write};
 use crate::naming::{agent_resource_uri, close_names, split_agent_resource_uri};
 use crate::{
@@ -91,9 +93,12 @@ impl Agent {
             }
             new_prompts.insert(name.clone(), RegisteredPrompt { name, skill: skill.to_owned(), prompt });
         }
+        let judged: Vec<(String, Arc<dyn Prompt>)> =
+            new_prompts.iter().map(|(name, registered)| (name.clone(), Arc::clone(&registered.prompt))).collect();
         registry.retain(|_, registered| registered.skill != skill);
         registry.extend(new_prompts);
         drop(registry);
+        self.judge_prompts(skill, &judged);
         self.inner.changes.send_modify(|changes| changes.prompts += 1);
         Ok(())
     }
@@ -126,6 +131,11 @@ impl Agent {
                 }
             }
         }
+        let templates: Vec<(String, ResourceTemplateInfo)> = catalog
+            .templates
+            .iter()
+            .map(|template| (self.resource_uri(skill, &template.uri_template, &plain), template.clone()))
+            .collect();
         drop(plain);
         if catalog.is_empty() {
             registry.remove(skill);
@@ -133,6 +143,7 @@ impl Agent {
             registry.insert(skill.to_owned(), catalog);
         }
         drop(registry);
+        self.judge_templates(skill, &templates);
         self.inner.changes.send_modify(|changes| changes.resources += 1);
         Ok(())
     }
@@ -147,9 +158,15 @@ impl Agent {
         self.inner.changes.subscribe()
     }
 
-    /// Every registered prompt, by name.
+    /// Every registered prompt the agent offers (none its trust withholds), by name.
     pub fn prompts(&self) -> Vec<RegisteredPrompt> {
-        read(&self.inner.prompts).values().cloned().collect()
+        let prompts = read(&self.inner.prompts);
+        let withholds = self.withholds(Kind::Prompt);
+        prompts
+            .values()
+            .filter(|prompt| !withholds || self.withheld_item(Kind::Prompt, &prompt.name).is_none())
+            .cloned()
+            .collect()
     }
 
     /// Fills the prompt called `name` (its agent-level name) with `arguments`; a
@@ -160,6 +177,17 @@ impl Agent {
             name: name.to_owned(),
             suggestions: close_names(name, read(&self.inner.prompts).keys().map(String::as_str)),
         })?;
+        let withheld = self.withheld_item(Kind::Prompt, name);
+        let no_arguments = Value::Object(serde_json::Map::new());
+        let context = CallContext {
+            kind: ItemKind::Prompt,
+            name,
+            skill: &prompt.skill,
+            source: None,
+            arguments: &no_arguments,
+            withheld: withheld.as_deref(),
+        };
+        self.inner.layers.check(&context)?;
         let missing: Vec<String> = prompt
             .info()
             .arguments
@@ -225,11 +253,13 @@ impl Agent {
         let plain = read(&self.inner.plain);
         let registry = read(&self.inner.resources);
         let listed = registry.iter().flat_map(|(skill, catalog)| catalog.templates.iter().map(move |t| (skill, t)));
+        let withholds = self.withholds(Kind::Template);
         listed
             .map(|(skill, template)| ResourceTemplateInfo {
                 uri_template: self.resource_uri(skill, &template.uri_template, &plain),
                 ..template.clone()
             })
+            .filter(|template| !withholds || self.withheld_item(Kind::Template, &template.uri_template).is_none())
             .collect()
     }
 
@@ -348,5 +378,6 @@ impl Agent {
         write(&self.inner.prompts).retain(|_, registered| registered.skill != skill);
         write(&self.inner.resources).remove(skill);
         write(&self.inner.plain).remove(skill);
+        self.forget_judged(skill);
     }
 }

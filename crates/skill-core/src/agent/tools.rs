@@ -6,18 +6,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
-use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value;
 use tracing::Instrument;
 
+use super::layers::CallContext;
 use super::left_out::{LeftOut, LeftOutKeyword, compile_leaving_out, description_note};
+use super::trusted::Kind;
 use super::{Agent, read, write};
 use crate::naming::close_names;
 use crate::{
-    FilterReport, Icon, ItemKind, SourceKind, Tool, ToolAnnotations, ToolCall, ToolContext, ToolError, ToolOutput,
-    ToolSource,
+    FilterReport, Icon, ItemKind, SourceKind, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSource,
 };
 
 /// A tool a loaded skill gave that the agent could not register, and why: its input
@@ -202,17 +202,24 @@ impl Agent {
             let entry = Entry { context, tool, validator, input_schema, description, meta };
             new_tools.insert(name, RegisteredTool { entry: Arc::new(entry) });
         }
+        let judged: Vec<(String, Arc<dyn Tool>)> =
+            new_tools.iter().map(|(name, registered)| (name.clone(), Arc::clone(&registered.entry.tool))).collect();
         registry.retain(|_, registered| registered.source().skill != skill);
         registry.extend(new_tools);
         drop(registry);
+        self.judge_tools(skill, &judged);
         write(&self.inner.tool_problems).insert(skill.to_owned(), problems);
         self.inner.changes.send_modify(|changes| changes.tools += 1);
         Ok(())
     }
 
-    /// Every registered tool, by name.
+    /// Every registered tool the agent offers (none its trust withholds), by name.
     pub fn tools(&self) -> Vec<RegisteredTool> {
-        read(&self.inner.tools).values().cloned().collect()
+        let tools = read(&self.inner.tools);
+        if !self.withholds(Kind::Tool) {
+            return tools.values().cloned().collect();
+        }
+        tools.values().filter(|tool| self.withheld_item(Kind::Tool, tool.name()).is_none()).cloned().collect()
     }
 
     /// The tools the loaded skills gave that could not be registered, with the reason, in
@@ -280,31 +287,27 @@ impl Agent {
             source.skill = %source.skill,
             source.tool = %source.tool,
         );
+        let withheld = self.withheld_item(Kind::Tool, &entry.context.name);
+        let context = CallContext {
+            kind: ItemKind::Tool,
+            name: &entry.context.name,
+            skill: &source.skill,
+            source: Some(source),
+            arguments: &arguments,
+            withheld: withheld.as_deref(),
+        };
         let call = async |arguments| {
             let mut output = entry.tool.call(&entry.context, arguments).instrument(span).await?;
             self.name_resources_in(&source.skill, &mut output.content);
             Ok(output)
         };
-        let hooks = &self.inner.hooks;
-        if hooks.is_empty() {
+        let layers = &self.inner.layers;
+        if !layers.observed() {
+            // No layer sees the end of the call: the arguments move into it uncopied.
+            layers.check(&context)?;
             return call(arguments).await;
         }
-        for hook in hooks {
-            hook.before_call(source, &arguments);
-        }
-        let started = Instant::now();
-        let outcome = call(arguments.clone()).await;
-        let call = ToolCall {
-            name: &entry.context.name,
-            source,
-            arguments: &arguments,
-            outcome: &outcome,
-            duration: started.elapsed(),
-        };
-        for hook in hooks {
-            hook.after_call(&call);
-        }
-        outcome
+        layers.call(&context, call(arguments.clone())).await
     }
 }
 

@@ -27,6 +27,7 @@ mod hooks;
 mod loading;
 mod names;
 mod secrets;
+mod trust;
 
 // ---------------------------------------------------------------------------------------
 // Test skills.

@@ -1,0 +1,196 @@
+//! What the agent's [`Trust`] withholds of its skills' items: each skill's items judged
+//! as they are registered, judged again when the lock changes, and left out of the
+//! agent's lists while withheld. A call of a withheld item is refused by the pinning
+//! layer of the call path ([`super::layers`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::{Agent, read, write};
+use crate::trust::{Judged, Trust, Verdict, WithheldItem, distinctive, judge_prompt, judge_template, judge_tool};
+use crate::{ItemKind, Prompt, ResourceTemplateInfo, Tool};
+
+/// The judged items of every skill, and those withheld, by agent-level name.
+#[derive(Default)]
+pub(super) struct Trusted {
+    /// By skill, then kind: each item's agent-level name and judged definition.
+    judged: BTreeMap<String, BTreeMap<Kind, Vec<(String, Judged)>>>,
+    /// By kind, then agent-level name.
+    withheld: BTreeMap<Kind, BTreeMap<String, Arc<WithheldItem>>>,
+}
+
+/// [`ItemKind`] as a map key (the kinds that are pinned).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Kind {
+    Tool,
+    Prompt,
+    Template,
+}
+
+impl Kind {
+    fn item_kind(self) -> ItemKind {
+        match self {
+            Kind::Tool => ItemKind::Tool,
+            Kind::Prompt => ItemKind::Prompt,
+            Kind::Template => ItemKind::ResourceTemplate,
+        }
+    }
+}
+
+impl Agent {
+    fn trust(&self) -> Option<&Trust> {
+        self.inner.trust.as_ref()
+    }
+
+    /// The names, as their skills give them, of the distinctive tools of every skill but
+    /// `skill`: what a description of `skill` has no business naming.
+    fn other_tools(&self, skill: &str) -> Vec<String> {
+        read(&self.inner.tools)
+            .values()
+            .filter(|tool| tool.source().skill != skill && distinctive(&tool.source().tool))
+            .map(|tool| tool.source().tool.clone())
+            .collect()
+    }
+
+    /// Judges the tools `skill` registered (agent-level name and tool each).
+    pub(super) fn judge_tools(&self, skill: &str, tools: &[(String, Arc<dyn Tool>)]) {
+        let Some(trust) = self.trust() else { return };
+        let others = self.other_tools(skill);
+        let others: Vec<&str> = others.iter().map(String::as_str).collect();
+        let judged = tools
+            .iter()
+            .map(|(name, tool)| (name.clone(), judge_tool(tool.as_ref(), &others, trust.scan_mode())))
+            .collect();
+        self.judge(skill, Kind::Tool, judged);
+    }
+
+    /// Judges the prompts `skill` registered.
+    pub(super) fn judge_prompts(&self, skill: &str, prompts: &[(String, Arc<dyn Prompt>)]) {
+        let Some(trust) = self.trust() else { return };
+        let others = self.other_tools(skill);
+        let others: Vec<&str> = others.iter().map(String::as_str).collect();
+        let judged = prompts
+            .iter()
+            .map(|(name, prompt)| (name.clone(), judge_prompt(prompt.info(), &others, trust.scan_mode())))
+            .collect();
+        self.judge(skill, Kind::Prompt, judged);
+    }
+
+    /// Judges the resource templates `skill` registered (agent-level URI template and
+    /// template each).
+    pub(super) fn judge_templates(&self, skill: &str, templates: &[(String, ResourceTemplateInfo)]) {
+        let Some(trust) = self.trust() else { return };
+        let others = self.other_tools(skill);
+        let others: Vec<&str> = others.iter().map(String::as_str).collect();
+        let judged = templates
+            .iter()
+            .map(|(name, template)| (name.clone(), judge_template(template, &others, trust.scan_mode())))
+            .collect();
+        self.judge(skill, Kind::Template, judged);
+    }
+
+    /// Records the judgment of `skill`'s items of `kind`, replacing the last one.
+    fn judge(&self, skill: &str, kind: Kind, judged: Vec<(String, Judged)>) {
+        let Some(trust) = self.trust() else { return };
+        let items: Vec<(String, &Judged)> = judged.iter().map(|(name, judged)| (name.clone(), judged)).collect();
+        let verdicts = trust.judge(skill, kind.item_kind(), &items);
+        let mut trusted = write(&self.inner.trusted);
+        let withheld = trusted.withheld.entry(kind).or_default();
+        withheld.retain(|_, item| item.skill != skill);
+        for verdict in verdicts {
+            if let Verdict::Withheld(item) = verdict {
+                withheld.insert(item.name.clone(), item);
+            }
+        }
+        trusted.judged.entry(skill.to_owned()).or_default().insert(kind, judged);
+    }
+
+    /// Judges every item again (the lock changed), and announces each list whose
+    /// withheld items changed.
+    pub(super) fn judge_again(&self) {
+        let Some(trust) = self.trust() else { return };
+        let mut trusted = write(&self.inner.trusted);
+        let mut withheld: BTreeMap<Kind, BTreeMap<String, Arc<WithheldItem>>> = BTreeMap::new();
+        for (skill, kinds) in &trusted.judged {
+            for (kind, judged) in kinds {
+                let items: Vec<(String, &Judged)> =
+                    judged.iter().map(|(name, judged)| (name.clone(), judged)).collect();
+                for verdict in trust.judge(skill, kind.item_kind(), &items) {
+                    if let Verdict::Withheld(item) = verdict {
+                        withheld.entry(*kind).or_default().insert(item.name.clone(), item);
+                    }
+                }
+            }
+        }
+        let changed = |kind: Kind| {
+            let names = |map: Option<&BTreeMap<String, Arc<WithheldItem>>>| {
+                map.map(|map| map.iter().map(|(name, item)| (name.clone(), item.reason)).collect::<Vec<_>>())
+                    .unwrap_or_default()
+            };
+            names(trusted.withheld.get(&kind)) != names(withheld.get(&kind))
+        };
+        let (tools, prompts, templates) = (changed(Kind::Tool), changed(Kind::Prompt), changed(Kind::Template));
+        trusted.withheld = withheld;
+        drop(trusted);
+        if tools || prompts || templates {
+            self.inner.changes.send_modify(|changes| {
+                changes.tools += u64::from(tools);
+                changes.prompts += u64::from(prompts);
+                changes.resources += u64::from(templates);
+            });
+        }
+    }
+
+    /// Forgets the judgments of `skill` (it is gone).
+    pub(super) fn forget_judged(&self, skill: &str) {
+        let mut trusted = write(&self.inner.trusted);
+        trusted.judged.remove(skill);
+        for withheld in trusted.withheld.values_mut() {
+            withheld.retain(|_, item| item.skill != skill);
+        }
+    }
+
+    /// The withheld item of `kind` called `name` (agent-level), if it is withheld.
+    pub(super) fn withheld_item(&self, kind: Kind, name: &str) -> Option<Arc<WithheldItem>> {
+        read(&self.inner.trusted).withheld.get(&kind)?.get(name).cloned()
+    }
+
+    /// Whether any item of `kind` is withheld (so the lists need filtering).
+    pub(super) fn withholds(&self, kind: Kind) -> bool {
+        read(&self.inner.trusted).withheld.get(&kind).is_some_and(|withheld| !withheld.is_empty())
+    }
+
+    /// Every withheld tool, prompt and resource template, with what a review shows of
+    /// it: tools first, each kind by name.
+    pub fn withheld(&self) -> Vec<WithheldItem> {
+        let trusted = read(&self.inner.trusted);
+        trusted.withheld.values().flat_map(|items| items.values().map(|item| WithheldItem::clone(item))).collect()
+    }
+
+    /// Records the definitions of `items` (some of [`withheld`](Self::withheld)) in the
+    /// lock, so that they are offered: this agent at once, every other agent of the trust
+    /// as it follows the lock. Nothing without a trust.
+    pub fn approve(&self, items: &[WithheldItem]) -> Result<(), crate::Error> {
+        let Some(trust) = self.trust() else { return Ok(()) };
+        trust.approve(items)?;
+        self.judge_again();
+        Ok(())
+    }
+
+    /// Follows the trust's lock: each change judges the items again. The task ends with
+    /// the agent.
+    pub(super) fn follow_trust(&self) {
+        let Some(trust) = self.trust() else { return };
+        if self.inner.following.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        let mut generations = trust.generations();
+        let agent = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            while generations.changed().await.is_ok() {
+                let Some(inner) = agent.upgrade() else { return };
+                Agent { inner }.judge_again();
+            }
+        });
+    }
+}
