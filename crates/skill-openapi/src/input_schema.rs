@@ -11,6 +11,10 @@
 //! OpenAPI 3.0 schemas are converted where 2020-12 differs in a way a validator would
 //! reject or misread: `nullable: true` adds `"null"` to `type` (and to `enum`), and
 //! boolean `exclusiveMinimum`/`exclusiveMaximum` become the numeric form.
+//!
+//! Every schema here describes a request, so a property marked `readOnly` (by itself, its
+//! `$ref` or a member of its `allOf`) is left out, and out of `required`, in 3.0 and in
+//! 3.1 alike; `writeOnly` ones stay.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -30,6 +34,8 @@ pub(crate) struct SchemaCatalog {
     targets: HashMap<String, (RefTarget, DocId, String)>,
     /// Rewritten schemas and the keys they refer to.
     definitions: HashMap<String, (Value, Vec<String>)>,
+    /// Whether the schema under each key looked at so far is `readOnly`.
+    read_only: HashMap<String, bool>,
 }
 
 impl SchemaCatalog {
@@ -43,6 +49,7 @@ impl SchemaCatalog {
             used_keys: HashSet::new(),
             targets: HashMap::new(),
             definitions: HashMap::new(),
+            read_only: HashMap::new(),
         };
         let root = resolver.document(DocId::ROOT);
         if let Some(schemas) = root.pointer("/components/schemas").and_then(Value::as_object) {
@@ -67,6 +74,7 @@ impl SchemaCatalog {
     ) -> Result<Value, Error> {
         let Value::Object(object) = schema else { return Ok(schema.clone()) };
         let mut rewritten = Map::with_capacity(object.len());
+        let mut read_only: Vec<&str> = Vec::new();
         for (keyword, value) in object {
             let value = match keyword.as_str() {
                 "$ref" => match value.as_str() {
@@ -78,18 +86,38 @@ impl SchemaCatalog {
                     }
                     None => value.clone(),
                 },
-                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
-                    match value.as_object() {
-                        Some(members) => {
-                            let mut out = Map::with_capacity(members.len());
-                            for (name, member) in members {
-                                out.insert(name.clone(), self.rewrite(resolver, from, member, referenced)?);
+                // A property marked `readOnly` is one the server sets: OAS 3.0.4 says it
+                // "SHOULD NOT be sent as part of the request", and JSON Schema gives 3.1's
+                // `readOnly` the same meaning for a request. Every schema here describes a
+                // request (tool inputs only), so such a property is left out, and out of
+                // `required` below, which in 3.0 "will take effect on the response only".
+                "properties" => match value.as_object() {
+                    Some(members) => {
+                        let mut out = Map::with_capacity(members.len());
+                        for (name, member) in members {
+                            let mut inner = Vec::new();
+                            let rewritten = self.rewrite(resolver, from, member, &mut inner)?;
+                            if self.is_read_only(resolver, member, &rewritten) {
+                                read_only.push(name.as_str());
+                                continue;
                             }
-                            Value::Object(out)
+                            referenced.append(&mut inner);
+                            out.insert(name.clone(), rewritten);
                         }
-                        None => value.clone(),
+                        Value::Object(out)
                     }
-                }
+                    None => value.clone(),
+                },
+                "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => match value.as_object() {
+                    Some(members) => {
+                        let mut out = Map::with_capacity(members.len());
+                        for (name, member) in members {
+                            out.insert(name.clone(), self.rewrite(resolver, from, member, referenced)?);
+                        }
+                        Value::Object(out)
+                    }
+                    None => value.clone(),
+                },
                 "items" | "prefixItems" | "allOf" | "anyOf" | "oneOf" => match value.as_array() {
                     Some(members) => Value::Array(
                         members
@@ -114,10 +142,65 @@ impl SchemaCatalog {
             };
             rewritten.insert(keyword.clone(), value);
         }
+        if !read_only.is_empty()
+            && let Some(Value::Array(required)) = rewritten.get_mut("required")
+        {
+            required.retain(|name| !name.as_str().is_some_and(|name| read_only.contains(&name)));
+            if required.is_empty() {
+                rewritten.remove("required");
+            }
+        }
         if self.version == SpecVersion::V3_0 {
             convert_from_3_0(&mut rewritten);
         }
         Ok(Value::Object(rewritten))
+    }
+
+    /// Whether a property's schema (`original`, and `rewritten`, its refs already keys) is
+    /// `readOnly`: itself, through its `$ref`, or through a member of its `allOf` (a
+    /// common way to give a referenced schema a description of its own).
+    fn is_read_only(&mut self, resolver: &mut Resolver, original: &Value, rewritten: &Value) -> bool {
+        if original.get("readOnly") == Some(&Value::Bool(true)) {
+            return true;
+        }
+        let mut keys: Vec<&str> = Vec::new();
+        keys.extend(rewritten.get("$ref").and_then(Value::as_str));
+        if let Some(Value::Array(members)) = rewritten.get("allOf") {
+            for member in members {
+                if member.get("readOnly") == Some(&Value::Bool(true)) {
+                    return true;
+                }
+                keys.extend(member.get("$ref").and_then(Value::as_str));
+            }
+        }
+        keys.into_iter()
+            .filter_map(|pointer| pointer.strip_prefix("#/$defs/"))
+            .any(|key| self.key_is_read_only(resolver, key))
+    }
+
+    /// Whether the schema under `key` says `readOnly: true`, itself or through the refs it
+    /// is made of (a chain of at most eight); remembered per key.
+    fn key_is_read_only(&mut self, resolver: &mut Resolver, key: &str) -> bool {
+        if let Some(&known) = self.read_only.get(key) {
+            return known;
+        }
+        let Some((mut target, _, _)) = self.targets.get(key).cloned() else { return false };
+        let mut found = false;
+        for _ in 0..8 {
+            let document = resolver.document(target.doc);
+            let Some(schema) = document.pointer(&target.pointer) else { break };
+            if schema.get("readOnly") == Some(&Value::Bool(true)) {
+                found = true;
+                break;
+            }
+            let Some(reference) = schema.get("$ref").and_then(Value::as_str) else { break };
+            match resolver.locate(target.doc, reference) {
+                Ok(next) => target = next,
+                Err(_) => break,
+            }
+        }
+        self.read_only.insert(key.to_owned(), found);
+        found
     }
 
     /// The `$defs` a schema that refers to `referenced` needs: those schemas and every
@@ -275,6 +358,50 @@ mod tests {
         assert_eq!(schema["$defs"]["Pet"]["example"], json!({"$ref": "not a ref"}));
         assert_eq!(schema["$defs"]["items"], json!({"type": "string"}));
         assert!(schema["$defs"].get("name").is_none());
+    }
+
+    #[test]
+    fn read_only_properties_are_left_out_of_requests() {
+        // apideck's file-storage `Drive`: `id` is `readOnly` through its `$ref`, and required.
+        let components = json!({
+            "Id": {"type": "string", "readOnly": true},
+            "IdAlias": {"$ref": "#/components/schemas/Id"},
+            "Drive": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["id", "name", "created_at"],
+                "properties": {
+                    "id": {"$ref": "#/components/schemas/Id"},
+                    "alias": {"$ref": "#/components/schemas/IdAlias"},
+                    "created_at": {"type": "string", "readOnly": true},
+                    "described": {"allOf": [{"$ref": "#/components/schemas/Id"}], "description": "the id again"},
+                    "name": {"type": "string"},
+                    "secret": {"type": "string", "writeOnly": true}
+                }
+            }
+        });
+        for version in ["3.0.3", "3.1.0"] {
+            let schema = rewrite(version, json!({"$ref": "#/components/schemas/Drive"}), components.clone());
+            assert_eq!(
+                schema["$defs"]["Drive"],
+                json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["name"],
+                    "properties": {"name": {"type": "string"}, "secret": {"type": "string", "writeOnly": true}}
+                }),
+                "{version}"
+            );
+            // The schemas only the left-out properties reached are not carried.
+            assert!(schema["$defs"].get("Id").is_none(), "{schema}");
+        }
+        // A schema whose required properties are all read-only requires nothing.
+        let schema = rewrite(
+            "3.1.0",
+            json!({"type": "object", "required": ["id"], "properties": {"id": {"readOnly": true}}}),
+            json!({}),
+        );
+        assert_eq!(schema, json!({"type": "object", "properties": {}}));
     }
 
     #[test]
