@@ -1,8 +1,9 @@
 //! The request's URL and headers: each parameter's value from its argument, serialized by
 //! its style ([`ParameterSpec::serialize`]) or, for a parameter given by `content`, by its
 //! media type; an `in: querystring` parameter (OpenAPI 3.2) as the query string its media
-//! type gives ([`serialize_query_string`]); the path template filled, the query pairs
-//! joined with `&` after one `?`,
+//! type gives ([`serialize_query_string`]); the path template filled (a path key's own
+//! query kept, its fragment dropped: [`PathKey`]), the query pairs joined with `&` after
+//! one `?`,
 //! the cookies joined with `; ` into one `Cookie` header; then the credentials added.
 
 use std::collections::HashMap;
@@ -41,9 +42,13 @@ pub(super) fn build_target(
 ) -> Result<Target, ToolError> {
     let mut problems = Vec::new();
     let mut path_values: HashMap<&str, String> = HashMap::new();
-    // A base URL's own query goes first.
+    let key = PathKey::split(&tool.path);
+    if let Some(fragment) = key.fragment {
+        tracing::debug!(tool = %tool.name, path = %tool.path, "the path key's fragment `#{fragment}` is not sent");
+    }
+    // A base URL's own query goes first, then the path key's own.
     let mut query: Vec<String> =
-        base.query().filter(|query| !query.is_empty()).map(str::to_owned).into_iter().collect();
+        [base.query(), key.query].into_iter().flatten().filter(|query| !query.is_empty()).map(str::to_owned).collect();
     let mut cookies = Vec::new();
     let mut headers = HeaderMap::new();
 
@@ -96,7 +101,7 @@ pub(super) fn build_target(
         }
     }
 
-    let path = fill_path_template(tool, &path_values)?;
+    let path = fill_path_template(tool, key.template, &path_values)?;
     problems.extend(dot_segment_problems(tool, &path, &path_values));
 
     let mut credential_cookie = false;
@@ -172,12 +177,46 @@ fn first_non_cookie_octet(value: &str) -> Option<char> {
     inner.chars().find(|&c| !u8::try_from(c).is_ok_and(is_cookie_octet))
 }
 
+/// A Paths Object key taken apart. The spec's keys are paths, but real documents put a
+/// query in some (Azure's `/templeton/v1/jobs?op=LISTAFTERID`) and a fragment in others
+/// (every AWS JSON-protocol document: `/#X-Amz-Target=Service.Operation`), and their
+/// intent is plain: the query is sent with the arguments' (a second `?` would swallow the
+/// first argument), and the fragment, which a request target never carries, is dropped
+/// (AWS declares `X-Amz-Target` as a header parameter anyway), rather than putting the
+/// arguments' query after it, where it would never be sent.
+struct PathKey<'k> {
+    /// The path template, before any `?` or `#`.
+    template: &'k str,
+    /// What follows the first `?` before the fragment, if any.
+    query: Option<&'k str>,
+    /// What follows the first `#`, if any.
+    fragment: Option<&'k str>,
+}
+
+impl<'k> PathKey<'k> {
+    fn split(key: &'k str) -> Self {
+        let (before_fragment, fragment) = match key.split_once('#') {
+            Some((before, fragment)) => (before, Some(fragment)),
+            None => (key, None),
+        };
+        let (template, query) = match before_fragment.split_once('?') {
+            Some((template, query)) => (template, Some(query)),
+            None => (before_fragment, None),
+        };
+        PathKey { template, query, fragment }
+    }
+}
+
 /// The path template with each `{name}` replaced by its parameter's serialized text.
 /// A name that no path parameter declares is an error in the document; one that is
 /// declared but has no text is already a problem (missing or not serializable).
-fn fill_path_template(tool: &OperationTool, values: &HashMap<&str, String>) -> Result<String, ToolError> {
-    let mut path = String::with_capacity(tool.path.len());
-    let mut rest = tool.path.as_str();
+fn fill_path_template(
+    tool: &OperationTool,
+    template: &str,
+    values: &HashMap<&str, String>,
+) -> Result<String, ToolError> {
+    let mut path = String::with_capacity(template.len());
+    let mut rest = template;
     while let Some(open) = rest.find('{') {
         let after = &rest[open + 1..];
         let Some(close) = after.find('}') else { break };
@@ -233,6 +272,22 @@ fn dot_segment_problems(tool: &OperationTool, path: &str, values: &HashMap<&str,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_keys_lose_their_fragment_and_keep_their_query() {
+        let parts = |key| {
+            let key = PathKey::split(key);
+            (key.template, key.query, key.fragment)
+        };
+        assert_eq!(parts("/items/{id}"), ("/items/{id}", None, None));
+        assert_eq!(parts("/templeton/v1/jobs?op=LISTAFTERID"), ("/templeton/v1/jobs", Some("op=LISTAFTERID"), None));
+        assert_eq!(
+            parts("/#X-Amz-Target=TrentService.ListKeys"),
+            ("/", None, Some("X-Amz-Target=TrentService.ListKeys"))
+        );
+        // What follows a `#` is the fragment, a `?` in it included.
+        assert_eq!(parts("/a?b=1#c?d=2"), ("/a", Some("b=1"), Some("c?d=2")));
+    }
 
     #[test]
     fn only_cookie_octets_pass_as_a_content_cookie() {
