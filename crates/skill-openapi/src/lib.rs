@@ -47,14 +47,16 @@
 //! keep their refs, rewritten to `#/$defs/...` with the schemas they reach carried along,
 //! so recursive schemas stay finite. OpenAPI 3.0 schemas are
 //! converted where JSON Schema 2020-12 reads them differently (`nullable`, boolean
-//! `exclusiveMinimum`). An operation that cannot be read is skipped with its reason; the
+//! `exclusiveMinimum`), and `readOnly` properties are left out, as requests never carry
+//! them. An operation that cannot be read is skipped with its reason; the
 //! others still become tools.
 //!
 //! Request serialization, exactly per the style tables of OpenAPI 3.1.1 (module
 //! [`serialize`]): a [`ParameterSpec`] (a Parameter Object's `name`, `in`, `style`,
 //! `explode` and `allowReserved`) serializes a JSON value into what goes on the wire for
 //! its location ([`SerializedParameter`]), with every `style`/`explode` combination the
-//! spec defines and a typed [`Error`] for those it leaves undefined; and
+//! spec defines and a typed [`Error`] for those it leaves undefined (but `deepObject`
+//! values beyond the table, which follow the npm `qs` bracket convention); and
 //! [`encode_form_urlencoded`] encodes an `application/x-www-form-urlencoded` body with the
 //! Encoding Object's per-property `style`, `explode`, `allowReserved` and `contentType`.
 //!
@@ -67,7 +69,8 @@
 //! bearer, basic), matched to `securitySchemes` and sent as each operation's `security`
 //! asks. Parameters are serialized per the style tables, or by their media type when
 //! given by `content` (an OpenAPI 3.2 `in: querystring` parameter is the whole query
-//! string, [`serialize_query_string`]); bodies go as JSON, JSON sequences, form-urlencoded
+//! string, [`serialize_query_string`]; a path key's own query is kept and its fragment
+//! dropped); bodies go as JSON, JSON sequences, form-urlencoded
 //! and multipart with the Encoding Object, text, or bytes (binary fields as base64, [`BINARY_ARGUMENT_HELP`], or with an
 //! upload folder `file:` and a path in it, at most 100 MiB: [`FILE_ARGUMENT_HELP`]). A cookie
 //! given by `content` is sent as written, so one with a `;` or another character a cookie

@@ -24,8 +24,11 @@
 //!   `undefined` column: `;color`, `.`, the empty string, `color=`; the styles whose cell is
 //!   _n/a_ there refuse them. `null` members of arrays and objects are dropped (RFC 6570
 //!   §2.3).
-//! - Nested arrays and objects are refused: RFC 6570 defines one level, and `deepObject`
-//!   defines scalar properties only (`color[R]=100`, not `color[R][x]=1`).
+//! - Nested arrays and objects are refused, except by `deepObject`: RFC 6570 defines one
+//!   level. The table's `deepObject` cell is an object of scalars (`color[R]=100`); every
+//!   other value it takes (an array, nested objects, arrays of objects, an empty object)
+//!   follows the bracket convention of Rails, PHP and the npm `qs` parser, which Stripe
+//!   documents: `expand[]=a`, `a[b][c]=v`, `items[0][price]=p`, and nothing for `{}`.
 //! - Object members come in the order the caller gave them (the workspace builds
 //!   serde_json with `preserve_order`), as the style table and RFC 6570 keep them:
 //!   `{"R": 100, "G": 200, "B": 150}` as `form` is `color=R,100,G,200,B,150`.

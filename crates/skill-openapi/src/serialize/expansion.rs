@@ -191,10 +191,17 @@ pub(crate) fn expand(
     let supported = match style {
         Style::Simple | Style::Label | Style::Matrix | Style::Form => true,
         Style::SpaceDelimited | Style::PipeDelimited => matches!(kind, ValueKind::Array | ValueKind::Object),
-        Style::DeepObject => kind == ValueKind::Object,
+        Style::DeepObject => kind != ValueKind::Primitive,
     };
     if !supported {
         return Err(unsupported(kind));
+    }
+    if style == Style::DeepObject && !is_flat_object(value) {
+        // The table defines `deepObject` for an object of primitives only: anything else
+        // follows the bracket convention (see `bracketed`).
+        let mut members = Vec::new();
+        bracketed(Escape::Unreserved.apply(name), value, escape, &mut members);
+        return Ok(Expansion { prefix: "", separator: "&", members });
     }
     let shape = Shape::of(value).map_err(|(outer, inner)| Error::NestedValue {
         parameter: name.to_owned(),
@@ -242,5 +249,51 @@ pub(crate) fn expand(
             }),
             Shape::Undefined | Shape::Primitive(_) | Shape::Array(_) => Err(unsupported(kind)),
         },
+    }
+}
+
+/// Whether `value` is what the style table's `deepObject` cell holds: an object with a
+/// property that is not `null`, and none that is an array or an object.
+fn is_flat_object(value: &Value) -> bool {
+    ValueKind::of(value) == ValueKind::Object
+        && value
+            .as_object()
+            .is_some_and(|members| members.values().all(|member| scalar_text(member).is_some() || member.is_null()))
+}
+
+/// `value` under the key `key` (already percent-encoded) by the bracket convention of
+/// Rails/Rack, PHP and the npm `qs` parser (which Express uses), the one Stripe documents,
+/// for the `deepObject` values the style table leaves undefined:
+///
+/// - an object's properties as `key[name]`, nested as deep as they go (`a[b][c]=v`);
+/// - an array of primitives as `key[]`, once per item (`expand[]=a&expand[]=b`);
+/// - any other array (of objects or arrays) by index, from 0 (`items[0][price]=p`);
+/// - `null`, and an object or array with nothing in it, as nothing at all.
+///
+/// The brackets are percent-encoded (`%5B`, `%5D`), as the table writes them; every one of
+/// those parsers decodes a name before it reads its brackets.
+fn bracketed(key: String, value: &Value, escape: Escape, members: &mut Vec<String>) {
+    match value {
+        Value::Null => {}
+        Value::Object(properties) => {
+            for (name, property) in properties {
+                bracketed(format!("{key}%5B{}%5D", escape.apply(name)), property, escape, members);
+            }
+        }
+        Value::Array(items) if items.iter().all(|item| scalar_text(item).is_some() || item.is_null()) => {
+            for text in items.iter().filter_map(scalar_text) {
+                members.push(format!("{key}%5B%5D={}", escape.apply(&text)));
+            }
+        }
+        Value::Array(items) => {
+            // Indexes count the items sent, so that `null`s leave no gaps.
+            for (index, item) in items.iter().filter(|item| !item.is_null()).enumerate() {
+                bracketed(format!("{key}%5B{index}%5D"), item, escape, members);
+            }
+        }
+        scalar => {
+            let text = scalar_text(scalar).unwrap_or_default();
+            members.push(format!("{key}={}", escape.apply(&text)));
+        }
     }
 }

@@ -207,6 +207,16 @@ mod tests {
             &[("path", PropertyEncoding { allow_reserved: Some(false), ..PropertyEncoding::default() })],
             "path=%2Fa%20b",
         );
+        // Beyond the table, `deepObject` follows the bracket convention (Stripe's bodies).
+        check(
+            json!({"billing": {"address": {"city": "Paris"}}, "expand": ["customer"], "metadata": {}}),
+            &[
+                ("billing", styled(Style::DeepObject, Some(true))),
+                ("expand", styled(Style::DeepObject, Some(true))),
+                ("metadata", styled(Style::DeepObject, Some(true))),
+            ],
+            "billing%5Baddress%5D%5Bcity%5D=Paris&expand%5B%5D=customer",
+        );
         // Mixed: style-based and content-based fields side by side.
         check(
             json!({"meta": {"k": "v w"}, "note": "v w"}),
@@ -234,9 +244,9 @@ mod tests {
             "error: parameter `card`: style `deepObject` with explode false is undefined",
         );
         check(
-            json!({"card": {"a": {"b": 1}}}),
+            json!({"card": "4242"}),
             &[("card", styled(Style::DeepObject, None))],
-            "error: parameter `card`: style `deepObject` does not define an object inside an object",
+            "error: parameter `card`: style `deepObject` cannot serialize a primitive value",
         );
         assert!(matches!(
             encode_form_urlencoded(&json!(1), &BTreeMap::new()),

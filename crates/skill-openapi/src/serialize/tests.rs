@@ -167,9 +167,11 @@ fn style_table_deep_object() {
     check_na(query(DeepObject, false), string(), "UndefinedCombination");
     check_na(query(DeepObject, false), array(), "UndefinedCombination");
     check_na(query(DeepObject, false), object(), "UndefinedCombination");
-    check_na(query(DeepObject, true), undefined(), "UnsupportedValue");
+    // The table's n/a cells for an undefined value and an array follow the bracket
+    // convention (`deep_object_beyond_the_table`): nothing, and `color[]` per item.
+    check(query(DeepObject, true), undefined(), "?");
     check_na(query(DeepObject, true), string(), "UnsupportedValue");
-    check_na(query(DeepObject, true), array(), "UnsupportedValue");
+    check(query(DeepObject, true), array(), "?color%5B%5D=blue&color%5B%5D=black&color%5B%5D=brown");
     check(query(DeepObject, true), object(), "?color%5BR%5D=100&color%5BG%5D=200&color%5BB%5D=150");
 }
 
@@ -241,7 +243,8 @@ fn undefined_values_are_null_empty_or_all_null() {
         check(header(true), value.clone(), "");
         check(query(Style::Form, true), value.clone(), "?color=");
         check_na(query(Style::PipeDelimited, false), value.clone(), "UnsupportedValue");
-        check_na(query(Style::DeepObject, true), value, "UnsupportedValue");
+        // Nothing at all, as the bracket convention sends an empty object.
+        check(query(Style::DeepObject, true), value, "?");
     }
     // The empty string is defined, and gives the same text for a primitive.
     check(path(Style::Matrix, false), json!(""), ";color");
@@ -350,16 +353,47 @@ fn appendix_c_examples() {
 }
 
 #[test]
-fn deep_object_nests_one_level() {
+fn deep_object_beyond_the_table() {
     check(
         query(Style::DeepObject, true),
         json!({"city": "Paris", "zip": 75001, "active": true}),
         // In the caller's order.
         "?color%5Bcity%5D=Paris&color%5Bzip%5D=75001&color%5Bactive%5D=true",
     );
-    // Properties that are arrays or objects are not defined (§4.8.12.3).
-    check_na(query(Style::DeepObject, true), json!({"a": {"b": 1}}), "NestedValue");
-    check_na(query(Style::DeepObject, true), json!({"a": [1, 2]}), "NestedValue");
+    // What the table leaves undefined (§4.8.12.3) follows the bracket convention of the npm
+    // `qs` parser and Stripe: arrays of primitives as `[]`, nested objects to any depth,
+    // arrays of objects or arrays by index, `null` and empty values as nothing.
+    let deep =
+        |name: &str| ParameterSpec { style: Some(Style::DeepObject), ..ParameterSpec::new(name, Location::Query) };
+    check(
+        deep("expand"),
+        json!(["customer", "invoice.subscription"]),
+        "?expand%5B%5D=customer&expand%5B%5D=invoice.subscription",
+    );
+    check(
+        deep("billing"),
+        json!({"address": {"line1": "1 Rue", "city": "Paris", "geo": {"lat": 48.8}}, "tags": ["a", null, "b"]}),
+        "?billing%5Baddress%5D%5Bline1%5D=1%20Rue&billing%5Baddress%5D%5Bcity%5D=Paris\
+         &billing%5Baddress%5D%5Bgeo%5D%5Blat%5D=48.8&billing%5Btags%5D%5B%5D=a&billing%5Btags%5D%5B%5D=b",
+    );
+    check(
+        deep("items"),
+        json!([{"price": "p_1", "quantity": 2}, null, {"price": "p_2", "tax_rates": ["t"]}]),
+        "?items%5B0%5D%5Bprice%5D=p_1&items%5B0%5D%5Bquantity%5D=2&items%5B1%5D%5Bprice%5D=p_2\
+         &items%5B1%5D%5Btax_rates%5D%5B%5D=t",
+    );
+    check(deep("grid"), json!([[1, 2], ["x"]]), "?grid%5B0%5D%5B%5D=1&grid%5B0%5D%5B%5D=2&grid%5B1%5D%5B%5D=x");
+    check(deep("metadata"), json!({"keep": "1", "gone": {}, "none": [], "nil": null}), "?metadata%5Bkeep%5D=1");
+    check(deep("metadata"), json!({}), "?");
+    // Names and values are encoded as in the table; so are brackets in a property's name.
+    check(deep("a b"), json!({"c&d": {"e[f]": "g=h"}}), "?a%20b%5Bc%26d%5D%5Be%5Bf%5D%5D=g%3Dh");
+    check(
+        ParameterSpec { allow_reserved: true, ..deep("color") },
+        json!({"p/q": ["r/s"]}),
+        "?color%5Bp/q%5D%5B%5D=r/s",
+    );
+    // A primitive is still no deepObject value.
+    check_na(deep("expand"), json!("customer"), "UnsupportedValue");
 }
 
 #[test]
@@ -441,13 +475,8 @@ fn errors_name_the_parameter() {
     );
     check(
         param("filter", Location::Query, Style::DeepObject, true),
-        json!(["a"]),
-        "n/a UnsupportedValue: parameter `filter`: style `deepObject` cannot serialize an array value",
-    );
-    check(
-        param("filter", Location::Query, Style::DeepObject, true),
-        json!({"a": [1]}),
-        "n/a NestedValue: parameter `filter`: style `deepObject` does not define an array inside an object",
+        json!("a"),
+        "n/a UnsupportedValue: parameter `filter`: style `deepObject` cannot serialize a primitive value",
     );
     check(
         param("ids", Location::Path, Style::Simple, false),
