@@ -60,7 +60,7 @@ use crate::enroll::{self, AgentToken, Enrollment};
 use crate::metadata::{PersonServerMetadata, Role, ServerId};
 use crate::shared_state::{Files, SharedState};
 use crate::shared_tokens;
-use crate::tokens::TokenCache;
+use crate::tokens::{RequestHints, TokenCache};
 use crate::{AgentKey, Error, exchange};
 
 mod requirements;
@@ -130,6 +130,7 @@ pub struct AAuthClientBuilder {
     on_interaction: Option<InteractionCallback>,
     on_clarification: Option<ClarificationCallback>,
     max_requirement_rounds: usize,
+    hints: RequestHints,
 }
 
 impl AAuthClient {
@@ -147,6 +148,7 @@ impl AAuthClient {
             on_interaction: None,
             on_clarification: None,
             max_requirement_rounds: DEFAULT_MAX_ROUNDS,
+            hints: RequestHints::default(),
         }
     }
 
@@ -318,6 +320,42 @@ impl AAuthClientBuilder {
         self
     }
 
+    /// `login_hint` in the person and auth token requests (and mission proposals): who the
+    /// person is, as the person server knows them. A resource token's own `login_hint`
+    /// goes to the person server instead, unchanged.
+    pub fn login_hint(mut self, login_hint: String) -> Self {
+        self.hints.login_hint = Some(login_hint);
+        self
+    }
+
+    /// `tenant` in the person and auth token requests (and mission proposals): the
+    /// person server's tenant of the person.
+    pub fn tenant(mut self, tenant: String) -> Self {
+        self.hints.tenant = Some(tenant);
+        self
+    }
+
+    /// `domain_hint` in the person and auth token requests: the domain of the person's
+    /// organization.
+    pub fn domain_hint(mut self, domain_hint: String) -> Self {
+        self.hints.domain_hint = Some(domain_hint);
+        self
+    }
+
+    /// `justification` in the person and auth token requests: why the agent asks, shown
+    /// to the person.
+    pub fn justification(mut self, justification: String) -> Self {
+        self.hints.justification = Some(justification);
+        self
+    }
+
+    /// The mission the agent works under: its `mission_s256` goes in every person token
+    /// request, and person tokens are cached per mission.
+    pub fn mission(mut self, mission_s256: String) -> Self {
+        self.hints.mission_s256 = Some(mission_s256);
+        self
+    }
+
     /// Checks the configuration and builds the client; nothing is fetched yet.
     pub fn build(self) -> Result<AAuthClient, Error> {
         let agent_provider = ServerId::parse(Role::AgentProvider, &self.agent_provider, self.allow_http_loopback)?;
@@ -368,6 +406,7 @@ impl AAuthClientBuilder {
                 on_interaction: self.on_interaction,
                 on_clarification: self.on_clarification,
                 max_rounds: self.max_requirement_rounds,
+                hints: self.hints,
                 agent: tokio::sync::Mutex::new(None),
                 tokens: TokenCache::default(),
                 person_metadata: tokio::sync::Mutex::new(HashMap::new()),
@@ -390,6 +429,7 @@ impl fmt::Debug for AAuthClientBuilder {
             .field("on_interaction", &self.on_interaction.is_some())
             .field("on_clarification", &self.on_clarification.is_some())
             .field("max_requirement_rounds", &self.max_requirement_rounds)
+            .field("hints", &self.hints)
             .finish()
     }
 }
@@ -433,6 +473,8 @@ struct Inner {
     on_interaction: Option<InteractionCallback>,
     on_clarification: Option<ClarificationCallback>,
     max_rounds: usize,
+    /// The hints and mission of the person and auth token requests.
+    hints: RequestHints,
     /// The agent token; the lock also makes concurrent requests share one enrollment.
     agent: tokio::sync::Mutex<Option<AgentToken>>,
     tokens: TokenCache,

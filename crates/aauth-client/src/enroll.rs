@@ -122,6 +122,7 @@ pub(crate) async fn request_agent_token(
     let jwt = Jwt::decode(token.expose_secret(), TokenKind::Agent)?;
     jwt.check_bound_to(key)?;
     jwt.check_claim("iss", jwt.claims.iss.as_deref(), provider.as_str())?;
+    jwt.check_has_iat()?;
     let exp = jwt.check_not_expired(now)?;
     let agent_id = jwt.claims.sub.clone().ok_or_else(|| Error::TokenClaim {
         token: TokenKind::Agent,

@@ -326,6 +326,71 @@ pub enum Error {
         /// The problem details' `detail`.
         detail: Option<String>,
     },
+    /// Polling ended with `403 revoked`: a token the pending request depends on was
+    /// revoked (its `detail` says which); a new request starts over with fresh tokens.
+    #[error(
+        "{url}: a token the pending request depends on was revoked (revoked){}",
+        .detail.as_deref().map(|detail| format!(": {detail}")).unwrap_or_default()
+    )]
+    Revoked {
+        /// The pending URL.
+        url: String,
+        /// The problem details' `detail`.
+        detail: Option<String>,
+    },
+    /// A server refused the signature with `Signature-Error: clock_skew` again after the
+    /// agent signed with the server's own time (from its `Date`): the `iat` of a token is
+    /// ahead of the server's clock, which a fresh token from the same issuer would repeat.
+    #[error(
+        "{url}: the server's clock disagrees with the signature's `created` or a token's `iat` (clock_skew){}; check the clocks of this machine and of the token issuers",
+        .skew.map(|skew| format!(", this machine is {skew} s ahead of it")).unwrap_or_default()
+    )]
+    ClockSkew {
+        /// The URL that answered.
+        url: String,
+        /// How far this machine's clock is ahead of the server's, from its `Date` (seconds).
+        skew: Option<u64>,
+    },
+    /// The person server could not reach the resource's access server (`502
+    /// as_unreachable`), again after the agent waited and called the resource anew.
+    #[error(
+        "{url}: the person server could not reach the resource's access server (as_unreachable){}",
+        .detail.as_deref().map(|detail| format!(": {detail}")).unwrap_or_default()
+    )]
+    AccessServerUnreachable {
+        /// The person server endpoint.
+        url: String,
+        /// The problem details' `detail`.
+        detail: Option<String>,
+        /// The `Retry-After` the person server sent.
+        retry_after: Option<std::time::Duration>,
+    },
+    /// The mission has ended (`mission_terminated`): completed, expired (a new proposal may
+    /// be made) or revoked (none should be).
+    #[error(
+        "{url}: the mission has ended (mission_terminated{}){}",
+        .reason.as_deref().map(|reason| format!(": {reason}")).unwrap_or_default(),
+        .detail.as_deref().map(|detail| format!(": {detail}")).unwrap_or_default()
+    )]
+    MissionTerminated {
+        /// The URL that answered.
+        url: String,
+        /// The `termination_reason`: `completed`, `expired`, `revoked`, ….
+        reason: Option<String>,
+        /// The problem details' `detail`.
+        detail: Option<String>,
+    },
+    /// The person server knows no such mission for this agent (`mission_not_found`).
+    #[error(
+        "{url}: the person server knows no such mission (mission_not_found){}",
+        .detail.as_deref().map(|detail| format!(": {detail}")).unwrap_or_default()
+    )]
+    MissionNotFound {
+        /// The URL that answered.
+        url: String,
+        /// The problem details' `detail`.
+        detail: Option<String>,
+    },
     /// A server asks a clarification question, and no `on_clarification` callback is set.
     #[error(
         "{url}: the server asks \"{question}\", but no on_clarification callback is set; the request was withdrawn"
@@ -418,6 +483,8 @@ pub enum Step {
     Poll,
     /// Answering a clarification question at the pending URL.
     Clarification,
+    /// Proposing a mission, or asking for its update or completion.
+    Mission,
 }
 
 impl std::fmt::Display for Step {
@@ -432,6 +499,7 @@ impl std::fmt::Display for Step {
             Self::Request => "sending the request",
             Self::Poll => "polling the pending request",
             Self::Clarification => "answering a clarification",
+            Self::Mission => "at the mission endpoint",
         })
     }
 }
@@ -452,10 +520,26 @@ impl Error {
         Error::Http { step, url: url_for_errors(url), source: source.into().without_url() }
     }
 
-    /// An [`Error::HttpStatus`] for a `status` answer, with the problem details of `body`.
+    /// The error for a `status` answer with the problem details of `body`: the mission
+    /// errors as themselves, anything else as an [`Error::HttpStatus`].
     pub(crate) fn status(step: Step, url: &Url, status: u16, body: &[u8]) -> Self {
         let problem = crate::interaction::Problem::from_body(body);
-        Error::HttpStatus { step, url: url_for_errors(url), status, error: problem.error, detail: problem.detail }
+        let url = url_for_errors(url);
+        match problem.error.as_deref() {
+            Some("mission_terminated") => {
+                Error::MissionTerminated { url, reason: problem.termination_reason, detail: problem.detail }
+            }
+            Some("mission_not_found") => Error::MissionNotFound { url, detail: problem.detail },
+            _ => Error::HttpStatus { step, url, status, error: problem.error, detail: problem.detail },
+        }
+    }
+
+    /// The problem details' `error` code of an answer the client could not go on with.
+    pub(crate) fn error_code(&self) -> Option<&str> {
+        match self {
+            Error::HttpStatus { error, .. } => error.as_deref(),
+            _ => None,
+        }
     }
 }
 

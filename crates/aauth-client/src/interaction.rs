@@ -110,6 +110,8 @@ pub(crate) fn check_interaction_url(
 pub(crate) struct Problem {
     pub(crate) error: Option<String>,
     pub(crate) detail: Option<String>,
+    /// `mission_terminated`'s reason (`expired`, `revoked`, …).
+    pub(crate) termination_reason: Option<String>,
 }
 
 impl Problem {
@@ -118,9 +120,14 @@ impl Problem {
         struct Raw {
             error: Option<String>,
             detail: Option<String>,
+            termination_reason: Option<String>,
         }
         let Ok(raw) = serde_json::from_slice::<Raw>(body) else { return Self::default() };
-        Self { error: raw.error.map(|text| printable(&text, 64)), detail: raw.detail.map(|text| printable(&text, 300)) }
+        Self {
+            error: raw.error.map(|text| printable(&text, 64)),
+            detail: raw.detail.map(|text| printable(&text, 300)),
+            termination_reason: raw.termination_reason.map(|text| printable(&text, 64)),
+        }
     }
 }
 

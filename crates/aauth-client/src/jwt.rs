@@ -16,10 +16,6 @@ use serde_json::Value;
 
 use crate::{AgentKey, Error};
 
-/// How far ahead of ours another server's clock may be, in seconds: the draft's default
-/// signature window.
-pub(crate) const CLOCK_SKEW: u64 = 60;
-
 /// The four AAuth token types, told apart by the JWT header `typ`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -229,22 +225,18 @@ impl Jwt {
         }
     }
 
-    /// Checks that the token was not issued after `now` (Unix seconds), allowing
-    /// [`CLOCK_SKEW`] for clocks that disagree.
-    pub(crate) fn check_issued_before(&self, now: u64) -> Result<(), Error> {
-        let kind = self.kind_or_agent();
+    /// Checks that the token has an `iat`: every AAuth token carries one (protocol -11).
+    /// It is not a validity check: a server whose clock is behind the issuer's says so
+    /// (`clock_skew`), and the agent does not judge other servers' clocks with its own.
+    pub(crate) fn check_has_iat(&self) -> Result<(), Error> {
         match self.claims.iat {
-            None => Err(Error::TokenClaim { token: kind, claim: "iat", reason: "missing".to_owned() }),
-            Some(iat) if iat > now.saturating_add(CLOCK_SKEW) => Err(Error::TokenClaim {
-                token: kind,
-                claim: "iat",
-                reason: format!("{iat} is in the future (now {now}, {CLOCK_SKEW} s of clock skew allowed)"),
-            }),
+            None => Err(Error::TokenClaim { token: self.kind_or_agent(), claim: "iat", reason: "missing".to_owned() }),
             Some(_) => Ok(()),
         }
     }
 
-    /// Checks that the token has not expired at `now` (Unix seconds).
+    /// Checks that the token has not expired at `now` (Unix seconds): `exp` is compared
+    /// as it is, with no allowance for clock skew (protocol -11).
     pub fn check_not_expired(&self, now: u64) -> Result<u64, Error> {
         let kind = self.kind_or_agent();
         let Some(exp) = self.claims.exp else {
@@ -346,20 +338,17 @@ mod tests {
     }
 
     #[test]
-    fn iat_may_not_be_in_the_future() {
+    fn iat_is_required_but_not_judged() {
         let jwt = |claims: Value| Jwt::decode(&test_token(TokenKind::Resource, &claims), TokenKind::Resource).unwrap();
-        let now = 1_800_000_000;
-        jwt(json!({"iat": now})).check_issued_before(now).unwrap();
-        jwt(json!({"iat": now - 3600})).check_issued_before(now).unwrap();
-        // Another server's clock may be up to a minute ahead.
-        jwt(json!({"iat": now + 60})).check_issued_before(now).unwrap();
-        let error = jwt(json!({"iat": now + 61})).check_issued_before(now).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "resource token: claim `iat` 1800000061 is in the future (now 1800000000, 60 s of clock skew allowed)"
-        );
-        let error = jwt(json!({})).check_issued_before(now).unwrap_err();
-        assert!(matches!(error, Error::TokenClaim { claim: "iat", .. }), "{error:?}");
+        let now = 1_800_000_000u64;
+        jwt(json!({"iat": now})).check_has_iat().unwrap();
+        // A server whose clock is ahead of ours issued it: not the agent's to refuse.
+        jwt(json!({"iat": now + 3600})).check_has_iat().unwrap();
+        let error = jwt(json!({})).check_has_iat().unwrap_err();
+        assert_eq!(error.to_string(), "resource token: claim `iat` missing");
+        // `exp` has no skew: a token is expired from its `exp` on.
+        assert!(jwt(json!({"exp": now})).check_not_expired(now).is_err());
+        assert_eq!(jwt(json!({"exp": now + 1})).check_not_expired(now).unwrap(), now + 1);
     }
 
     #[test]

@@ -91,20 +91,75 @@ impl TokenCache {
     }
 }
 
-/// The body of a person token request: `{"resource": "<resource identifier>"}`.
-pub(crate) fn person_token_request_body(resource: &ServerId) -> String {
-    json!({"resource": resource.as_str()}).to_string()
+/// What the agent tells its person server beside the token it asks for (protocol -11,
+/// "Person Token Request" and "Auth Token Request"): the capabilities it declares, the
+/// configured hints about the person and why, and the mission it works under.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct RequestHints {
+    /// `capabilities`: what the agent can handle (`interaction`, `clarification`).
+    /// Without it, a person server that must reach the person answers `user_unreachable`.
+    pub(crate) capabilities: Vec<&'static str>,
+    /// `login_hint`: who the person is, as the person server knows them.
+    pub(crate) login_hint: Option<String>,
+    /// `tenant`: the person server's tenant (organization) of the person.
+    pub(crate) tenant: Option<String>,
+    /// `domain_hint`: the domain of the person's organization.
+    pub(crate) domain_hint: Option<String>,
+    /// `justification`: why the agent asks, shown to the person (Markdown).
+    pub(crate) justification: Option<String>,
+    /// `mission_s256`: the mission the person token is for (person token requests only).
+    pub(crate) mission_s256: Option<String>,
 }
 
-/// The body of an auth token request: the resource token and, when the agent can handle
-/// them, the capabilities it declares to the person server (the body member replaces the
-/// `AAuth-Capabilities` header on person server endpoints). It goes on the wire as it is,
-/// like every token the client presents (see the crate doc on secrets).
-pub(crate) fn auth_token_request_body(resource_token: &SecretString, capabilities: &[&str]) -> String {
-    let mut body = json!({"resource_token": resource_token.expose_secret()});
-    if !capabilities.is_empty() {
-        body["capabilities"] = json!(capabilities);
+impl RequestHints {
+    /// Adds the members that are set to `body`; `login_hint` only when `body` has none.
+    fn add_to(&self, body: &mut serde_json::Value) {
+        if !self.capabilities.is_empty() {
+            body["capabilities"] = json!(self.capabilities);
+        }
+        for (member, value) in [
+            ("login_hint", &self.login_hint),
+            ("tenant", &self.tenant),
+            ("domain_hint", &self.domain_hint),
+            ("justification", &self.justification),
+        ] {
+            if let Some(value) = value
+                && body.get(member).is_none()
+            {
+                body[member] = json!(value);
+            }
+        }
     }
+}
+
+/// The body of a person token request: `{"resource": "<resource identifier>"}`, the
+/// capabilities and hints, and the mission's `mission_s256` when there is one.
+pub(crate) fn person_token_request_body(resource: &ServerId, hints: &RequestHints) -> String {
+    let mut body = json!({"resource": resource.as_str()});
+    hints.add_to(&mut body);
+    if let Some(mission) = &hints.mission_s256 {
+        body["mission_s256"] = json!(mission);
+    }
+    body.to_string()
+}
+
+/// The body of an auth token request: the resource token, the token the agent presented
+/// to the resource when it issued it (`presented_token`, required by protocol -11), the
+/// resource token's `login_hint` passed on unchanged (else the configured one), the
+/// capabilities and the other hints. It goes on the wire as it is, like every token the
+/// client presents (see the crate doc on secrets).
+pub(crate) fn auth_token_request_body(
+    resource_token: &SecretString,
+    checked: &Jwt,
+    presented: &SecretString,
+    hints: &RequestHints,
+) -> String {
+    let mut body =
+        json!({"resource_token": resource_token.expose_secret(), "presented_token": presented.expose_secret()});
+    if let Some(login_hint) = checked.claims.other.get("login_hint").and_then(serde_json::Value::as_str) {
+        body["login_hint"] = json!(login_hint);
+    }
+    hints.add_to(&mut body);
     body.to_string()
 }
 
@@ -149,6 +204,7 @@ pub(crate) fn check_person_token(
     jwt.check_bound_to(key)?;
     jwt.check_claim("iss", jwt.claims.iss.as_deref(), person_server.as_str())?;
     check_audience(&jwt, resource)?;
+    jwt.check_has_iat()?;
     let exp = jwt.check_not_expired(now)?;
     Ok(CachedToken { token, expires_at: expires_at(exp, expires_in, now), sub: jwt.claims.sub })
 }
@@ -169,17 +225,23 @@ pub(crate) fn check_cached_person_token(
     Ok(cached)
 }
 
-/// Checks a resource token before it goes to the person server (protocol draft, "Resource
+/// The token the agent presented to the resource, as the resource token must name it.
+pub(crate) struct PresentedToken<'a> {
+    pub(crate) kind: TokenKind,
+    pub(crate) token: &'a SecretString,
+}
+
+/// Checks a resource token before it goes to the person server (protocol -11, "Resource
 /// Challenge Verification" and "Resource Token Verification"): `typ`; `dwk` is
 /// `aauth-resource.json`; `iss` is the resource the request went to; `agent_jkt` is our
-/// key's thumbprint; `ps` is our person server; `sub` is the person token's (when the
-/// agent presented one); `iat` not in the future (with a minute of clock skew); not
+/// key's thumbprint; `ps` is our person server; `presented_jti` is the `jti` of the token
+/// presented, and `sub` its `sub` (a person or auth token's); `iat` present; not
 /// expired. Its signature is not verified: the person server it goes to does that.
 pub(crate) fn check_resource_token(
     token: &SecretString,
     resource: &ServerId,
     person_server: &ServerId,
-    person_sub: Option<&str>,
+    presented: &PresentedToken<'_>,
     key: &AgentKey,
     now: u64,
 ) -> Result<Jwt, Error> {
@@ -188,10 +250,21 @@ pub(crate) fn check_resource_token(
     jwt.check_claim("iss", jwt.claims.iss.as_deref(), resource.as_str())?;
     jwt.check_claim("agent_jkt", jwt.claims.agent_jkt.as_deref(), &key.thumbprint())?;
     jwt.check_claim("ps", jwt.claims.ps.as_deref(), person_server.as_str())?;
-    if let Some(person_sub) = person_sub {
-        jwt.check_claim("sub", jwt.claims.sub.as_deref(), person_sub)?;
+    let shown = Jwt::decode(presented.token.expose_secret(), presented.kind)?;
+    let Some(presented_jti) = shown.claims.jti.as_deref() else {
+        return Err(Error::TokenClaim {
+            token: TokenKind::Resource,
+            claim: "presented_jti",
+            reason: format!("cannot be checked: the {} presented has no `jti`", presented.kind),
+        });
+    };
+    jwt.check_claim("presented_jti", jwt.claims.presented_jti.as_deref(), presented_jti)?;
+    if matches!(presented.kind, TokenKind::Person | TokenKind::Auth)
+        && let Some(sub) = shown.claims.sub.as_deref()
+    {
+        jwt.check_claim("sub", jwt.claims.sub.as_deref(), sub)?;
     }
-    jwt.check_issued_before(now)?;
+    jwt.check_has_iat()?;
     jwt.check_not_expired(now)?;
     Ok(jwt)
 }
@@ -244,6 +317,7 @@ fn check_auth_token_binding(
     let jwt = Jwt::decode(token.expose_secret(), TokenKind::Auth)?;
     jwt.check_bound_to(key)?;
     check_audience(&jwt, resource)?;
+    jwt.check_has_iat()?;
     let exp = jwt.check_not_expired(now)?;
     Ok((jwt, exp))
 }
@@ -287,8 +361,13 @@ mod tests {
 
     fn resource_claims(agent: &AgentKey) -> Value {
         json!({"iss": "https://r.example", "dwk": "aauth-resource.json", "aud": "https://ps.example",
-            "ps": "https://ps.example", "sub": "p1", "agent_jkt": agent.thumbprint(), "iat": NOW - 1, "exp": NOW + 300,
-            "scope": "data.read"})
+            "ps": "https://ps.example", "sub": "p1", "presented_jti": "pt-1", "agent_jkt": agent.thumbprint(),
+            "iat": NOW - 1, "exp": NOW + 300, "scope": "data.read"})
+    }
+
+    /// The person token the agent presented: `jti` `pt-1`, `sub` `p1`.
+    fn person_token_presented() -> SecretString {
+        issue(TokenKind::Person, json!({"jti": "pt-1", "sub": "p1", "iat": NOW - 5, "exp": NOW + 3600}))
     }
 
     #[test]
@@ -315,61 +394,62 @@ mod tests {
         let agent = AgentKey::generate();
         let resource = id(Role::Resource, "https://r.example");
         let ps = id(Role::PersonServer, "https://ps.example");
-        let check = |claims: Value, sub: Option<&str>| {
-            check_resource_token(&issue(TokenKind::Resource, claims), &resource, &ps, sub, &agent, NOW)
+        let person = person_token_presented();
+        let presented = PresentedToken { kind: TokenKind::Person, token: &person };
+        let check = |claims: Value| {
+            check_resource_token(&issue(TokenKind::Resource, claims), &resource, &ps, &presented, &agent, NOW)
         };
-        let jwt = check(resource_claims(&agent), Some("p1")).unwrap();
+        let jwt = check(resource_claims(&agent)).unwrap();
         assert_eq!(jwt.claims.scope.as_deref(), Some("data.read"));
 
         let other_key = AgentKey::generate();
         let mut cases = Vec::new();
-        let mut claims = resource_claims(&agent);
-        claims["agent_jkt"] = json!(other_key.thumbprint());
-        cases.push((claims, "agent_jkt"));
-        let mut claims = resource_claims(&agent);
-        claims["iss"] = json!("https://evil.example");
-        cases.push((claims, "iss"));
-        let mut claims = resource_claims(&agent);
-        claims["ps"] = json!("https://other-ps.example");
-        cases.push((claims, "ps"));
-        let mut claims = resource_claims(&agent);
-        claims["sub"] = json!("someone-else");
-        cases.push((claims, "sub"));
-        let mut claims = resource_claims(&agent);
-        claims.as_object_mut().unwrap().remove("agent_jkt");
-        cases.push((claims, "agent_jkt"));
+        let with = |member: &str, value: Value| {
+            let mut claims = resource_claims(&agent);
+            match value {
+                Value::Null => _ = claims.as_object_mut().unwrap().remove(member),
+                value => claims[member] = value,
+            }
+            claims
+        };
+        cases.push((with("agent_jkt", json!(other_key.thumbprint())), "agent_jkt"));
+        cases.push((with("agent_jkt", Value::Null), "agent_jkt"));
+        cases.push((with("iss", json!("https://evil.example")), "iss"));
+        cases.push((with("ps", json!("https://other-ps.example")), "ps"));
+        // Protocol -11: `sub` and `presented_jti` are the presented token's.
+        cases.push((with("sub", json!("someone-else")), "sub"));
+        cases.push((with("presented_jti", json!("pt-2")), "presented_jti"));
+        cases.push((with("presented_jti", Value::Null), "presented_jti"));
         // The resource's keys are in `aauth-resource.json`, nowhere else.
-        let mut claims = resource_claims(&agent);
-        claims["dwk"] = json!("aauth-person.json");
-        cases.push((claims, "dwk"));
-        let mut claims = resource_claims(&agent);
-        claims.as_object_mut().unwrap().remove("dwk");
-        cases.push((claims, "dwk"));
-        // Issued in the future, beyond the minute of clock skew allowed.
-        let mut claims = resource_claims(&agent);
-        claims["iat"] = json!(NOW + 61);
-        cases.push((claims, "iat"));
-        let mut claims = resource_claims(&agent);
-        claims.as_object_mut().unwrap().remove("iat");
-        cases.push((claims, "iat"));
+        cases.push((with("dwk", json!("aauth-person.json")), "dwk"));
+        cases.push((with("dwk", Value::Null), "dwk"));
+        // `iat` is required, but a future one is the servers' to judge.
+        cases.push((with("iat", Value::Null), "iat"));
+        check(with("iat", json!(NOW + 3600))).unwrap();
         for (claims, expected) in cases {
-            let error = check(claims, Some("p1")).unwrap_err();
+            let error = check(claims).unwrap_err();
             assert!(
                 matches!(error, Error::TokenClaim { token: TokenKind::Resource, claim, .. } if claim == expected),
                 "{expected}: {error:?}"
             );
         }
-        let mut claims = resource_claims(&agent);
-        claims["exp"] = json!(NOW);
-        assert!(matches!(check(claims, None), Err(Error::TokenExpired { token: TokenKind::Resource, .. })));
-        // Without a person token presented, `sub` is not compared.
-        let mut claims = resource_claims(&agent);
-        claims["sub"] = json!("someone-else");
-        check(claims, None).unwrap();
+        // `exp` has no skew.
+        assert!(matches!(check(with("exp", json!(NOW))), Err(Error::TokenExpired { token: TokenKind::Resource, .. })));
+        // An agent token presented has a `jti` but no person `sub` to compare.
+        let agent_token = issue(TokenKind::Agent, json!({"jti": "pt-1", "sub": "aauth:a@ap.example"}));
+        let shown = PresentedToken { kind: TokenKind::Agent, token: &agent_token };
+        check_resource_token(&issue(TokenKind::Resource, resource_claims(&agent)), &resource, &ps, &shown, &agent, NOW)
+            .unwrap();
         // A person token is not a resource token.
-        let error =
-            check_resource_token(&issue(TokenKind::Person, resource_claims(&agent)), &resource, &ps, None, &agent, NOW)
-                .unwrap_err();
+        let error = check_resource_token(
+            &issue(TokenKind::Person, resource_claims(&agent)),
+            &resource,
+            &ps,
+            &presented,
+            &agent,
+            NOW,
+        )
+        .unwrap_err();
         assert!(matches!(error, Error::TokenType { token: TokenKind::Resource, .. }), "{error:?}");
     }
 
@@ -378,18 +458,20 @@ mod tests {
         let agent = AgentKey::generate();
         let resource = id(Role::Resource, "https://r.example");
         let ps = id(Role::PersonServer, "https://ps.example");
+        let person = person_token_presented();
+        let presented = PresentedToken { kind: TokenKind::Person, token: &person };
         let resource_token = check_resource_token(
             &issue(TokenKind::Resource, resource_claims(&agent)),
             &resource,
             &ps,
-            None,
+            &presented,
             &agent,
             NOW,
         )
         .unwrap();
         let claims = |agent: &AgentKey| {
             json!({"iss": "https://ps.example", "aud": "https://r.example", "sub": "p1", "ps": "https://ps.example",
-                "cnf": {"jwk": agent.public_jwk()}, "exp": NOW + 3600})
+                "cnf": {"jwk": agent.public_jwk()}, "iat": NOW, "exp": NOW + 3600})
         };
         let check = |claims: Value, expires_in| {
             check_auth_token(issue(TokenKind::Auth, claims), expires_in, &resource, &resource_token, &agent, NOW)
@@ -400,9 +482,13 @@ mod tests {
             ("iss", json!("https://other-ps.example"), "iss"),
             ("aud", json!("https://other.example"), "aud"),
             ("sub", json!("p2"), "sub"),
+            ("iat", Value::Null, "iat"),
         ] {
             let mut claims = claims(&agent);
-            claims[member] = value;
+            match value {
+                Value::Null => _ = claims.as_object_mut().unwrap().remove(member),
+                value => claims[member] = value,
+            }
             let error = check(claims, None).unwrap_err();
             assert!(matches!(error, Error::TokenClaim { claim, .. } if claim == expected), "{member}: {error:?}");
         }
@@ -421,7 +507,7 @@ mod tests {
         let resource = id(Role::Resource, "https://r.example");
         let ps = id(Role::PersonServer, "https://ps.example");
         let claims = json!({"iss": "https://ps.example", "aud": "https://r.example", "sub": "p1",
-            "cnf": {"jwk": agent.public_jwk()}, "exp": NOW + 3600});
+            "cnf": {"jwk": agent.public_jwk()}, "iat": NOW, "exp": NOW + 3600});
         let cached =
             check_person_token(issue(TokenKind::Person, claims.clone()), Some(60), &resource, &ps, &agent, NOW)
                 .unwrap();
@@ -435,10 +521,46 @@ mod tests {
     #[test]
     fn request_bodies_and_responses() {
         let resource = id(Role::Resource, "https://r.example");
-        assert_eq!(person_token_request_body(&resource), r#"{"resource":"https://r.example"}"#);
-        let body = auth_token_request_body(&SecretString::from("rt"), &["interaction"]);
+        let none = RequestHints::default();
+        assert_eq!(person_token_request_body(&resource, &none), r#"{"resource":"https://r.example"}"#);
+        let hints = RequestHints {
+            capabilities: vec!["interaction"],
+            login_hint: Some("dana@example.com".into()),
+            tenant: Some("acme".into()),
+            domain_hint: None,
+            justification: Some("to book the trip".into()),
+            mission_s256: Some("m256".into()),
+        };
+        let body: Value = serde_json::from_str(&person_token_request_body(&resource, &hints)).unwrap();
+        assert_eq!(
+            body,
+            json!({"resource": "https://r.example", "capabilities": ["interaction"], "login_hint": "dana@example.com",
+                "tenant": "acme", "justification": "to book the trip", "mission_s256": "m256"})
+        );
+        // The auth token request carries the presented token, and the resource token's
+        // `login_hint` unchanged rather than the configured one.
+        let checked = |claims: Value| {
+            Jwt::decode(&crate::jwt::test_token(TokenKind::Resource, &claims), TokenKind::Resource).unwrap()
+        };
+        let hints = RequestHints { mission_s256: None, ..hints };
+        let body = auth_token_request_body(
+            &SecretString::from("rt"),
+            &checked(json!({"login_hint": "Dana@Example.COM"})),
+            &SecretString::from("pt"),
+            &hints,
+        );
         let body: Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(body, json!({"resource_token": "rt", "capabilities": ["interaction"]}));
+        assert_eq!(
+            body,
+            json!({"resource_token": "rt", "presented_token": "pt", "capabilities": ["interaction"],
+                "login_hint": "Dana@Example.COM", "tenant": "acme", "justification": "to book the trip"})
+        );
+        let body =
+            auth_token_request_body(&SecretString::from("rt"), &checked(json!({})), &SecretString::from("pt"), &none);
+        assert_eq!(
+            serde_json::from_str::<Value>(&body).unwrap(),
+            json!({"resource_token": "rt", "presented_token": "pt"})
+        );
         let url = Url::parse("https://ps.example/token").unwrap();
         let (token, expires_in) =
             token_from_response(Step::AuthToken, &url, br#"{"auth_token":"t","expires_in":5}"#, "auth_token").unwrap();

@@ -36,7 +36,7 @@ mod responses;
 mod tls;
 mod verify;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -85,6 +85,18 @@ pub struct Scenario {
     pub consent: Consent,
     /// How many of the next person server polls answer `429 slow_down`.
     pub slow_downs: usize,
+    /// The next requests to `/data` are answered `401` with `Signature-Error:
+    /// error=<code>`, one per entry, in order (`revoked_jwt`, `clock_skew`, …). With
+    /// `clock_skew` the answer's `Date` is 30 s behind the harness's clock.
+    pub resource_signature_errors: VecDeque<&'static str>,
+    /// The next auth token requests are refused with these problem details, one per
+    /// entry, in order: `expired_presented_token` and the others as `400`,
+    /// `as_unreachable` as `502` with `Retry-After: 0`.
+    pub auth_token_errors: VecDeque<&'static str>,
+    /// Polls of pending auth token requests answer `403 revoked`.
+    pub poll_revoked: bool,
+    /// The `login_hint` the resource puts in its resource tokens.
+    pub resource_login_hint: Option<String>,
 }
 
 impl Default for Scenario {
@@ -97,6 +109,10 @@ impl Default for Scenario {
             endless_step_up: false,
             consent: Consent::Immediate,
             slow_downs: 0,
+            resource_signature_errors: VecDeque::new(),
+            auth_token_errors: VecDeque::new(),
+            poll_revoked: false,
+            resource_login_hint: None,
         }
     }
 }
@@ -150,6 +166,8 @@ pub(crate) struct HarnessState {
     pub(crate) held: Mutex<HashMap<String, HeldCall>>,
     issued: Mutex<Vec<String>>,
     pub(crate) clarification_answers: Mutex<Vec<String>>,
+    /// The bodies of the person and auth token requests, in order (`person`, `auth`).
+    pub(crate) ps_requests: Mutex<Vec<(&'static str, Value)>>,
     next_id: AtomicUsize,
     /// The number of polls the person server has answered, for tests to wait on.
     pub(crate) ps_polls: tokio::sync::watch::Sender<usize>,
@@ -253,6 +271,7 @@ impl Harness {
             held: Mutex::new(HashMap::new()),
             issued: Mutex::new(Vec::new()),
             clarification_answers: Mutex::new(Vec::new()),
+            ps_requests: Mutex::new(Vec::new()),
             next_id: AtomicUsize::new(0),
             ps_polls: tokio::sync::watch::Sender::new(0),
         });
@@ -318,6 +337,12 @@ impl Harness {
     /// The clarification answers the person server received.
     pub fn clarification_answers(&self) -> Vec<String> {
         self.state.clarification_answers.lock().unwrap().clone()
+    }
+
+    /// The bodies of the person token (`person`) and auth token (`auth`) requests the person
+    /// server received, in order; the tokens in them are the issued ones.
+    pub fn ps_requests(&self) -> Vec<(&'static str, Value)> {
+        self.state.ps_requests.lock().unwrap().clone()
     }
 
     /// An agent token for `key`, as the agent provider would issue it.

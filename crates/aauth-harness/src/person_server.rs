@@ -41,9 +41,11 @@ pub(crate) async fn person_token(
     request: Request,
 ) -> Response {
     let Some((TokenKind::Agent, agent)) = verified.token.clone() else {
-        return problem(StatusCode::BAD_REQUEST, "invalid_agent_token", "an agent token is required");
+        return agent_token_required();
     };
-    let Some(resource) = body_json(request).await.and_then(|body| body["resource"].as_str().map(str::to_owned)) else {
+    let body = body_json(request).await.unwrap_or(Value::Null);
+    state.ps_requests.lock().unwrap().push(("person", body.clone()));
+    let Some(resource) = body["resource"].as_str().map(str::to_owned) else {
         return problem(StatusCode::BAD_REQUEST, "invalid_request", "no resource");
     };
     state.count("ps.person_token");
@@ -59,19 +61,38 @@ pub(crate) async fn person_token(
     json_response(StatusCode::OK, json!({"person_token": token, "expires_in": 3600}))
 }
 
+/// A request to the person server not signed with an agent token: `401` with
+/// `Signature-Error` (protocol -11 removed `invalid_agent_token`).
+fn agent_token_required() -> Response {
+    let mut response = problem(StatusCode::UNAUTHORIZED, "invalid_jwt", "an agent token is required");
+    response.headers_mut().insert("signature-error", axum::http::HeaderValue::from_static("error=invalid_jwt"));
+    response
+}
+
 pub(crate) async fn auth_token(
     State(state): State<Arc<HarnessState>>,
     axum::Extension(verified): axum::Extension<Verified>,
     request: Request,
 ) -> Response {
     if token_kind(&verified) != Some(TokenKind::Agent) {
-        return problem(StatusCode::BAD_REQUEST, "invalid_agent_token", "an agent token is required");
+        return agent_token_required();
     }
-    let Some(resource_token) =
-        body_json(request).await.and_then(|body| body["resource_token"].as_str().map(str::to_owned))
+    let body = body_json(request).await.unwrap_or(Value::Null);
+    state.ps_requests.lock().unwrap().push(("auth", body.clone()));
+    let injected = state.scenario.lock().unwrap().auth_token_errors.pop_front();
+    if let Some(error) = injected {
+        state.count(&format!("ps.{error}"));
+        let status = if error == "as_unreachable" { StatusCode::BAD_GATEWAY } else { StatusCode::BAD_REQUEST };
+        let mut response = problem(status, error, "as the test asked");
+        response.headers_mut().insert("retry-after", axum::http::HeaderValue::from_static("0"));
+        return response;
+    }
+    let (Some(resource_token), Some(presented_token)) =
+        (body["resource_token"].as_str(), body["presented_token"].as_str())
     else {
-        return problem(StatusCode::BAD_REQUEST, "invalid_request", "no resource_token");
+        return problem(StatusCode::BAD_REQUEST, "invalid_request", "resource_token and presented_token are required");
     };
+    let resource_token = resource_token.to_owned();
     // The PS verifies the resource token: the resource's signature, audience and binding.
     let (signing_input, signature) = resource_token.rsplit_once('.').unwrap();
     let resource_x = URL_SAFE_NO_PAD.decode(state.resource_key.public_jwk()["x"].as_str().unwrap()).unwrap();
@@ -84,6 +105,16 @@ pub(crate) async fn auth_token(
         || claims.agent_jkt.as_deref() != Some(&verified.jkt)
     {
         return problem(StatusCode::BAD_REQUEST, "invalid_resource_token", "not for this PS or agent");
+    }
+    // Protocol -11: the presented token is the one whose `jti` the resource token names.
+    let presented_jti = presented_token
+        .split('.')
+        .nth(1)
+        .and_then(|claims| URL_SAFE_NO_PAD.decode(claims).ok())
+        .and_then(|claims| serde_json::from_slice::<Value>(&claims).ok())
+        .and_then(|claims| claims["jti"].as_str().map(str::to_owned));
+    if presented_jti.is_none() || presented_jti != claims.presented_jti {
+        return problem(StatusCode::BAD_REQUEST, "invalid_request", "presented_token is not the token presented");
     }
     state.count("ps.auth_token");
     let now = now();
@@ -162,6 +193,10 @@ pub(crate) async fn poll(
         }
         if entry.done {
             return problem(StatusCode::GONE, "invalid_code", "already completed");
+        }
+        if state.scenario().poll_revoked {
+            entry.done = true;
+            return problem(StatusCode::FORBIDDEN, "revoked", "the person token was revoked");
         }
         match entry.decision {
             Decision::Waiting => ps_pending_answer(&state, &id, entry.clarification, &entry.code),

@@ -17,16 +17,15 @@ use crate::{HarnessState, HeldCall, now};
 
 fn resource_token(state: &HarnessState, verified: &Verified, person: &Claims) -> String {
     let now = now();
-    let agent_jkt =
-        if state.scenario().foreign_agent_jkt { AgentKey::generate().thumbprint() } else { verified.jkt.clone() };
-    state.issue(
-        &state.resource_key,
-        "resource-1",
-        TokenKind::Resource,
-        json!({"iss": state.resource_id, "dwk": "aauth-resource.json", "aud": state.ps_id,
-            "jti": format!("rt-{}", state.next_id()), "ps": state.ps_id, "sub": person.sub,
-            "presented_jti": person.jti, "agent_jkt": agent_jkt, "iat": now, "exp": now + 300, "scope": "data.read"}),
-    )
+    let scenario = state.scenario();
+    let agent_jkt = if scenario.foreign_agent_jkt { AgentKey::generate().thumbprint() } else { verified.jkt.clone() };
+    let mut claims = json!({"iss": state.resource_id, "dwk": "aauth-resource.json", "aud": state.ps_id,
+        "jti": format!("rt-{}", state.next_id()), "ps": state.ps_id, "sub": person.sub,
+        "presented_jti": person.jti, "agent_jkt": agent_jkt, "iat": now, "exp": now + 300, "scope": "data.read"});
+    if let Some(login_hint) = scenario.resource_login_hint {
+        claims["login_hint"] = json!(login_hint);
+    }
+    state.issue(&state.resource_key, "resource-1", TokenKind::Resource, claims)
 }
 
 pub(crate) async fn data(
@@ -40,6 +39,19 @@ pub(crate) async fn data(
     let Some((kind, claims)) = verified.token.clone() else {
         return requirement(StatusCode::UNAUTHORIZED, "requirement=agent-token".to_owned());
     };
+    let injected = state.scenario.lock().unwrap().resource_signature_errors.pop_front();
+    if let Some(error) = injected {
+        state.count(&format!("resource.{error}"));
+        // For `clock_skew`, a server whose clock is 30 s behind the agent's.
+        let behind = if error == "clock_skew" { 30 } else { 0 };
+        let date = std::time::SystemTime::now() - std::time::Duration::from_secs(behind);
+        return Response::builder()
+            .status(StatusCode::UNAUTHORIZED)
+            .header("signature-error", format!("error={error}"))
+            .header(header::DATE, httpdate::fmt_http_date(date))
+            .body(Body::empty())
+            .unwrap();
+    }
     let scenario = state.scenario();
     match kind {
         TokenKind::Agent => {

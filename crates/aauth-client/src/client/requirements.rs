@@ -2,6 +2,8 @@
 //! its resource answers with satisfied (tokens, pending answers polled at `Location`,
 //! interaction, clarification), within the request's rounds.
 
+use std::time::Duration;
+
 use reqwest::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use reqwest::{Method, Request, Response};
 use reqwest_middleware::Next;
@@ -43,11 +45,10 @@ impl Channel<'_> {
 }
 
 /// The token a request presents, and whether it was obtained for this very request.
-struct Presented {
-    kind: TokenKind,
-    token: SecretString,
-    sub: Option<String>,
-    obtained_now: bool,
+pub(super) struct Presented {
+    pub(super) kind: TokenKind,
+    pub(super) token: SecretString,
+    pub(super) obtained_now: bool,
 }
 
 /// The requirement rounds one request has used.
@@ -67,6 +68,10 @@ impl Rounds {
     }
 }
 
+/// How long to wait before calling a resource again after `as_unreachable` without a
+/// `Retry-After`.
+const AS_UNREACHABLE_BACKOFF: Duration = Duration::from_secs(5);
+
 impl Inner {
     /// Sends the caller's request, satisfying the requirements its resource answers with.
     pub(super) async fn execute(&self, request: Request, channel: &mut Channel<'_>) -> Result<Response, Error> {
@@ -77,19 +82,50 @@ impl Inner {
         }
         let mut rounds = Rounds { used: 0, max: self.max_rounds, url: shown_url.clone() };
         let mut presented = self.best_token(&url).await?;
+        // How far this machine's clock is ahead of the resource's, once it said
+        // `clock_skew`: the retry is signed with the resource's time.
+        let mut skew: Option<u64> = None;
+        // Whether the resource was called again once after `as_unreachable`.
+        let mut unreachable_retried = false;
         loop {
             let mut attempt = request.try_clone().expect("the body was checked to be in memory");
             if let Some(capabilities) = self.capabilities_header() {
                 attempt.headers_mut().insert(AAUTH_CAPABILITIES, capabilities);
             }
             let created = created::created_for(&self.key, &attempt, self.shared.as_deref()).await?;
+            let created = created.saturating_sub(skew.unwrap_or(0));
             sign_request(&self.key, &mut attempt, &SignatureKey::Jwt(presented.token.clone()), created)?;
             let response = channel.send(attempt, Step::Request).await?;
             let status = response.status().as_u16();
             if !matches!(status, 401 | 402 | 202) {
                 return Ok(response);
             }
-            let Some(requirement) = requirement_of(&url, &response)? else {
+            let requirement = requirement_of(&url, &response)?;
+            if status == 401 {
+                match signature_error_of(&response).as_deref() {
+                    // Signature-Key -09: the token presented was revoked; a fresh one of
+                    // its kind (for an auth token, a fresh person token: protocol -11).
+                    Some("revoked_jwt") => {
+                        rounds.take("revoked_jwt")?;
+                        presented = self.replace_revoked(&url, presented).await?;
+                        continue;
+                    }
+                    // The server's clock is behind `created` or a token's `iat`: a fresh
+                    // token would carry the same skew, so none is fetched; the request is
+                    // signed once more with the server's time, judged from its `Date`.
+                    Some("clock_skew") => {
+                        let behind = server_behind_by(&response, now());
+                        if skew.is_some() || behind.is_none() {
+                            return Err(Error::ClockSkew { url: shown_url, skew: behind.or(skew) });
+                        }
+                        rounds.take("clock_skew")?;
+                        skew = behind;
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            let Some(requirement) = requirement else {
                 return Ok(response);
             };
             if !requirement.allowed_with(status) {
@@ -99,9 +135,7 @@ impl Inner {
             if status == 202 {
                 // A pending answer: the resource holds the call, and its result comes at
                 // `Location`; the requirement is handled (and counted) there.
-                return self
-                    .follow_pending(channel, &url, response, presented.token, Some(&url), presented.sub, &mut rounds)
-                    .await;
+                return self.follow_pending(channel, &url, response, presented, Some(&url), &mut rounds).await;
             }
             rounds.take(requirement.name())?;
             presented = match requirement {
@@ -110,7 +144,7 @@ impl Inner {
                         return Err(Error::RequirementNotMet { url: shown_url, requirement: "agent-token" });
                     }
                     let agent = self.agent_token().await?;
-                    Presented { kind: TokenKind::Agent, token: agent.token, sub: None, obtained_now: false }
+                    Presented { kind: TokenKind::Agent, token: agent.token, obtained_now: false }
                 }
                 Requirement::PersonToken => {
                     if presented.kind == TokenKind::Person && presented.obtained_now {
@@ -118,17 +152,81 @@ impl Inner {
                     }
                     let refused = (presented.kind == TokenKind::Person).then_some(&presented.token);
                     let person = self.person_token(&url, refused).await?;
-                    Presented { kind: TokenKind::Person, token: person.token, sub: person.sub, obtained_now: true }
+                    Presented { kind: TokenKind::Person, token: person.token, obtained_now: true }
                 }
                 Requirement::AuthToken { resource_token } => {
-                    let auth = self.auth_token(&url, &resource_token, presented.sub.as_deref()).await?;
-                    Presented { kind: TokenKind::Auth, token: auth.token, sub: auth.sub, obtained_now: true }
+                    match self.auth_token(&url, &resource_token, &presented).await {
+                        Ok(auth) => Presented { kind: TokenKind::Auth, token: auth.token, obtained_now: true },
+                        Err(error) => {
+                            self.after_refused_exchange(&url, presented, error, &mut unreachable_retried).await?
+                        }
+                    }
                 }
                 other => {
                     return Err(Error::RequirementStatus { url: shown_url, requirement: other.name(), status });
                 }
             };
         }
+    }
+
+    /// What to present next after the person server refused to exchange a resource token
+    /// (protocol -11, "Auth Token Request" errors): for `expired_presented_token` and
+    /// `revoked_presented_token` a fresh person token, with which the resource issues a
+    /// fresh resource token; for `revoked_resource_token` the same token again, so that the
+    /// resource issues another (the refused one is never resubmitted); for
+    /// `as_unreachable`, the same after a backoff (`Retry-After`, else 5 s), once per
+    /// request. Any other refusal is the request's error.
+    async fn after_refused_exchange(
+        &self,
+        url: &Url,
+        presented: Presented,
+        error: Error,
+        unreachable_retried: &mut bool,
+    ) -> Result<Presented, Error> {
+        if let Error::AccessServerUnreachable { retry_after, .. } = &error
+            && !std::mem::replace(unreachable_retried, true)
+        {
+            let wait = retry_after.unwrap_or(AS_UNREACHABLE_BACKOFF).min(interaction::MAX_POLL_INTERVAL);
+            tracing::info!(url = %url_for_errors(url), ?wait, "the access server was unreachable; calling the resource again");
+            tokio::time::sleep(wait).await;
+            return Ok(presented);
+        }
+        match error.error_code() {
+            Some("expired_presented_token" | "revoked_presented_token") => {
+                tracing::info!(url = %url_for_errors(url), "the presented token was refused; getting a fresh person token");
+                self.forget_resource_tokens(url, &presented);
+                let person = self.person_token(url, Some(&presented.token)).await?;
+                Ok(Presented { kind: TokenKind::Person, token: person.token, obtained_now: true })
+            }
+            Some("revoked_resource_token") => Ok(Presented { obtained_now: false, ..presented }),
+            _ => Err(error),
+        }
+    }
+
+    /// A fresh token to replace `revoked`, which the resource refused with
+    /// `Signature-Error: revoked_jwt`: a new agent token from the agent provider, or for a
+    /// person or auth token a new person token (the auth token's authorization goes with
+    /// it: the resource issues a fresh resource token for the new person token).
+    async fn replace_revoked(&self, url: &Url, revoked: Presented) -> Result<Presented, Error> {
+        tracing::info!(url = %url_for_errors(url), token = %revoked.kind, "the token presented was revoked");
+        if revoked.kind == TokenKind::Agent {
+            let agent = self.renew_agent_token(&revoked.token).await?;
+            return Ok(Presented { kind: TokenKind::Agent, token: agent.token, obtained_now: true });
+        }
+        self.forget_resource_tokens(url, &revoked);
+        let refused = self.tokens.get(&url.origin().ascii_serialization(), TokenKind::Person, 0).map(|held| held.token);
+        let person = self.person_token(url, Some(refused.as_ref().unwrap_or(&revoked.token))).await?;
+        Ok(Presented { kind: TokenKind::Person, token: person.token, obtained_now: true })
+    }
+
+    /// Forgets, in memory, the auth token of the resource of `url`, and `refused` when it
+    /// is its person token.
+    fn forget_resource_tokens(&self, url: &Url, refused: &Presented) {
+        let resource = url.origin().ascii_serialization();
+        if let Some(auth) = self.tokens.get(&resource, TokenKind::Auth, 0) {
+            self.tokens.forget(&resource, TokenKind::Auth, &auth.token);
+        }
+        self.tokens.forget(&resource, refused.kind, &refused.token);
     }
 
     /// The token to present first to the resource of `url`: auth, else person, else
@@ -152,11 +250,11 @@ impl Inner {
         }
         for kind in [TokenKind::Auth, TokenKind::Person] {
             if let Some(cached) = self.tokens.get(&resource, kind, now) {
-                return Ok(Presented { kind, token: cached.token, sub: cached.sub, obtained_now: false });
+                return Ok(Presented { kind, token: cached.token, obtained_now: false });
             }
         }
         let agent = self.agent_token().await?;
-        Ok(Presented { kind: TokenKind::Agent, token: agent.token, sub: None, obtained_now: false })
+        Ok(Presented { kind: TokenKind::Agent, token: agent.token, obtained_now: false })
     }
 
     /// `AAuth-Capabilities` for the callbacks that are set.
@@ -178,18 +276,18 @@ impl Inner {
 
     /// Follows a `202`: handles its requirement, then polls `Location` with signed GETs
     /// until a final answer. `resource_url` is set for the caller's own requests, where a
-    /// deferred `auth-token` requirement may arrive; `token` is what the polls present.
-    #[allow(clippy::too_many_arguments)]
+    /// deferred `auth-token` requirement may arrive; `presented` is what the request
+    /// presented, which the polls present too until an auth token replaces it.
     pub(super) async fn follow_pending(
         &self,
         channel: &mut Channel<'_>,
         request_url: &Url,
         first: Response,
-        mut token: SecretString,
+        presented: Presented,
         resource_url: Option<&Url>,
-        person_sub: Option<String>,
         rounds: &mut Rounds,
     ) -> Result<Response, Error> {
+        let mut token = presented.token.clone();
         let location = interaction::pending_location(request_url, first.headers())?;
         let mut schedule = PollSchedule::new(interaction::retry_after(first.headers()));
         let mut announced: Option<(Url, String)> = None;
@@ -233,7 +331,7 @@ impl Inner {
                             .is_some_and(|done| done.expose_secret() == resource_token.expose_secret());
                         if !already {
                             rounds.take("auth-token")?;
-                            token = self.auth_token(resource_url, &resource_token, person_sub.as_deref()).await?.token;
+                            token = self.auth_token(resource_url, &resource_token, &presented).await?.token;
                             exchanged = Some(resource_token);
                         }
                     }
@@ -330,6 +428,30 @@ fn requirement_of(url: &Url, response: &Response) -> Result<Option<Requirement>,
     Requirement::parse(value).map(Some).map_err(|problem| Error::Requirement { url: url_for_errors(url), problem })
 }
 
+/// The error code of a `Signature-Error` header (Signature-Key -09: a Dictionary whose
+/// `error` member is a Token), or the header's text when it is not one.
+fn signature_error_of(response: &Response) -> Option<String> {
+    let value = response.headers().get(SIGNATURE_ERROR)?.to_str().ok()?;
+    let code =
+        sfv::Parser::new(value).parse::<sfv::Dictionary>().ok().and_then(|dictionary| match dictionary.get("error") {
+            Some(sfv::ListEntry::Item(item)) => match &item.bare_item {
+                sfv::BareItem::Token(token) => Some(token.as_str().to_owned()),
+                sfv::BareItem::String(text) => Some(text.as_str().to_owned()),
+                _ => None,
+            },
+            _ => None,
+        });
+    Some(code.unwrap_or_else(|| value.trim().to_owned()))
+}
+
+/// How many seconds the server's clock is behind `now`, from the response's `Date`; none
+/// without a usable `Date`, or when the server is not behind.
+fn server_behind_by(response: &Response, now: u64) -> Option<u64> {
+    let date = response.headers().get(reqwest::header::DATE)?.to_str().ok()?;
+    let date = httpdate::parse_http_date(date).ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    now.checked_sub(date).filter(|behind| *behind > 0)
+}
+
 /// The error for a terminal poll answer: `403` denied or abandoned, `408` expired, `410`
 /// gone, anything else as its status.
 async fn terminal_error(location: &Url, response: Response) -> Error {
@@ -337,6 +459,7 @@ async fn terminal_error(location: &Url, response: Response) -> Error {
     let problem = Problem::from_body(&exchange::read_error_body(response).await);
     let url = url_for_errors(location);
     match status {
+        403 if problem.error.as_deref() == Some("revoked") => Error::Revoked { url, detail: problem.detail },
         403 => {
             Error::Denied { url, error: problem.error.unwrap_or_else(|| "denied".to_owned()), detail: problem.detail }
         }

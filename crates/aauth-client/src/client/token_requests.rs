@@ -11,15 +11,16 @@ use reqwest::{Method, Request, StatusCode};
 use skill_core::{ExposeSecret as _, SecretString};
 use url::Url;
 
-use super::requirements::{Channel, Rounds, error_from_response};
+use super::requirements::{Channel, Presented, Rounds, error_from_response};
 use super::{AgentIdentity, Inner, now};
 use crate::enroll::{self, AgentToken, Enrollment};
 use crate::error::{Step, url_for_errors};
+use crate::interaction::{self, Problem};
 use crate::jwt::TokenKind;
 use crate::metadata::{self, PersonServerMetadata, Role, ServerId};
 use crate::shared_tokens::{Owner, ResourceTokens};
 use crate::signing::{SignatureKey, sign_request};
-use crate::tokens::{self, CachedToken};
+use crate::tokens::{self, CachedToken, PresentedToken, RequestHints};
 use crate::{Error, created, exchange};
 
 /// How long the agent lets the person server wait before deferring an auth token request
@@ -175,7 +176,7 @@ impl Inner {
         }
         let metadata = self.person_server_metadata(&person_server).await?;
         let endpoint = &metadata.person_token_endpoint;
-        let body = tokens::person_token_request_body(&resource);
+        let body = tokens::person_token_request_body(&resource, &self.request_hints());
         let answer = self.call_person_server(Step::PersonToken, endpoint, body, &agent, false).await?;
         let (token, expires_in) = tokens::token_from_response(Step::PersonToken, endpoint, &answer, "person_token")?;
         let person = tokens::check_person_token(token, expires_in, &resource, &person_server, &self.key, now())?;
@@ -187,27 +188,50 @@ impl Inner {
     }
 
     /// An auth token for the resource of `url`, in exchange for its `resource_token`
-    /// after checking it.
+    /// after checking it against the token `presented` to the resource, which goes along
+    /// as `presented_token`.
     pub(super) async fn auth_token(
         &self,
         url: &Url,
         resource_token: &SecretString,
-        person_sub: Option<&str>,
+        presented: &Presented,
     ) -> Result<CachedToken, Error> {
         let resource = ServerId::of(Role::Resource, url, self.allow_http_loopback)?;
         let agent = self.agent_token().await?;
         let person_server = self.person_server_for(&agent, url, "auth-token")?;
+        let shown = PresentedToken { kind: presented.kind, token: &presented.token };
         let checked =
-            tokens::check_resource_token(resource_token, &resource, &person_server, person_sub, &self.key, now())?;
+            tokens::check_resource_token(resource_token, &resource, &person_server, &shown, &self.key, now())?;
         let metadata = self.person_server_metadata(&person_server).await?;
         let endpoint = &metadata.auth_token_endpoint;
-        let body = tokens::auth_token_request_body(resource_token, &self.capabilities());
+        let mut hints = self.request_hints();
+        hints.mission_s256 = None;
+        let body = tokens::auth_token_request_body(resource_token, &checked, &presented.token, &hints);
         let answer = self.call_person_server(Step::AuthToken, endpoint, body, &agent, true).await?;
         let (token, expires_in) = tokens::token_from_response(Step::AuthToken, endpoint, &answer, "auth_token")?;
         let auth = tokens::check_auth_token(token, expires_in, &resource, &checked, &self.key, now())?;
         self.tokens.insert(resource.as_str(), TokenKind::Auth, auth.clone());
         self.share_tokens(&resource, &person_server).await;
         Ok(auth)
+    }
+
+    /// The capabilities, hints and mission of this client's token requests.
+    pub(super) fn request_hints(&self) -> RequestHints {
+        RequestHints { capabilities: self.capabilities(), ..self.hints.clone() }
+    }
+
+    /// A new agent token in place of `revoked`, which a server refused as revoked; the
+    /// one another request got meanwhile if it is not `revoked`.
+    pub(super) async fn renew_agent_token(&self, revoked: &SecretString) -> Result<AgentToken, Error> {
+        let current = self.agent.lock().await;
+        if let Some(token) = current.as_ref()
+            && token.token.expose_secret() != revoked.expose_secret()
+            && tokens::fresh(token.expires_at, now())
+        {
+            return Ok(token.clone());
+        }
+        let token = self.obtain_agent_token(Enrollment::Refresh, now()).await?;
+        self.keep_agent_token(current, token).await
     }
 
     /// The person server known without any exchange: the configured one, else the `ps` of
@@ -296,9 +320,26 @@ impl Inner {
             let mut response = channel.send(request, step).await?;
             if response.status() == StatusCode::ACCEPTED {
                 let mut rounds = Rounds { used: 0, max: self.max_rounds, url: url_for_errors(endpoint) };
-                response = self
-                    .follow_pending(&mut channel, endpoint, response, agent.token.clone(), None, None, &mut rounds)
-                    .await?;
+                let presented = Presented { kind: TokenKind::Agent, token: agent.token.clone(), obtained_now: false };
+                response = self.follow_pending(&mut channel, endpoint, response, presented, None, &mut rounds).await?;
+            }
+            if response.status() == StatusCode::BAD_GATEWAY {
+                let retry_after = interaction::retry_after(response.headers());
+                let problem = Problem::from_body(&exchange::read_error_body(response).await);
+                if problem.error.as_deref() == Some("as_unreachable") {
+                    return Err(Error::AccessServerUnreachable {
+                        url: url_for_errors(endpoint),
+                        detail: problem.detail,
+                        retry_after,
+                    });
+                }
+                return Err(Error::HttpStatus {
+                    step,
+                    url: url_for_errors(endpoint),
+                    status: 502,
+                    error: problem.error,
+                    detail: problem.detail,
+                });
             }
             if response.status() != StatusCode::OK {
                 return Err(error_from_response(step, endpoint, response).await);

@@ -16,6 +16,7 @@ use url::Url;
 
 mod agent_token;
 mod consent;
+mod draft_11;
 mod errors;
 mod signatures;
 mod token_cache;
