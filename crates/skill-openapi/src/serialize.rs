@@ -28,7 +28,8 @@
 //!   level. The table's `deepObject` cell is an object of scalars (`color[R]=100`); every
 //!   other value it takes (an array, nested objects, arrays of objects, an empty object)
 //!   follows the bracket convention of Rails, PHP and the npm `qs` parser, which Stripe
-//!   documents: `expand[]=a`, `a[b][c]=v`, `items[0][price]=p`, and nothing for `{}`.
+//!   documents: `expand[]=a`, `a[b][c]=v`, `items[0][price]=p`, nothing for `{}`, and
+//!   `a=v` for a primitive.
 //! - Object members come in the order the caller gave them (the workspace builds
 //!   serde_json with `preserve_order`), as the style table and RFC 6570 keep them:
 //!   `{"R": 100, "G": 200, "B": 150}` as `form` is `color=R,100,G,200,B,150`.

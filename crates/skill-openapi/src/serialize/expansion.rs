@@ -191,7 +191,7 @@ pub(crate) fn expand(
     let supported = match style {
         Style::Simple | Style::Label | Style::Matrix | Style::Form => true,
         Style::SpaceDelimited | Style::PipeDelimited => matches!(kind, ValueKind::Array | ValueKind::Object),
-        Style::DeepObject => kind != ValueKind::Primitive,
+        Style::DeepObject => true,
     };
     if !supported {
         return Err(unsupported(kind));
@@ -268,7 +268,9 @@ fn is_flat_object(value: &Value) -> bool {
 /// - an object's properties as `key[name]`, nested as deep as they go (`a[b][c]=v`);
 /// - an array of primitives as `key[]`, once per item (`expand[]=a&expand[]=b`);
 /// - any other array (of objects or arrays) by index, from 0 (`items[0][price]=p`);
-/// - `null`, and an object or array with nothing in it, as nothing at all.
+/// - `null`, and an object or array with nothing in it, as nothing at all;
+/// - a primitive as `key=value` (Stripe's documents give `style: deepObject` to fields that
+///   may be a string or an object).
 ///
 /// The brackets are percent-encoded (`%5B`, `%5D`), as the table writes them; every one of
 /// those parsers decodes a name before it reads its brackets.

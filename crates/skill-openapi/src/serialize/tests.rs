@@ -167,10 +167,10 @@ fn style_table_deep_object() {
     check_na(query(DeepObject, false), string(), "UndefinedCombination");
     check_na(query(DeepObject, false), array(), "UndefinedCombination");
     check_na(query(DeepObject, false), object(), "UndefinedCombination");
-    // The table's n/a cells for an undefined value and an array follow the bracket
-    // convention (`deep_object_beyond_the_table`): nothing, and `color[]` per item.
+    // The table's n/a cells follow the bracket convention (`deep_object_beyond_the_table`):
+    // nothing for an undefined value, the bare pair for a string, and `color[]` per item.
     check(query(DeepObject, true), undefined(), "?");
-    check_na(query(DeepObject, true), string(), "UnsupportedValue");
+    check(query(DeepObject, true), string(), "?color=blue");
     check(query(DeepObject, true), array(), "?color%5B%5D=blue&color%5B%5D=black&color%5B%5D=brown");
     check(query(DeepObject, true), object(), "?color%5BR%5D=100&color%5BG%5D=200&color%5BB%5D=150");
 }
@@ -392,8 +392,13 @@ fn deep_object_beyond_the_table() {
         json!({"p/q": ["r/s"]}),
         "?color%5Bp/q%5D%5B%5D=r/s",
     );
-    // A primitive is still no deepObject value.
-    check_na(deep("expand"), json!("customer"), "UnsupportedValue");
+    // A primitive is the bare pair, as `qs` reads it (Stripe's fields that may be a string
+    // or an object).
+    check(
+        deep("default_return_url"),
+        json!("https://example.com/a b"),
+        "?default_return_url=https%3A%2F%2Fexample.com%2Fa%20b",
+    );
 }
 
 #[test]
@@ -472,11 +477,6 @@ fn errors_name_the_parameter() {
         param("ids", Location::Query, Style::SpaceDelimited, false),
         json!([]),
         "n/a UnsupportedValue: parameter `ids`: style `spaceDelimited` cannot serialize an undefined (null or empty) value",
-    );
-    check(
-        param("filter", Location::Query, Style::DeepObject, true),
-        json!("a"),
-        "n/a UnsupportedValue: parameter `filter`: style `deepObject` cannot serialize a primitive value",
     );
     check(
         param("ids", Location::Path, Style::Simple, false),

@@ -3,8 +3,10 @@
 mod calls;
 mod fetch;
 mod file_refs;
+mod generate;
 mod openapi_3_2;
 mod origins;
+mod real_apis;
 mod real_documents;
 mod runtime;
 mod swagger2;

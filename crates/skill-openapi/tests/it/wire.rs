@@ -242,14 +242,14 @@ const QUERY_ROWS: [Row; 8] = [
     ),
     ("pipeDelimited", true, [NA_EXPLODE_TRUE; 4]),
     ("deepObject", false, [NA_EXPLODE_FALSE; 4]),
-    // The table's n/a cells for an undefined value and an array follow the bracket
-    // convention of the npm `qs` parser and Stripe: nothing, and `color[]` per item.
+    // The table's n/a cells follow the bracket convention of the npm `qs` parser and
+    // Stripe: nothing for an undefined value, the bare pair for a string, `color[]` per item.
     (
         "deepObject",
         true,
         [
             Sent(""),
-            NA_STRING,
+            Sent("color=blue"),
             Sent("color%5B%5D=blue&color%5B%5D=black&color%5B%5D=brown"),
             Sent("color%5BR%5D=100&color%5BG%5D=200&color%5BB%5D=150"),
         ],
