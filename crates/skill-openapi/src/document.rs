@@ -122,6 +122,9 @@ pub struct Document {
     /// The paths (files and folders) no file ref may name or enter, symbolic links
     /// resolved ([`LoadOptions::with_private_path`]).
     pub(crate) private_paths: Arc<[PathBuf]>,
+    /// Whether the document was Swagger 2.0, converted to 3.0: 2.0 defines
+    /// `collectionFormat` for multipart fields too, where 3.0 ignores `style`.
+    pub(crate) from_swagger_2: bool,
 }
 
 impl Document {
@@ -215,6 +218,7 @@ impl Document {
     }
 
     fn with_origin(origin: DocumentOrigin, root: Value) -> Result<Self, Error> {
+        let from_swagger_2 = root.get("swagger").is_some();
         let root = match root {
             Value::Object(object) if object.contains_key("swagger") => {
                 let found = version_text(&object["swagger"]);
@@ -226,7 +230,14 @@ impl Document {
             other => other,
         };
         let version = detect_version(&origin, &root)?;
-        Ok(Document { origin, version, root: Arc::new(root), referenced: Arc::from([]), private_paths: Arc::from([]) })
+        Ok(Document {
+            origin,
+            version,
+            root: Arc::new(root),
+            referenced: Arc::from([]),
+            private_paths: Arc::from([]),
+            from_swagger_2,
+        })
     }
 
     /// Where the document came from.

@@ -15,7 +15,7 @@ use url::Url;
 use crate::Error;
 use crate::call::operations::{OperationDetails, operation_server};
 use crate::call::{BINARY_ARGUMENT_HELP, DeclaredSchemes, FILE_ARGUMENT_HELP, Requirements, read_requirements};
-use crate::document::{Document, DocumentOrigin};
+use crate::document::{Document, DocumentOrigin, SpecVersion};
 use crate::filter::{OperationFilter, OperationInfo};
 use crate::input_schema::SchemaCatalog;
 use crate::naming::{MAX_TOOL_NAME_LEN, make_unique, operation_tool_name};
@@ -23,6 +23,8 @@ use crate::reference::{DocId, Resolver};
 use crate::serialize::{ParameterSpec, PropertyEncoding};
 
 pub use self::body::{BodyKind, RequestBody};
+
+use self::body::MultipartStyles;
 pub use self::method::Method;
 
 use self::method::path_item_operations;
@@ -201,6 +203,9 @@ struct ToolBuilder {
     declared_schemes: DeclaredSchemes,
     /// The document's `security`, for operations without their own.
     root_security: Option<Requirements>,
+    /// Whether the Encoding Object's `style`, `explode` and `allowReserved` apply to
+    /// multipart bodies (`RequestBody::encodings`).
+    multipart_styles: MultipartStyles,
 }
 
 impl ToolBuilder {
@@ -209,6 +214,10 @@ impl ToolBuilder {
         let catalog = SchemaCatalog::new(document.version, &resolver);
         let declared_schemes = DeclaredSchemes::read(document, &mut resolver);
         let root_security = read_requirements(document.root.get("security"), &declared_schemes);
+        let multipart_styles = match document.version {
+            SpecVersion::V3_0 if !document.from_swagger_2 => MultipartStyles::DeepObjectOnly,
+            _ => MultipartStyles::All,
+        };
         ToolBuilder {
             resolver,
             catalog,
@@ -216,6 +225,7 @@ impl ToolBuilder {
             url: document.url().cloned(),
             declared_schemes,
             root_security,
+            multipart_styles,
         }
     }
 

@@ -469,6 +469,7 @@ mod tests {
                 .map(|(at, value)| FetchedDocument { url: url(at), value: Arc::new(value) })
                 .collect(),
             private_paths: Arc::from([]),
+            from_swagger_2: false,
         }
     }
 

@@ -8,7 +8,8 @@
 //!   Object.
 //! - `multipart/*`: one part per property, an array giving one part per item (RFC 7578
 //!   §4.3). A property with `style`, `explode` or `allowReserved` in its Encoding Object
-//!   is serialized as a query parameter would be, each `name=value` pair becoming a part
+//!   (in an OpenAPI 3.0 document, `style: deepObject` only: the others were dropped when
+//!   the tool was built) is serialized as a query parameter would be, each `name=value` pair becoming a part
 //!   with that name and the value, percent-decoded, as its body (OAS 3.1.1 Appendix C).
 //!   Any other property is sent by its content type: the Encoding Object's `contentType`
 //!   (its first entry), else the default for its schema ([`default_part_type`]); text and

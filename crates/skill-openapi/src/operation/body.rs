@@ -12,7 +12,7 @@ use crate::call::BINARY_ARGUMENT_HELP;
 use crate::call::operations::{PartHeaders, read_part_headers};
 use crate::media_type::{essence, is_json_sequence, is_textual};
 use crate::reference::DocId;
-use crate::serialize::PropertyEncoding;
+use crate::serialize::{PropertyEncoding, Style};
 
 /// How a request body is sent, from its media type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,6 +49,26 @@ pub struct RequestBody {
     pub encodings: BTreeMap<String, PropertyEncoding>,
 }
 
+/// Which Encoding Object `style`s a document's multipart bodies follow.
+///
+/// OpenAPI 3.0.4 says `style`, `explode` and `allowReserved` "SHALL be ignored" unless the
+/// body is `application/x-www-form-urlencoded`, so in a 3.0 document a multipart array is
+/// one part per item and an object one `application/json` part; 3.1 extends them to
+/// `multipart/form-data`. One style is kept in 3.0 all the same: `deepObject`. The 3.0
+/// text gives it no meaning for multipart, so a document can only mean what 3.1 defines
+/// (bracketed part names), and the servers that write it mean exactly that: Stripe's
+/// document is 3.0 and marks `file_link_data` of `POST /v1/files` `deepObject`, and its
+/// API reads the bracketed names its form bodies use (`file_link_data[create]`), never a
+/// JSON part. A converted Swagger 2.0 document follows 2.0, whose `collectionFormat`
+/// applies to every form field, multipart ones too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum MultipartStyles {
+    /// OpenAPI 3.1 and 3.2, and Swagger 2.0: every style field applies.
+    All,
+    /// OpenAPI 3.0: only `style: deepObject` (with its `explode` and `allowReserved`).
+    DeepObjectOnly,
+}
+
 impl ToolBuilder {
     /// Reads a Request Body Object: the media type chosen, the `body` property's schema, and
     /// for a multipart body, its parts' fixed headers.
@@ -73,7 +93,12 @@ impl ToolBuilder {
         // OpenAPI 3.2: a Media Type Object may be a `$ref` (to `components.mediaTypes`).
         let (doc, media) = self.resolver.resolve_object(doc, raw_media)?;
         let kind = body_kind(&media_type);
-        let encodings = self.read_encodings(doc, &media)?;
+        let mut encodings = self.read_encodings(doc, &media)?;
+        if kind == BodyKind::Multipart && self.multipart_styles == MultipartStyles::DeepObjectOnly {
+            for encoding in encodings.values_mut().filter(|encoding| encoding.style != Some(Style::DeepObject)) {
+                (encoding.style, encoding.explode, encoding.allow_reserved) = (None, None, None);
+            }
+        }
         let default_schema = match kind {
             BodyKind::Text | BodyKind::Binary => json!({"type": "string"}),
             _ => json!({}),
@@ -151,7 +176,6 @@ mod tests {
     use super::*;
     use crate::call::FILE_ARGUMENT_HELP;
     use crate::operation::tests::tools_of;
-    use crate::serialize::Style;
 
     #[test]
     fn body_media_types_are_chosen_by_preference() {
@@ -250,6 +274,57 @@ mod tests {
         assert_eq!(tool.input_schema["properties"]["body"]["properties"]["card"], json!({"$ref": "#/$defs/Card"}));
         assert_eq!(tool.input_schema["$defs"]["Card"]["properties"]["backup"], json!({"$ref": "#/$defs/Card"}));
         jsonschema::validator_for(&tool.input_schema).unwrap();
+    }
+
+    #[test]
+    fn openapi_3_0_multipart_bodies_keep_only_deep_object_styles() {
+        let encodings = |version: &str| {
+            let set = tools_of(json!({
+                "openapi": version,
+                "paths": {"/files": {"post": {"requestBody": {"content": {"multipart/form-data": {
+                    "schema": {"type": "object"},
+                    "encoding": {
+                        "tags": {"style": "form", "explode": false},
+                        "size": {"explode": true, "contentType": "application/json"},
+                        "link": {"style": "deepObject", "explode": true}
+                    }
+                }}}}}}
+            }));
+            set.tools[0].request_body.as_ref().unwrap().encodings.clone()
+        };
+        let deep =
+            PropertyEncoding { style: Some(Style::DeepObject), explode: Some(true), ..PropertyEncoding::default() };
+        // 3.0: the style fields are ignored (content-based), but `deepObject`'s.
+        let v3_0 = encodings("3.0.3");
+        assert_eq!(v3_0["tags"], PropertyEncoding::default());
+        assert_eq!(
+            v3_0["size"],
+            PropertyEncoding { content_type: Some("application/json".into()), ..PropertyEncoding::default() }
+        );
+        assert_eq!(v3_0["link"], deep);
+        // 3.1 applies them all to multipart.
+        let v3_1 = encodings("3.1.0");
+        assert_eq!(
+            v3_1["tags"],
+            PropertyEncoding { style: Some(Style::Form), explode: Some(false), ..PropertyEncoding::default() }
+        );
+        assert_eq!(v3_1["link"], deep);
+        // A form body in 3.0 keeps them too.
+        let set = tools_of(json!({
+            "openapi": "3.0.3",
+            "paths": {"/form": {"post": {"requestBody": {"content": {"application/x-www-form-urlencoded": {
+                "encoding": {"tags": {"style": "form", "explode": false}}
+            }}}}}}
+        }));
+        assert_eq!(set.tools[0].request_body.as_ref().unwrap().encodings["tags"].explode, Some(false));
+        // Swagger 2.0's `collectionFormat` applies to multipart fields: a converted document keeps it.
+        let set = tools_of(json!({
+            "swagger": "2.0",
+            "paths": {"/files": {"post": {"consumes": ["multipart/form-data"], "parameters": [
+                {"name": "tags", "in": "formData", "type": "array", "items": {"type": "string"}, "collectionFormat": "csv"}
+            ]}}}
+        }));
+        assert_eq!(set.tools[0].request_body.as_ref().unwrap().encodings["tags"].explode, Some(false));
     }
 
     #[test]

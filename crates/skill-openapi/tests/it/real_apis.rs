@@ -204,6 +204,27 @@ async fn stripe_expand_metadata_and_nested_billing() {
 }
 
 #[tokio::test]
+async fn stripe_multipart_file_link_data_goes_as_bracketed_parts() {
+    // Stripe's document is OpenAPI 3.0, whose multipart bodies ignore the Encoding Object's
+    // styles, but `deepObject`, which Stripe's API reads as bracketed part names.
+    let (document, tools) = load(&test_peers::stripe_openapi_or_panic());
+    let files = tool(&tools, "PostFiles");
+    let server = Recorder::start().await;
+    let arguments = json!({"body": {
+        "file": "a report",
+        "purpose": "dispute_evidence",
+        "file_link_data": {"create": true, "metadata": {"case": "7"}},
+        "expand": ["links"]
+    }});
+    let recorded = send(&server, &document, files, &arguments).await;
+    assert_eq!(
+        multipart_as_query(&recorded).await,
+        "file=a+report&purpose=dispute_evidence&file_link_data%5Bcreate%5D=true\
+         &file_link_data%5Bmetadata%5D%5Bcase%5D=7&expand%5B%5D=links"
+    );
+}
+
+#[tokio::test]
 async fn qs_reads_back_what_every_stripe_operation_sends() {
     let (document, tools) = load(&test_peers::stripe_openapi_or_panic());
     let server = Recorder::start().await;

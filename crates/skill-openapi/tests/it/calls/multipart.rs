@@ -158,3 +158,49 @@ async fn multipart_parts_with_content_types_headers_and_binary_from_base64_and_f
     );
     assert!(server.take().is_empty());
 }
+
+#[tokio::test]
+async fn openapi_3_0_multipart_follows_3_0s_rules_but_deep_object() {
+    // OAS 3.0.4: the Encoding Object's style fields "SHALL be ignored" unless the body is
+    // form-urlencoded, so an array is one part per item and an object one JSON part; only
+    // `deepObject`, which 3.0 gives no multipart meaning, keeps 3.1's (docs/config.md).
+    let server = Recorder::start().await;
+    let document = |version: &str| {
+        json!({
+            "openapi": version,
+            "paths": {"/upload": {"post": {
+                "operationId": "upload",
+                "requestBody": {"content": {"multipart/form-data": {
+                    "schema": {"type": "object", "properties": {
+                        "tags": {"type": "array", "items": {"type": "string"}},
+                        "size": {"type": "object"},
+                        "link": {"type": "object"}
+                    }},
+                    "encoding": {
+                        "tags": {"style": "form", "explode": false},
+                        "size": {"style": "form", "explode": true},
+                        "link": {"style": "deepObject", "explode": true}
+                    }
+                }}}
+            }}}
+        })
+    };
+    let arguments = json!({"body": {"tags": ["a", "b"], "size": {"h": 2, "w": 3}, "link": {"create": true, "metadata": {"k": "v"}}}});
+    let api = Api::new(document("3.0.3"));
+    let recorded = sent(&server, &api.endpoint(&server.base_url, Vec::new()), &api, "upload", arguments.clone()).await;
+    assert_eq!(
+        parts_of(&recorded).await,
+        [
+            part("tags", None, None, &[], b"a"),
+            part("tags", None, None, &[], b"b"),
+            part("size", None, Some("application/json"), &[], br#"{"h":2,"w":3}"#),
+            part("link[create]", None, None, &[], b"true"),
+            part("link[metadata][k]", None, None, &[], b"v"),
+        ]
+    );
+    // 3.1 applies every style to multipart.
+    let api = Api::new(document("3.1.0"));
+    let recorded = sent(&server, &api.endpoint(&server.base_url, Vec::new()), &api, "upload", arguments).await;
+    let names: Vec<String> = parts_of(&recorded).await.into_iter().map(|part| part.name).collect();
+    assert_eq!(names, ["tags", "h", "w", "link[create]", "link[metadata][k]"]);
+}
