@@ -114,6 +114,10 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
                 &test_peers::mcp_servers_time_git_venv_in(peers),
             )?,
         ),
+        (
+            test_peers::AAUTH_PEERS_PYTHON_VAR,
+            ensure_pip_venv(peers, &test_peers::AAUTH_PEERS_REQUIREMENTS, &test_peers::aauth_peers_venv_in(peers))?,
+        ),
         (MCP_CONFORMANCE_VAR, ensure_mcp_conformance(peers)?),
         (MCP_INSPECTOR_VAR, ensure_mcp_inspector(peers)?),
         (OIDC_PROVIDER_VAR, ensure_oidc_provider(peers)?),

@@ -56,15 +56,18 @@ use reqwest_middleware::{ClientWithMiddleware, Middleware, Next};
 use skill_core::SecretString;
 use url::Url;
 
-use crate::enroll::{self, AgentToken, Enrollment};
-use crate::metadata::{PersonServerMetadata, Role, ServerId};
+use crate::enroll::{self, AgentToken, Endpoints, Enrollment};
+use crate::metadata::{self, PersonServerMetadata, Role, ServerId};
 use crate::shared_state::{Files, SharedState};
 use crate::shared_tokens;
 use crate::tokens::{RequestHints, TokenCache};
 use crate::{AgentKey, Error, exchange};
 
+mod missions;
 mod requirements;
 mod token_requests;
+
+pub use self::missions::Mission;
 
 use self::requirements::Channel;
 
@@ -131,6 +134,7 @@ pub struct AAuthClientBuilder {
     on_clarification: Option<ClarificationCallback>,
     max_requirement_rounds: usize,
     hints: RequestHints,
+    enrollment: Endpoints,
 }
 
 impl AAuthClient {
@@ -149,6 +153,7 @@ impl AAuthClient {
             on_clarification: None,
             max_requirement_rounds: DEFAULT_MAX_ROUNDS,
             hints: RequestHints::default(),
+            enrollment: Endpoints::default(),
         }
     }
 
@@ -320,6 +325,22 @@ impl AAuthClientBuilder {
         self
     }
 
+    /// The agent provider's issuance URL, where an agent gets its first agent token
+    /// (bootstrap -02: each provider defines its own). Without it the provider's metadata
+    /// must list `bootstrap_endpoint`, as the note's first revision did.
+    pub fn enroll_url(mut self, url: Url) -> Self {
+        self.enrollment.enroll = Some(url);
+        self
+    }
+
+    /// The agent provider's refresh URL, where an enrolled agent renews its agent token.
+    /// Without it (and without a `refresh_endpoint` in the provider's metadata) the agent
+    /// enrolls again at the issuance URL.
+    pub fn refresh_url(mut self, url: Url) -> Self {
+        self.enrollment.refresh = Some(url);
+        self
+    }
+
     /// `login_hint` in the person and auth token requests (and mission proposals): who the
     /// person is, as the person server knows them. A resource token's own `login_hint`
     /// goes to the person server instead, unchanged.
@@ -359,6 +380,15 @@ impl AAuthClientBuilder {
     /// Checks the configuration and builds the client; nothing is fetched yet.
     pub fn build(self) -> Result<AAuthClient, Error> {
         let agent_provider = ServerId::parse(Role::AgentProvider, &self.agent_provider, self.allow_http_loopback)?;
+        let check = |field: &'static str, url: &Option<Url>| {
+            url.as_ref()
+                .map(|url| metadata::endpoint(Role::AgentProvider, field, url.as_str(), self.allow_http_loopback))
+                .transpose()
+        };
+        let enrollment = Endpoints {
+            enroll: check("enroll_url", &self.enrollment.enroll)?,
+            refresh: check("refresh_url", &self.enrollment.refresh)?,
+        };
         let person_server = self
             .person_server
             .as_ref()
@@ -407,6 +437,7 @@ impl AAuthClientBuilder {
                 on_clarification: self.on_clarification,
                 max_rounds: self.max_requirement_rounds,
                 hints: self.hints,
+                enrollment,
                 agent: tokio::sync::Mutex::new(None),
                 tokens: TokenCache::default(),
                 person_metadata: tokio::sync::Mutex::new(HashMap::new()),
@@ -430,6 +461,7 @@ impl fmt::Debug for AAuthClientBuilder {
             .field("on_clarification", &self.on_clarification.is_some())
             .field("max_requirement_rounds", &self.max_requirement_rounds)
             .field("hints", &self.hints)
+            .field("enrollment", &self.enrollment)
             .finish()
     }
 }
@@ -475,6 +507,8 @@ struct Inner {
     max_rounds: usize,
     /// The hints and mission of the person and auth token requests.
     hints: RequestHints,
+    /// The configured issuance and refresh URLs.
+    enrollment: Endpoints,
     /// The agent token; the lock also makes concurrent requests share one enrollment.
     agent: tokio::sync::Mutex<Option<AgentToken>>,
     tokens: TokenCache,

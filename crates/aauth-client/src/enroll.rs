@@ -1,11 +1,14 @@
 //! Enrollment at the agent provider, and the agent token cache other processes share.
 //!
-//! The drafts leave enrollment to the agent provider; `docs/config.md` fixes the names of the
-//! bootstrap note's first revision: `/.well-known/aauth-agent.json` lists
-//! `bootstrap_endpoint` and `refresh_endpoint`, both taking a `POST` signed under the
-//! `hwk` scheme (the bare public key: the provider looks the agent up by its key), with
-//! the optional body `{"ps": URL}`, and answering
-//! `{"agent_token", "agent_id", "expires_in", "ps"}`.
+//! The drafts leave enrollment to the agent provider: bootstrap -02 names no endpoints,
+//! each provider defines its own. The issuance and refresh URLs are configured
+//! (`enroll_url`, `refresh_url`); a provider that still lists the first revision's
+//! `bootstrap_endpoint` and `refresh_endpoint` in `/.well-known/aauth-agent.json` is read
+//! for what is not configured. Both take a `POST` signed under the `hwk` scheme (the bare
+//! public key, with the body covered: the provider looks the agent up by its key), with
+//! the optional body `{"ps": URL}`, and answer `{"agent_token", "expires_in"}`, perhaps
+//! with `agent_id` and `ps` (which must then agree with the token). Without a refresh URL
+//! the agent enrolls again at the issuance URL.
 //!
 //! The cache is a folder with one file per agent provider and key,
 //! `agent-token-<16 hex digits>.json` (the start of the SHA-256 of the provider's
@@ -32,6 +35,14 @@ use zeroize::Zeroizing;
 use crate::error::{Step, url_for_errors};
 use crate::jwt::{Jwt, TokenKind};
 use crate::metadata::{AgentProviderMetadata, Role, ServerId};
+
+/// The endpoints of `configured`, completed from the provider's `metadata` when given.
+pub(crate) fn endpoints(configured: &Endpoints, metadata: Option<&AgentProviderMetadata>) -> Endpoints {
+    Endpoints {
+        enroll: configured.enroll.clone().or_else(|| metadata.and_then(|m| m.bootstrap_endpoint.clone())),
+        refresh: configured.refresh.clone().or_else(|| metadata.and_then(|m| m.refresh_endpoint.clone())),
+    }
+}
 use crate::private_file::{self, Contents, Placement, Purpose};
 use crate::shared_state::SharedState;
 use crate::signing::{SignatureKey, sign_request};
@@ -64,10 +75,18 @@ impl std::fmt::Debug for AgentToken {
 /// Which enrollment endpoint to call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Enrollment {
-    /// `bootstrap_endpoint`: a first agent token for this key.
+    /// The issuance URL: a first agent token for this key.
     Bootstrap,
-    /// `refresh_endpoint`: a new agent token before the current one expires.
+    /// The refresh URL: a new agent token before the current one expires.
     Refresh,
+}
+
+/// The agent provider's issuance and refresh URLs: configured, else listed in its
+/// metadata.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Endpoints {
+    pub(crate) enroll: Option<Url>,
+    pub(crate) refresh: Option<Url>,
 }
 
 #[derive(Deserialize)]
@@ -85,15 +104,24 @@ pub(crate) async fn request_agent_token(
     timeout: Duration,
     key: &AgentKey,
     provider: &ServerId,
-    metadata: &AgentProviderMetadata,
+    endpoints: &Endpoints,
     person_server: Option<&ServerId>,
     enrollment: Enrollment,
     now: u64,
     shared: Option<&dyn SharedState>,
 ) -> Result<AgentToken, Error> {
-    let (step, endpoint) = match (enrollment, &metadata.refresh_endpoint) {
-        (Enrollment::Refresh, Some(refresh)) => (Step::Refresh, refresh),
-        _ => (Step::Bootstrap, &metadata.bootstrap_endpoint),
+    let (step, endpoint) = match (enrollment, &endpoints.refresh, &endpoints.enroll) {
+        (Enrollment::Refresh, Some(refresh), _) => (Step::Refresh, refresh),
+        (_, _, Some(enroll)) => (Step::Bootstrap, enroll),
+        (_, _, None) => {
+            return Err(Error::InvalidResponse {
+                step: Step::AgentMetadata,
+                url: url_for_errors(&provider.well_known(crate::metadata::AGENT_METADATA)),
+                reason: "no `bootstrap_endpoint` (bootstrap -01 removed it; each agent provider defines its own): \
+                         configure the provider's issuance URL (enroll_url)"
+                    .to_owned(),
+            });
+        }
     };
     let body = match person_server {
         Some(ps) => serde_json::json!({"ps": ps.as_str()}),

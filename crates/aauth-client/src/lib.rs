@@ -159,7 +159,7 @@ mod shared_tokens;
 mod signing;
 mod tokens;
 
-pub use crate::client::{AAuthClient, AAuthClientBuilder, AAuthMiddleware, AgentIdentity};
+pub use crate::client::{AAuthClient, AAuthClientBuilder, AAuthMiddleware, AgentIdentity, Mission};
 pub use crate::digest::content_digest;
 pub use crate::error::{Error, Step, url_for_errors};
 pub use crate::jwt::{Audience, Claims, Confirmation, Jwt, JwtHeader, TokenKind};

@@ -110,7 +110,7 @@ impl ServerId {
     }
 
     /// Where the identifier's `document` lives: `{identifier}/.well-known/{document}`.
-    fn well_known(&self, document: &str) -> Url {
+    pub(crate) fn well_known(&self, document: &str) -> Url {
         Url::parse(&format!("{}/.well-known/{document}", self.text)).expect("a checked server identifier is a URL")
     }
 }
@@ -154,11 +154,13 @@ pub(crate) fn endpoint(role: Role, field: &'static str, value: &str, allow_http_
     Ok(url)
 }
 
-/// The agent provider's metadata, with the enrollment endpoints `docs/config.md` fixes.
+/// The agent provider's metadata, with the enrollment endpoints of the bootstrap note's
+/// first revision, which a provider may still list (bootstrap -01 removed them: each
+/// provider defines its own, which the agent is configured with).
 #[derive(Debug, Clone)]
 pub(crate) struct AgentProviderMetadata {
-    /// Where a new agent gets its first agent token.
-    pub(crate) bootstrap_endpoint: Url,
+    /// Where a new agent gets its first agent token, when the provider lists it.
+    pub(crate) bootstrap_endpoint: Option<Url>,
     /// Where an enrolled agent renews its agent token, when the provider offers it.
     pub(crate) refresh_endpoint: Option<Url>,
 }
@@ -170,6 +172,8 @@ pub(crate) struct PersonServerMetadata {
     pub(crate) person_token_endpoint: Url,
     /// Where the agent exchanges a resource token for an auth token.
     pub(crate) auth_token_endpoint: Url,
+    /// Where the agent proposes missions (optional in protocol -11).
+    pub(crate) mission_endpoint: Option<Url>,
 }
 
 #[derive(Deserialize)]
@@ -184,6 +188,7 @@ struct RawPersonServerMetadata {
     issuer: Option<String>,
     person_token_endpoint: Option<String>,
     auth_token_endpoint: Option<String>,
+    mission_endpoint: Option<String>,
 }
 
 /// Fetches the agent provider's `/.well-known/aauth-agent.json`, within `timeout`.
@@ -197,13 +202,11 @@ pub(crate) async fn agent_provider(
         fetch(http, timeout, id, AGENT_METADATA, Step::AgentMetadata).await?;
     check_issuer(&url, id, raw.issuer.as_deref())?;
     let role = Role::AgentProvider;
-    let bootstrap_endpoint = raw.bootstrap_endpoint.ok_or_else(|| Error::InvalidResponse {
-        step: Step::AgentMetadata,
-        url: url_for_errors(&url),
-        reason: "no `bootstrap_endpoint`".to_owned(),
-    })?;
     Ok(AgentProviderMetadata {
-        bootstrap_endpoint: endpoint(role, "bootstrap_endpoint", &bootstrap_endpoint, allow_http_loopback)?,
+        bootstrap_endpoint: raw
+            .bootstrap_endpoint
+            .map(|value| endpoint(role, "bootstrap_endpoint", &value, allow_http_loopback))
+            .transpose()?,
         refresh_endpoint: raw
             .refresh_endpoint
             .map(|value| endpoint(role, "refresh_endpoint", &value, allow_http_loopback))
@@ -233,6 +236,10 @@ pub(crate) async fn person_server(
     Ok(PersonServerMetadata {
         person_token_endpoint: required("person_token_endpoint", raw.person_token_endpoint)?,
         auth_token_endpoint: required("auth_token_endpoint", raw.auth_token_endpoint)?,
+        mission_endpoint: raw
+            .mission_endpoint
+            .map(|value| endpoint(role, "mission_endpoint", &value, allow_http_loopback))
+            .transpose()?,
     })
 }
 

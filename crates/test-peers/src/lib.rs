@@ -155,6 +155,13 @@ pub const MCP_SERVER_SQLITE_PYTHON_VAR: &str = "OMNIAGENT_MCP_SERVER_SQLITE_PYTH
 pub const MCP_SERVERS_TIME_GIT_REQUIREMENTS: [&str; 2] = ["mcp-server-time", "mcp-server-git"];
 /// The variable naming the Python interpreter of that virtual environment.
 pub const MCP_SERVERS_TIME_GIT_PYTHON_VAR: &str = "OMNIAGENT_MCP_SERVERS_TIME_GIT_PYTHON";
+/// What is installed into the virtual environment of the independent AAuth -11 peers:
+/// PyPI `introspection-aauth` (a person server and an access server, with its FastAPI
+/// routers) and `aauth` 0.5.0 (the building blocks of an agent provider and a resource),
+/// `trustme` for their test CA and `uvicorn` to serve them.
+pub const AAUTH_PEERS_REQUIREMENTS: [&str; 4] = ["introspection-aauth[fastapi]", "aauth==0.5.0", "trustme", "uvicorn"];
+/// The variable naming the Python interpreter of that virtual environment.
+pub const AAUTH_PEERS_PYTHON_VAR: &str = "OMNIAGENT_AAUTH_PEERS_PYTHON";
 /// The npm package of the official MCP conformance suite.
 pub const MCP_CONFORMANCE_PACKAGE: &str = "@modelcontextprotocol/conformance";
 /// The release of the conformance suite the gateway is checked with.
@@ -300,6 +307,13 @@ pub fn skills_ref_venv_in(peers: &Path) -> PathBuf {
 /// installed into (unpinned: the release that was latest when it was made).
 pub fn mcp_server_sqlite_venv_in(peers: &Path) -> PathBuf {
     peers.join("mcp-server-sqlite-latest")
+}
+
+/// The virtual environment in the cache folder `peers` that the AAuth -11 peers are
+/// installed into (`introspection-aauth` unpinned: the release that was latest when it
+/// was made).
+pub fn aauth_peers_venv_in(peers: &Path) -> PathBuf {
+    peers.join("aauth-peers-aauth-0.5.0")
 }
 
 /// The virtual environment in the cache folder `peers` that `mcp-server-time` and
@@ -501,6 +515,14 @@ pub fn skills_ref_python_or_panic() -> PathBuf {
 pub fn mcp_server_sqlite_python_or_panic() -> PathBuf {
     peer_or_panic(MCP_SERVER_SQLITE_PYTHON_VAR, "the Python of mcp-server-sqlite", |peers| {
         venv_python(&mcp_server_sqlite_venv_in(peers))
+    })
+}
+
+/// `$OMNIAGENT_AAUTH_PEERS_PYTHON`, else the interpreter of the virtual environment of
+/// the AAuth -11 peers in the peers cache; panics when absent.
+pub fn aauth_peers_python_or_panic() -> PathBuf {
+    peer_or_panic(AAUTH_PEERS_PYTHON_VAR, "the Python of the AAuth peers", |peers| {
+        venv_python(&aauth_peers_venv_in(peers))
     })
 }
 

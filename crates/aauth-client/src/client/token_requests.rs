@@ -69,15 +69,31 @@ impl Inner {
 
     /// A new agent token from the agent provider.
     pub(super) async fn obtain_agent_token(&self, enrollment: Enrollment, now: u64) -> Result<AgentToken, Error> {
-        let metadata =
-            metadata::agent_provider(&self.http, self.exchange_timeout, &self.agent_provider, self.allow_http_loopback)
-                .await?;
+        // The provider's metadata is read only for a URL that is not configured.
+        let needed = match enrollment {
+            Enrollment::Bootstrap => self.enrollment.enroll.is_none(),
+            Enrollment::Refresh => self.enrollment.enroll.is_none() || self.enrollment.refresh.is_none(),
+        };
+        let metadata = if needed {
+            Some(
+                metadata::agent_provider(
+                    &self.http,
+                    self.exchange_timeout,
+                    &self.agent_provider,
+                    self.allow_http_loopback,
+                )
+                .await?,
+            )
+        } else {
+            None
+        };
+        let endpoints = enroll::endpoints(&self.enrollment, metadata.as_ref());
         let token = enroll::request_agent_token(
             &self.http,
             self.exchange_timeout,
             &self.key,
             &self.agent_provider,
-            &metadata,
+            &endpoints,
             self.person_server.as_ref(),
             enrollment,
             now,
@@ -124,7 +140,12 @@ impl Inner {
 
     /// The person server for a requirement from `url`: the configured one, else the agent
     /// token's `ps`.
-    fn person_server_for(&self, agent: &AgentToken, url: &Url, requirement: &'static str) -> Result<ServerId, Error> {
+    pub(super) fn person_server_for(
+        &self,
+        agent: &AgentToken,
+        url: &Url,
+        requirement: &'static str,
+    ) -> Result<ServerId, Error> {
         if let Some(configured) = &self.person_server {
             return Ok(configured.clone());
         }
@@ -132,7 +153,7 @@ impl Inner {
             .ok_or_else(|| Error::NoPersonServer { url: url_for_errors(url), requirement })
     }
 
-    async fn person_server_metadata(&self, person_server: &ServerId) -> Result<PersonServerMetadata, Error> {
+    pub(super) async fn person_server_metadata(&self, person_server: &ServerId) -> Result<PersonServerMetadata, Error> {
         let mut known = self.person_metadata.lock().await;
         if let Some(metadata) = known.get(person_server) {
             return Ok(metadata.clone());
@@ -274,7 +295,7 @@ impl Inner {
     /// Writes the tokens this client holds for `resource` to the shared state, keeping a
     /// token of the other kind that another process left there when this client holds
     /// none. A failure is logged: the token obtained is still used.
-    async fn share_tokens(&self, resource: &ServerId, person_server: &ServerId) {
+    pub(super) async fn share_tokens(&self, resource: &ServerId, person_server: &ServerId) {
         let Some(shared) = &self.shared else { return };
         let now = now();
         let held = ResourceTokens {
@@ -291,7 +312,7 @@ impl Inner {
     ///
     /// The future is boxed: a pending answer may, through an auth token exchange, lead
     /// here again, and a boxed `Send` future ends that cycle of types.
-    fn call_person_server<'a>(
+    pub(super) fn call_person_server<'a>(
         &'a self,
         step: Step,
         endpoint: &'a Url,
