@@ -2,6 +2,7 @@
 //! `OMNIAGENT_HOME` in a temporary folder.
 
 mod aauth;
+mod aauth_interop;
 mod config;
 mod conformance;
 mod gateway;

@@ -30,6 +30,7 @@
 #![deny(missing_docs)]
 
 mod agent_provider;
+mod peers;
 mod person_server;
 mod resource;
 mod responses;
@@ -50,6 +51,7 @@ use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 use url::Url;
 
+pub use crate::peers::PeerWorld;
 pub use crate::tls::ca_file;
 use crate::verify::ReplayTuple;
 

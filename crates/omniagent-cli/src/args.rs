@@ -415,6 +415,33 @@ pub(crate) enum ConfigCommand {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+    /// Missions: propose one for the person to approve, show the current one, complete it
+    #[command(subcommand)]
+    Mission(MissionCommand),
+}
+
+#[cfg(feature = "aauth")]
+#[derive(Debug, Subcommand)]
+pub(crate) enum MissionCommand {
+    /// Propose a mission to the person server and wait for the person's approval; it becomes the
+    /// current mission, under which `aauth fetch` and OpenAPI skills ask for person tokens
+    Propose {
+        /// What the agent sets out to do, for the person to read
+        description: String,
+        /// A resource the mission will use, `https://host` (repeatable): the approval brings a
+        /// person token for each
+        #[arg(long = "resource", value_name = "URL")]
+        resources: Vec<String>,
+    },
+    /// Show the current mission (exit 1 when there is none)
+    Status,
+    /// Propose the current mission's completion and wait for the person to accept it; it is then
+    /// no longer current
+    Complete {
+        /// What was done, for the person to read
+        #[arg(long, default_value = "The agent has finished the mission.")]
+        summary: String,
+    },
 
     #[test]
     fn the_command_line_is_well_formed() {

@@ -112,6 +112,15 @@ pub enum HostError {
 fn config_name(file: Option<&Path>) -> String {
     match file {
         Some(path) => path.display().to_string(),
+    /// The current mission's file cannot be written or removed.
+    #[cfg(feature = "aauth")]
+    #[error("aauth: cannot write the current mission {}: {error}", path.display())]
+    MissionFile {
+        /// The file, `aauth/mission.json` in the home.
+        path: std::path::PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
         None => "the built-in defaults".to_owned(),
     }
 }

@@ -22,7 +22,7 @@ pub use callers::process_mark;
 mod markdown;
 pub(crate) mod storage;
 #[cfg(feature = "aauth")]
-pub use aauth::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key};
+pub use aauth::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key, current_mission, keep_mission};
 #[cfg(all(feature = "openapi", feature = "aauth"))]
 use aauth::{AAuthState, KeyUse, aauth_state, build_aauth_client};
 #[cfg(feature = "markdown")]

@@ -443,6 +443,23 @@ pub(crate) fn completions(shell: clap_complete::Shell) {
 mod tests {
     use super::*;
 
+/// `aauth mission propose|status`: the mission's `s256`, person server, resources and
+/// text.
+#[cfg(feature = "aauth")]
+pub(crate) fn aauth_mission(mission: &aauth_client::Mission, json: bool) -> anyhow::Result<()> {
+    if json {
+        return print_json(mission);
+    }
+    let mut out = anstream::stdout().lock();
+    writeln!(out, "{BOLD}mission{BOLD:#}        {}", mission.s256)?;
+    writeln!(out, "{BOLD}person server{BOLD:#}  {}", mission.person_server)?;
+    for resource in &mission.resources {
+        writeln!(out, "{BOLD}resource{BOLD:#}       {resource}")?;
+    }
+    writeln!(out, "{}", mission.mission)?;
+    Ok(())
+}
+
     #[test]
     fn truncation_keeps_short_text_and_marks_cuts() {
         assert_eq!(truncate("short", 10), "short");

@@ -3,11 +3,11 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use omniagent_host::{AAuthOverrides, aauth_client};
+use omniagent_host::{AAuthOverrides, aauth_client, current_mission, keep_mission};
 
 use super::{Session, on_interaction};
 use crate::UsageError;
-use crate::args::AauthCommand;
+use crate::args::{AauthCommand, MissionCommand};
 use crate::render;
 
 pub(crate) async fn run(session: &Session, command: AauthCommand) -> anyhow::Result<ExitCode> {
@@ -45,6 +45,55 @@ pub(crate) async fn run(session: &Session, command: AauthCommand) -> anyhow::Res
                 .with_context(|| format!("cannot read the response of {shown}"))?;
             render::fetched(status, &body)?;
             Ok(if status.is_success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        AauthCommand::Mission(command) => mission(session, &config, command).await,
+    }
+}
+
+/// `aauth mission propose|status|complete`: the current mission is kept in the home's
+/// `aauth/mission.json` until it is completed.
+async fn mission(
+    session: &Session,
+    config: &omniagent_host::AgentConfig,
+    command: MissionCommand,
+) -> anyhow::Result<ExitCode> {
+    let client = || aauth_client(config, &session.home, AAuthOverrides::default(), Some(on_interaction()));
+    match command {
+        MissionCommand::Propose { description, resources } => {
+            let resources = resources
+                .iter()
+                .map(|text| {
+                    url::Url::parse(text).map_err(|error| UsageError::new(format!("--resource {text}: {error}")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let client = client().await?;
+            eprintln!("waiting for the person to approve the mission…");
+            let mission =
+                client.propose_mission(&description, &resources).await.context("the mission was not approved")?;
+            keep_mission(&session.home, Some(&mission))?;
+            render::aauth_mission(&mission, session.json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        MissionCommand::Status => match current_mission(&session.home) {
+            Some(mission) => {
+                render::aauth_mission(&mission, session.json)?;
+                Ok(ExitCode::SUCCESS)
+            }
+            None => {
+                eprintln!("no current mission: `omniagent aauth mission propose TEXT` proposes one");
+                Ok(ExitCode::FAILURE)
+            }
+        },
+        MissionCommand::Complete { summary } => {
+            let Some(mission) = current_mission(&session.home) else {
+                return Err(UsageError::new("no current mission to complete").into());
+            };
+            let client = client().await?;
+            eprintln!("waiting for the person to accept the completion…");
+            client.complete_mission(&mission.s256, &summary).await.context("the mission was not completed")?;
+            keep_mission(&session.home, None)?;
+            eprintln!("mission {} completed", mission.s256);
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

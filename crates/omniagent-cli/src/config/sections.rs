@@ -159,6 +159,27 @@ pub(crate) struct CompiledSkill<'a> {
 pub(crate) struct CompiledSkillConfig {
     /// Whether the skill is registered.
     #[serde(default = "enabled_by_default")]
+    /// The agent provider's issuance URL (bootstrap -02: each provider defines its own);
+    /// default: `bootstrap_endpoint` in its metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) enroll_url: Option<String>,
+    /// The agent provider's refresh URL; default: `refresh_endpoint` in its metadata, else
+    /// enrolling again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) refresh_url: Option<String>,
+    /// `login_hint` for the person server: who the person is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) login_hint: Option<String>,
+    /// `tenant` for the person server: the person's organization there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tenant: Option<String>,
+    /// `justification` for the person server: why the agent asks, shown to the person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) justification: Option<String>,
+    /// The `mission_s256` of the mission the agent works under, instead of the current one
+    /// (`aauth mission propose`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mission: Option<String>,
     pub(crate) enabled: bool,
     /// The skill's secrets: name -> reference.
     #[serde(default)]

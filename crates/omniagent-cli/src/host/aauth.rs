@@ -124,7 +124,64 @@ pub(super) fn build_aauth_client(
     if let Some(ca_file) = &settings.ca_file {
         builder = builder.ca_file(&config.resolve_path(ca_file));
     }
+    if let Some(enroll_url) = &settings.enroll_url {
+        builder = builder.enroll_url(url("enroll_url", enroll_url)?);
+    }
+    if let Some(refresh_url) = &settings.refresh_url {
+        builder = builder.refresh_url(url("refresh_url", refresh_url)?);
+    }
+    for (value, set) in [
+        (&settings.login_hint, aauth_client::AAuthClientBuilder::login_hint as fn(_, _) -> _),
+        (&settings.tenant, aauth_client::AAuthClientBuilder::tenant),
+        (&settings.justification, aauth_client::AAuthClientBuilder::justification),
+    ] {
+        if let Some(value) = value {
+            builder = set(builder, value.clone());
+        }
+    }
+    // The configured mission, else the current one (`aauth mission propose`).
+    let mission = settings.mission.or_else(|| current_mission(home).map(|mission| mission.s256));
+    if let Some(mission) = mission {
+        builder = builder.mission(mission);
+    }
     builder.build().map_err(|error| HostError::AAuthClient { error })
+}
+
+/// Where the current mission is kept: `aauth/mission.json` in the home.
+fn mission_file(home: &Home) -> std::path::PathBuf {
+    home.aauth_dir().join("mission.json")
+}
+
+/// The current mission: the one `aauth mission propose` got approved, until `aauth
+/// mission complete`; none when there is none, or the file cannot be read (with a
+/// warning).
+pub fn current_mission(home: &Home) -> Option<aauth_client::Mission> {
+    let path = mission_file(home);
+    let text = match std::fs::read(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(error) => {
+            tracing::warn!(path = %path.display(), %error, "the current mission cannot be read");
+            return None;
+        }
+    };
+    serde_json::from_slice(&text)
+        .inspect_err(|error| tracing::warn!(path = %path.display(), %error, "the current mission is not readable"))
+        .ok()
+}
+
+/// Makes `mission` the current mission (`None`: no current mission).
+pub fn keep_mission(home: &Home, mission: Option<&aauth_client::Mission>) -> Result<(), HostError> {
+    let path = mission_file(home);
+    let written = match mission {
+        Some(mission) => std::fs::create_dir_all(home.aauth_dir())
+            .and_then(|()| std::fs::write(&path, serde_json::to_vec_pretty(mission).expect("a mission serializes"))),
+        None => std::fs::remove_file(&path).or_else(|error| match error.kind() {
+            std::io::ErrorKind::NotFound => Ok(()),
+            _ => Err(error),
+        }),
+    };
+    written.map_err(|error| HostError::MissionFile { path, error })
 }
 
 /// The agent's AAuth key as `omniagent config check` finds it, reading only.

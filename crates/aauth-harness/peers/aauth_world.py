@@ -2,8 +2,8 @@
 test: a person server and an access server from `introspection-aauth` (unmodified),
 and an agent provider and a resource built on `aauth` 0.5.0's building blocks.
 
-Each server listens on port 443 of its own loopback address (127.0.0.2 agent
-provider, 127.0.0.3 person server, 127.0.0.4 access server, 127.0.0.5 resource), as
+Each server listens on port 443 of its own loopback address (127.0.0.N agent
+provider, N+1 person server, N+2 access server, N+3 resource; N is 2 unless given), as
 -11 servers take only `https` identifiers with no port, under certificates of a test
 CA made by `trustme`, which every server here trusts and which is written to
 `{folder}/ca.pem` for the agent. A control server on 127.0.0.1 (plain http) lets the
@@ -11,7 +11,7 @@ test play the person through the person server's own API: `GET /approvals` lists
 what waits for a decision, `POST /decide {"id": ...}` approves it
 (`PersonServer.decide`).
 
-Usage: python aauth_world.py FOLDER. Prints one line, `READY {json}`, with the
+Usage: python aauth_world.py FOLDER [N]. Tests that run at once use different N. Prints one line, `READY {json}`, with the
 servers' identifiers, the control URL and the CA file, then serves until its stdin
 closes.
 """
@@ -39,15 +39,17 @@ from introspection_aauth.fastapi import access_server_router, person_server_rout
 from introspection_aauth.person_server import ApprovalStatus, MemoryStore, PersonServer
 from introspection_aauth.protocol import SigningKey
 
-AP, PS, AS, RS = (f"https://127.0.0.{n}" for n in (2, 3, 4, 5))
-AGENT_ID = "aauth:OmniAgent@127.0.0.2"
+FIRST = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+HOSTS = [f"127.0.0.{FIRST + n}" for n in range(4)]
+AP, PS, AS, RS = (f"https://{host}" for host in HOSTS)
+AGENT_ID = f"aauth:OmniAgent@{HOSTS[0]}"
 AGENT_TOKEN_LIFETIME = 3600
 
 folder = sys.argv[1]
 ca = trustme.CA()
 ca_file = f"{folder}/ca.pem"
 ca.cert_pem.write_to_path(ca_file)
-server_cert = ca.issue_cert("127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5")
+server_cert = ca.issue_cert(*HOSTS)
 cert_file, key_file = f"{folder}/server.pem", f"{folder}/server.key"
 server_cert.cert_chain_pems[0].write_to_path(cert_file)
 for pem in server_cert.cert_chain_pems[1:]:
@@ -250,7 +252,7 @@ def listen(host, port):
 
 async def main():
     servers = []
-    for app, host in ((ap, "127.0.0.2"), (ps, "127.0.0.3"), (as_app, "127.0.0.4"), (rs, "127.0.0.5")):
+    for app, host in zip((ap, ps, as_app, rs), HOSTS):
         config = uvicorn.Config(app, ssl_certfile=cert_file, ssl_keyfile=key_file, log_level="warning")
         servers.append((uvicorn.Server(config), listen(host, 443)))
     control_socket = listen("127.0.0.1", 0)
@@ -258,7 +260,7 @@ async def main():
     tasks = [asyncio.create_task(server.serve(sockets=[sock])) for server, sock in servers]
     while not all(server.started for server, _ in servers):
         await asyncio.sleep(0.05)
-    ready = {"ap": AP, "ps": PS, "as": AS, "resource": RS, "ca": ca_file,
+    ready = {"ap": AP, "ps": PS, "as": AS, "resource": RS, "ca": ca_file, "agent_id": AGENT_ID,
              "control": f"http://127.0.0.1:{control_socket.getsockname()[1]}"}
     print("READY " + json.dumps(ready), flush=True)
     closed = asyncio.Event()
