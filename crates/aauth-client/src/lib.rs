@@ -16,8 +16,9 @@
 //!   `content-digest` (RFC 9530, SHA-256) with a body and `authorization` when present;
 //!   `created` and nothing else as parameters. Signing is deterministic Ed25519.
 //!   [`signature_base`] and [`signature_base_with_params`] show the exact bytes signed;
-//! - [`AAuthClient`]: enrollment at the agent provider (`bootstrap_endpoint`, then
-//!   `refresh_endpoint` before the agent token expires), and
+//! - [`AAuthClient`]: enrollment at the agent provider (its configured issuance URL, or
+//!   the metadata's `bootstrap_endpoint`; then its refresh URL before the agent token
+//!   expires), missions ([`AAuthClient::propose_mission`]), and
 //!   [`AAuthClient::http_client`], a
 //!   `reqwest_middleware` client that signs every request with the agent, person or auth
 //!   token and satisfies `AAuth-Requirement` answers: person token and auth token from the
@@ -76,15 +77,51 @@
 //!   than risk a replay). Processes with the same key that share neither can still
 //!   collide within a second.
 //!
+//! # Drafts
+//!
+//! draft-hardt-oauth-aauth-protocol -11 as tagged (`dickhardt/AAuth@178e9e6`),
+//! draft-hardt-httpbis-signature-key -09 and draft-hardt-aauth-bootstrap -02; no -12
+//! proposal is adopted. Interop is tested against the independent -11 servers on PyPI
+//! (`introspection-aauth`, and `aauth` 0.5.0's building blocks). The agent's items of
+//! the upgrade checklist (`upgrade-10-to-11/agent-and-agent-provider.md`):
+//!
+//! - Done: AG-01 (`person_token_endpoint`, `auth_token_endpoint`), AG-10 (person token
+//!   request with `capabilities`, `login_hint`, `tenant`, `domain_hint`,
+//!   `justification` and `mission_s256`), AG-11 (cached per resource; a client has one
+//!   mission), AG-12, AG-20, AG-21 (`presented_token` always), AG-22 (`iss`,
+//!   `agent_jkt`, `ps`, `sub`, `presented_jti`, `exp`), AG-23, AG-24 (a resource token's
+//!   `login_hint` passed on), AG-26 (`401` and `202` delivery), AG-30 (no
+//!   `AAuth-Mission`), AG-32 (approval `{s256, mission, capabilities, person_tokens}`,
+//!   `s256` verified), AG-33 (completion at `{mission_endpoint}/{s256}`), AG-34
+//!   ([`Error::MissionTerminated`] with its reason, [`Error::MissionNotFound`]), AG-35
+//!   ([`AAuthClient::update_mission`]), AG-36 (`resources` in a proposal), AG-50, AG-51,
+//!   AG-52, AG-60 (`revoked_jwt`: a fresh token of the kind, a fresh person token for an
+//!   auth token; `clock_skew`: one retry signed with the server's time from `Date`, then
+//!   [`Error::ClockSkew`]), AG-61 (`expired_presented_token` and
+//!   `revoked_presented_token`: a fresh person token; `revoked_resource_token`: never
+//!   resubmitted; `as_unreachable`: once more after `Retry-After`; no
+//!   `invalid_agent_token`), AG-62 ([`Error::Revoked`]), AG-63 (polling goes on until a
+//!   final answer, however the interaction completed). `iat` is required on every token
+//!   and not judged against the agent's clock; `exp` has no skew; agent identifiers are
+//!   never case-folded.
+//! - Not done: AG-02 and AG-03 (the agent reads no resource metadata: it follows what
+//!   the resource answers), AG-25 (the client never sends `updated_request`: it answers
+//!   a clarification only with `clarification_response`), AG-31 (no permission, audit or
+//!   interaction endpoint calls), AG-40 (no sub-agents), AG-64 (no interaction endpoint
+//!   calls), AG-70 in part (tokens are refreshed 60 s before they expire, not 5 minutes).
+//! - Bootstrap -02: issuance with `hwk` (body covered) at a configured URL, answers
+//!   `{agent_token, expires_in}`; not done: `jkt-jwt` refresh (the client re-enrolls
+//!   with `hwk` instead) and self-hosted enrollment.
+//!
 //! # Not done
 //!
 //! - The signatures of the tokens the agent receives are not verified: not the agent
 //!   token's, not the person and auth tokens', and not the resource token's against the
 //!   resource's JWKS (`{iss}/.well-known/aauth-resource.json`). The agent checks what
 //!   binds each token to itself and to the resource (`typ`, `cnf.jwk` with its `alg`,
-//!   `agent_jkt`, `iss`, `aud`, `ps`, `sub`, `dwk`, `iat`, `exp`); the servers it presents
-//!   the tokens to verify their signatures.
-//! - Only Ed25519 agent keys; no `jkt-jwt` (two-key) enrollment.
+//!   `agent_jkt`, `iss`, `aud`, `ps`, `sub`, `presented_jti`, `dwk`, `iat`, `exp`); the
+//!   servers it presents the tokens to verify their signatures.
+//! - Only Ed25519 agent keys (ES256 is not supported).
 //!
 //! # Example
 //!
