@@ -36,7 +36,8 @@ fn config_show_prints_the_effective_config_of_an_agent() {
     assert_eq!(
         stdout,
         "skills:\n  enabled: true\n  packs:\n  - omniagent-skills\n  paths: []\n  includes: []\n  excludes: []\n  max_injected: 20\n  prompt: full\n  max_prompt_chars: null\n  project: true\n  tools: true\n  config: {}\n\
-         mcp:\n  servers: {}\nstorage:\n  backend: sqlite\ncompiled:\n  memory:\n    enabled: true\n    secrets:\n      TOKEN: env:TOKEN\n",
+         mcp:\n  servers: {}\nstorage:\n  backend: sqlite\ncompiled:\n  memory:\n    enabled: true\n    secrets:\n      TOKEN: env:TOKEN\n\
+         trust:\n  tools: on-first-use\n  scan: withhold\n",
         "without --agent: the top level, which no agent's overrides change"
     );
     let (code, stdout, _) = run(home.omniagent(&["--json", "--agent", "alice", "config", "show"]));

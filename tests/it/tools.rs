@@ -128,7 +128,7 @@ fn memory_can_be_turned_off() {
     let nothing_left_out = json!({"left_out": 0, "unmatched_include": [], "unmatched_exclude": []});
     assert_eq!(
         json(&stdout),
-        json!({"tools": [], "skipped": [], "skipped_tools": [], "left_out_keywords": [], "tool_filter": nothing_left_out})
+        json!({"tools": [], "withheld": [], "skipped": [], "skipped_tools": [], "left_out_keywords": [], "tool_filter": nothing_left_out})
     );
     let (code, _, stderr) = run(home.omniagent(&["tools", "call", "memory__recall", "--args", r#"{"key":"a"}"#]));
     assert_eq!(code, 2, "{stderr}");

@@ -367,6 +367,23 @@ pub(crate) enum ToolsCommand {
         #[arg(long, value_name = "JSON|@FILE|-", default_value = "{}")]
         args: String,
     },
+    /// Show every withheld tool, prompt and template: what changed since it was approved (a
+    /// diff per field), or the scan rule it tripped, invisible characters shown escaped (exit 1
+    /// if anything is withheld)
+    Review,
+    /// Approve what is offered now (record it in the trust lock) so that it is offered; a running
+    /// gateway offers it at once. An item a scan rule flagged is approved only by its name
+    #[command(group(clap::ArgGroup::new("which").required(true).args(["names", "skill", "all"])))]
+    Approve {
+        /// Withheld items by name (`skill__tool`, a prompt's name, a template's URI template)
+        names: Vec<String>,
+        /// Every withheld item of this skill that no scan rule flagged
+        #[arg(long, value_name = "SKILL")]
+        skill: Option<String>,
+        /// Every withheld item that no scan rule flagged
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 #[cfg(feature = "aauth")]
@@ -398,23 +415,6 @@ pub(crate) enum AauthCommand {
         /// The URL to request
         url: String,
     },
-}
-
-#[derive(Debug, Subcommand)]
-pub(crate) enum ConfigCommand {
-    /// Print which config file is used, and why
-    Path,
-    /// Print the effective config (defaults filled in, secrets redacted)
-    Show,
-    /// Validate the config (the gateway's `serve:` section too), resolve every secret reference and
-    /// load every OpenAPI document (values are never printed)
-    Check,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
     /// Missions: propose one for the person to approve, show the current one, complete it
     #[command(subcommand)]
     Mission(MissionCommand),
@@ -442,6 +442,23 @@ pub(crate) enum MissionCommand {
         #[arg(long, default_value = "The agent has finished the mission.")]
         summary: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigCommand {
+    /// Print which config file is used, and why
+    Path,
+    /// Print the effective config (defaults filled in, secrets redacted)
+    Show,
+    /// Validate the config (the gateway's `serve:` section too), resolve every secret reference and
+    /// load every OpenAPI document (values are never printed)
+    Check,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
 
     #[test]
     fn the_command_line_is_well_formed() {

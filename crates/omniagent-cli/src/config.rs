@@ -281,7 +281,7 @@ impl AgentConfig {
 
     /// `path` as written in the config: `~/` expanded, and a relative path taken from the
     /// config file's folder.
-    #[cfg(any(feature = "openapi", feature = "aauth"))]
+    #[cfg(any(feature = "openapi", feature = "aauth", feature = "markdown", feature = "mcp"))]
     pub(crate) fn resolve_path(&self, path: &str) -> PathBuf {
         let expanded = skill_core::expand_home(path);
         match self.file.as_deref().and_then(Path::parent) {
@@ -298,6 +298,7 @@ impl AgentConfig {
         let activate =
             skill_core::agent_tool_name(skill_markdown::SKILL_TOOLS_NAME, skill_markdown::ACTIVATE_TOOL_NAME);
         prompt.tools &= self.sections.tools.offers(&activate);
+        prompt.scan = self.sections.trust.scan;
         prompt
     }
 
@@ -399,7 +400,7 @@ mod tests {
         );
         check(
             "skils: {}\n",
-            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `openapi`, `aauth`, `storage`, `compiled`, `tools`, `serve`, `agents`",
+            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `openapi`, `aauth`, `storage`, `compiled`, `tools`, `trust`, `serve`, `agents`",
         );
         check("storage: [\n", "config.yaml:2:1: did not find expected node content, while parsing a flow node");
         check(

@@ -99,6 +99,12 @@ pub enum HostError {
         /// Why.
         error: aauth_client::Error,
     },
+    /// The trust lock cannot be read (a corrupt lock is never an empty trust).
+    #[error("{error}")]
+    Trust {
+        /// Why, naming the file.
+        error: skill_core::Error,
+    },
     /// The AAuth client cannot be built (a CA file that cannot be read, ...).
     #[cfg(feature = "aauth")]
     #[error("aauth: {error}")]
@@ -106,12 +112,6 @@ pub enum HostError {
         /// Why.
         error: aauth_client::Error,
     },
-}
-
-/// How messages name a config: its path, or the built-in defaults.
-fn config_name(file: Option<&Path>) -> String {
-    match file {
-        Some(path) => path.display().to_string(),
     /// The current mission's file cannot be written or removed.
     #[cfg(feature = "aauth")]
     #[error("aauth: cannot write the current mission {}: {error}", path.display())]
@@ -121,6 +121,12 @@ fn config_name(file: Option<&Path>) -> String {
         /// Why.
         error: std::io::Error,
     },
+}
+
+/// How messages name a config: its path, or the built-in defaults.
+fn config_name(file: Option<&Path>) -> String {
+    match file {
+        Some(path) => path.display().to_string(),
         None => "the built-in defaults".to_owned(),
     }
 }

@@ -21,12 +21,14 @@ pub use callers::process_mark;
 #[cfg(feature = "markdown")]
 mod markdown;
 pub(crate) mod storage;
+mod trust;
 #[cfg(feature = "aauth")]
 pub use aauth::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key, current_mission, keep_mission};
 #[cfg(all(feature = "openapi", feature = "aauth"))]
 use aauth::{AAuthState, KeyUse, aauth_state, build_aauth_client};
 #[cfg(feature = "markdown")]
 pub use markdown::{SkillPaths, load_markdown_skills, markdown_skill_tools, markdown_sources};
+pub use trust::reload_trusts;
 
 /// The name of the markdown skills' `skills` skill, whose tools load them on demand.
 #[cfg(feature = "markdown")]
@@ -151,7 +153,11 @@ pub async fn start_agent(
     let mut builder = Agent::builder()
         .name(config.agent_name())
         .storage(storage::store(config, home, &resolver).await?)
-        .tool_filter(config.tool_filter().clone());
+        .tool_filter(config.tool_filter().clone())
+        .trust(trust::trust(config, home)?);
+    for (name, pinned) in trust::pinned(config) {
+        builder = builder.pinned(name, pinned);
+    }
     let mut skills = Vec::new();
     for (name, secrets, make) in candidates {
         if wanted_name.is_some_and(|wanted| wanted != name) {

@@ -20,8 +20,11 @@ pub(crate) mod install;
 pub(crate) mod prompt;
 #[cfg(feature = "markdown")]
 pub(crate) mod skills;
+mod trust;
 #[cfg(feature = "markdown")]
 pub(crate) mod validate;
+
+pub(crate) use trust::{approved, review};
 
 use omniagent_host::{AgentConfig, ConfigLocation, Home, Origin};
 
@@ -59,10 +62,12 @@ pub(crate) fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
 pub(crate) fn tools(agent: &Agent, json: bool) -> anyhow::Result<()> {
     let (tools, skipped, skipped_tools) = (agent.tools(), agent.skipped(), agent.skipped_tools());
     let (left_out_keywords, tool_filter) = (agent.left_out_keywords(), agent.tool_filter_report());
+    let withheld = agent.withheld();
     if json {
         #[derive(Serialize)]
         struct Listing<'a> {
             tools: Vec<ToolEntry<'a>>,
+            withheld: Vec<trust::Listed<'a>>,
             skipped: &'a [SkillFailure],
             skipped_tools: &'a [ToolFailure],
             left_out_keywords: &'a [LeftOutKeyword],
@@ -71,6 +76,7 @@ pub(crate) fn tools(agent: &Agent, json: bool) -> anyhow::Result<()> {
         let tools = tools.iter().map(ToolEntry::of).collect();
         return print_json(&Listing {
             tools,
+            withheld: withheld.iter().map(trust::Listed::of).collect(),
             skipped: &skipped,
             skipped_tools: &skipped_tools,
             left_out_keywords: &left_out_keywords,
@@ -99,6 +105,15 @@ pub(crate) fn tools(agent: &Agent, json: bool) -> anyhow::Result<()> {
     }
     for line in tool_filter.unmatched_lines() {
         writeln!(out, "{YELLOW}`tools:` {line}{YELLOW:#}")?;
+    }
+    if !withheld.is_empty() {
+        let names: Vec<&str> = withheld.iter().map(|item| item.name.as_str()).collect();
+        let line = format!(
+            "withheld {} ({}): `omniagent tools review` shows why",
+            count(withheld.len(), "item"),
+            names.join(", ")
+        );
+        writeln!(out, "{YELLOW}{}{YELLOW:#}", truncate(&line, WIDTH))?;
     }
     for failure in &skipped {
         let line = format!("skipped {}: {}", failure.skill, failure.reason);
@@ -428,21 +443,6 @@ pub(crate) fn fetched(status: reqwest::StatusCode, body: &[u8]) -> anyhow::Resul
     Ok(())
 }
 
-/// While a request waits for a person: where they go, and the code they enter.
-pub(crate) fn interaction(url: &str, code: &str) {
-    let mut stderr = anstream::stderr().lock();
-    let _ = writeln!(stderr, "{YELLOW}action needed{YELLOW:#}: open {url}?code={code} (code {BOLD}{code}{BOLD:#})");
-}
-
-/// `completions SHELL`.
-pub(crate) fn completions(shell: clap_complete::Shell) {
-    clap_complete::generate(shell, &mut Cli::command(), "omniagent", &mut std::io::stdout());
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
 /// `aauth mission propose|status`: the mission's `s256`, person server, resources and
 /// text.
 #[cfg(feature = "aauth")]
@@ -459,6 +459,21 @@ pub(crate) fn aauth_mission(mission: &aauth_client::Mission, json: bool) -> anyh
     writeln!(out, "{}", mission.mission)?;
     Ok(())
 }
+
+/// While a request waits for a person: where they go, and the code they enter.
+pub(crate) fn interaction(url: &str, code: &str) {
+    let mut stderr = anstream::stderr().lock();
+    let _ = writeln!(stderr, "{YELLOW}action needed{YELLOW:#}: open {url}?code={code} (code {BOLD}{code}{BOLD:#})");
+}
+
+/// `completions SHELL`.
+pub(crate) fn completions(shell: clap_complete::Shell) {
+    clap_complete::generate(shell, &mut Cli::command(), "omniagent", &mut std::io::stdout());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn truncation_keeps_short_text_and_marks_cuts() {

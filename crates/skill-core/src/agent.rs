@@ -20,6 +20,7 @@ pub use self::left_out::LeftOutKeyword;
 pub use self::tools::{RegisteredTool, ToolFailure};
 
 use crate::naming::{agent_tool_name, sanitize_tool_name, shorten_tool_name};
+use crate::trust::PinnedSkill;
 use crate::{
     KvStore, MemoryStore, ResourceCatalog, Secrets, Skill, SkillStore, SourceKind, ToolFilter, ToolHook, Trust,
 };
@@ -58,6 +59,7 @@ pub struct AgentBuilder {
     skills: Vec<Box<dyn Skill>>,
     tool_filter: ToolFilter,
     trust: Option<Trust>,
+    pinned: BTreeMap<String, PinnedSkill>,
 }
 
 impl AgentBuilder {
@@ -99,6 +101,13 @@ impl AgentBuilder {
         self
     }
 
+    /// Pins the definitions of the skill `skill` as `pinned` says (its origin and mode);
+    /// a skill not pinned is the user's own, only scanned.
+    pub fn pinned(mut self, skill: impl Into<String>, pinned: PinnedSkill) -> Self {
+        self.pinned.insert(skill.into(), pinned);
+        self
+    }
+
     /// A compiled skill, loaded by [`Agent::init_compiled_skills`].
     pub fn with_compiled_skill(mut self, skill: impl Skill + 'static) -> Self {
         self.skills.push(Box::new(skill));
@@ -116,6 +125,7 @@ impl AgentBuilder {
                 secrets: self.secrets,
                 layers: layers::Layers::new(self.hooks),
                 trust: self.trust,
+                pinned: self.pinned,
                 trusted: RwLock::new(trusted::Trusted::default()),
                 following: std::sync::atomic::AtomicBool::new(false),
                 tool_filter: self.tool_filter,
@@ -174,6 +184,8 @@ struct AgentInner {
     /// The call path every call goes through.
     layers: layers::Layers,
     trust: Option<Trust>,
+    /// The origin and mode of each pinned skill, by name.
+    pinned: BTreeMap<String, PinnedSkill>,
     /// What the trust withholds.
     trusted: RwLock<trusted::Trusted>,
     /// Whether a task follows the trust's lock for this agent.
@@ -241,6 +253,7 @@ impl Agent {
             skills: Vec::new(),
             tool_filter: ToolFilter::default(),
             trust: None,
+            pinned: BTreeMap::new(),
         }
     }
 

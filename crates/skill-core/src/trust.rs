@@ -9,7 +9,7 @@
 //! too): it holds the lock as last read, the settings, and a generation that moves when
 //! the lock changes, on which each agent judges its items again.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -39,7 +39,7 @@ pub enum TrustMode {
 }
 
 /// What a scan rule's finding does.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ScanMode {
     /// The item is withheld until approved by name (a markdown skill is cut).
@@ -81,13 +81,10 @@ pub struct TrustSettings {
     pub lock: PathBuf,
     /// What scan findings do.
     pub scan: ScanMode,
-    /// The skills whose definitions are pinned, by skill name; the others' (compiled
-    /// tools, documents read from files) are the user's own, and only scanned.
-    pub pinned: BTreeMap<String, PinnedSkill>,
 }
 
 impl TrustSettings {
-    /// Settings with the lock at `lock`, the default scan, and nothing pinned.
+    /// Settings with the lock at `lock` and the default scan.
     pub fn new(lock: impl Into<PathBuf>) -> Self {
         Self { lock: lock.into(), ..Self::default() }
     }
@@ -103,8 +100,9 @@ pub struct Trust {
 struct TrustInner {
     file: LockFile,
     scan: ScanMode,
-    pinned: BTreeMap<String, PinnedSkill>,
     pins: RwLock<Pins>,
+    /// The lock file's modification time and length when last read.
+    seen: Mutex<Option<(std::time::SystemTime, u64)>>,
     /// Moves each time the lock is read anew with a change.
     generation: tokio::sync::watch::Sender<u64>,
     /// The withheld items already logged, by origin, key and digest: each is logged once.
@@ -145,7 +143,7 @@ pub struct WithheldItem {
     pub findings: Vec<Finding>,
     /// Its definition as the skill gives it now.
     pub offered: Value,
-    /// Its definition as recorded, when it changed.
+    /// Its definition as recorded, when it changed (a flagged item's too).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded: Option<Value>,
     /// The origin it is recorded under.
@@ -188,13 +186,14 @@ impl Trust {
     /// Reads the lock of `settings`; a lock that cannot be read is an error naming it.
     pub fn open(settings: TrustSettings) -> Result<Self, Error> {
         let file = LockFile::new(settings.lock);
+        let seen = modified(file.path());
         let pins = file.read()?;
         Ok(Self {
             inner: Arc::new(TrustInner {
                 file,
                 scan: settings.scan,
-                pinned: settings.pinned,
                 pins: RwLock::new(pins),
+                seen: Mutex::new(seen),
                 generation: tokio::sync::watch::Sender::new(0),
                 logged: Mutex::new(BTreeSet::new()),
             }),
@@ -211,10 +210,16 @@ impl Trust {
         self.inner.scan
     }
 
-    /// Reads the lock again; when it changed, the agents judge their items anew (and
-    /// announce the lists that changed). Returns whether it changed.
+    /// Reads the lock again if the file changed since it was last read (another process
+    /// approved or recorded items); when what it holds changed, the agents judge their
+    /// items anew (and announce the lists that changed). Returns whether it changed.
     pub fn reload(&self) -> Result<bool, Error> {
+        let now = modified(self.inner.file.path());
+        if now.is_some() && *lock(&self.inner.seen) == now {
+            return Ok(false);
+        }
         let pins = self.inner.file.read()?;
+        *lock(&self.inner.seen) = now;
         let mut current = write(&self.inner.pins);
         if *current == pins {
             return Ok(false);
@@ -250,20 +255,23 @@ impl Trust {
         Ok(())
     }
 
-    /// The origin and mode of `skill`: its pinned one, else `skill:` and its name, whose
-    /// definitions are not pinned (only approvals of flagged items are recorded there).
-    fn origin_of(&self, skill: &str) -> (String, TrustMode) {
-        match self.inner.pinned.get(skill) {
+    /// Judges the items of `skill` (`items`: agent-level name and judged definition each),
+    /// pinned as `pinned` says (`None`: not pinned, as the user's own), records the new
+    /// ones its mode lets be recorded, and logs each withheld one once. `kind` is the
+    /// items' kind.
+    pub(crate) fn judge(
+        &self,
+        skill: &str,
+        pinned: Option<&PinnedSkill>,
+        kind: ItemKind,
+        items: &[(String, &Judged)],
+    ) -> Vec<Verdict> {
+        // What is not pinned has an origin all the same, where approvals of its flagged
+        // items are recorded.
+        let (origin, mode) = match pinned {
             Some(pinned) => (pinned.origin.clone(), pinned.mode),
             None => (format!("skill:{skill}"), TrustMode::Off),
-        }
-    }
-
-    /// Judges the items of `skill` (`items`: agent-level name and judged definition each),
-    /// records the new ones its mode lets be recorded, and logs each withheld one once.
-    /// `kind` is the items' kind.
-    pub(crate) fn judge(&self, skill: &str, kind: ItemKind, items: &[(String, &Judged)]) -> Vec<Verdict> {
-        let (origin, mode) = self.origin_of(skill);
+        };
         let pins = read(&self.inner.pins);
         let recorded = pins.origins.get(&origin);
         let mut to_record = Vec::new();
@@ -306,7 +314,7 @@ impl Trust {
                         findings: judged.findings.clone(),
                         offered: judged.definition.clone(),
                         recorded: pinned
-                            .filter(|_| reason == WithheldReason::Changed)
+                            .filter(|pinned| pinned.sha256 != judged.sha256)
                             .map(|pinned| pinned.definition.clone()),
                         origin: origin.clone(),
                         key: judged.key.clone(),
@@ -548,6 +556,12 @@ fn members(value: &Value) -> impl Iterator<Item = &String> {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The modification time and length of `path`, if it can be read.
+fn modified(path: &std::path::Path) -> Option<(std::time::SystemTime, u64)> {
+    let metadata = std::fs::metadata(path).ok()?;
+    Some((metadata.modified().ok()?, metadata.len()))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

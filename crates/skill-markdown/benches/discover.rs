@@ -101,8 +101,13 @@ fn benches(c: &mut Criterion) {
 
     let bin_dir = tempfile::tempdir().expect("a temporary folder");
     let vars = everything_installed(bin_dir.path());
-    let catalog =
-        |max_chars| PromptConfig { max_injected: N_SKILLS, mode: PromptMode::Catalog, max_chars, tools: true };
+    let catalog = |max_chars| PromptConfig {
+        max_injected: N_SKILLS,
+        mode: PromptMode::Catalog,
+        max_chars,
+        tools: true,
+        scan: Default::default(),
+    };
     let catalog_prompt = |prompt_config: &PromptConfig| {
         let set = load(&sources, &config, &Environment::new(vars.clone(), "linux"), &secrets);
         render_prompt("You are a helpful agent.", &set.skills, prompt_config).text.len()

@@ -35,6 +35,9 @@ pub struct PromptConfig {
     /// `skills__read`). Without them a catalog points at each skill's `SKILL.md`, and
     /// gives a pack skill, which has no file, whole.
     pub tools: bool,
+    /// What a scan rule's finding in a skill's name, description or body does: withheld
+    /// (the default), a skill is left out with a [`CutReason::Flagged`].
+    pub scan: skill_core::ScanMode,
 }
 
 impl Default for PromptConfig {
@@ -50,6 +53,7 @@ impl From<&SkillsConfig> for PromptConfig {
             mode: config.prompt,
             max_chars: config.max_prompt_chars,
             tools: config.tools,
+            scan: skill_core::ScanMode::default(),
         }
     }
 }
@@ -88,6 +92,15 @@ pub enum CutReason {
         /// How many of them the prompt keeps.
         kept_chars: usize,
     },
+    /// Left out: a scan rule flagged its text (`trust.scan: warn` keeps it).
+    Flagged {
+        /// The rule's id.
+        rule: &'static str,
+        /// Where: `name`, `description` or `body`.
+        field: String,
+        /// The offending text, invisible characters shown escaped.
+        excerpt: String,
+    },
 }
 
 impl std::fmt::Display for CutReason {
@@ -104,6 +117,9 @@ impl std::fmt::Display for CutReason {
                 "description shortened from {description_chars} to {kept_chars} characters to fit \
                  skills.max_prompt_chars ({max_prompt_chars})"
             ),
+            Self::Flagged { rule, field, excerpt } => {
+                write!(f, "left out of the prompt: the scan rule `{rule}` flagged its {field}: {excerpt}")
+            }
         }
     }
 }
@@ -126,7 +142,7 @@ pub struct SkillsPrompt<'a> {
 /// `config.max_injected` of them (`always` skills first, then in the order given), in
 /// the order given. [`render_prompt`] puts in those that fit its budget.
 pub fn prompt_skills<'a>(skills: &'a [LoadedSkill], config: &PromptConfig) -> impl Iterator<Item = &'a LoadedSkill> {
-    budget::offered(skills, config.max_injected).0.into_iter().map(|skill_idx| &skills[skill_idx])
+    budget::offered(skills, config.max_injected, config.scan).0.into_iter().map(|skill_idx| &skills[skill_idx])
 }
 
 /// `system_prompt` followed by the skills [`prompt_skills`] offers, as `config.mode`

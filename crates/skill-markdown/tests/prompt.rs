@@ -25,7 +25,7 @@ fn load_dirs(sources: &Sources) -> Vec<LoadedSkill> {
 }
 
 fn config(mode: PromptMode, max_chars: Option<usize>) -> PromptConfig {
-    PromptConfig { max_injected: usize::MAX, mode, max_chars, tools: true }
+    PromptConfig { max_injected: usize::MAX, mode, max_chars, tools: true, scan: Default::default() }
 }
 
 fn chars(text: &str) -> usize {
@@ -294,7 +294,7 @@ fn with_openclaw_skills_the_catalog_names_every_available_skill_and_is_a_tenth_o
 
     let catalog = render_prompt("", &skills, &config(PromptMode::Catalog, None));
     let full = render_prompt("", &skills, &config(PromptMode::Full, None));
-    assert!(catalog.cuts.is_empty() && full.cuts.is_empty());
+    assert!(catalog.cuts.is_empty() && full.cuts.is_empty(), "{:?} {:?}", catalog.cuts, full.cuts);
     assert_eq!(catalog.skills.len(), available.len());
     for loaded in &available {
         let folder = loaded.skill.dir.as_ref().expect("a folder skill").display().to_string();

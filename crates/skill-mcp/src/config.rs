@@ -41,6 +41,9 @@ pub struct ServerConfig {
     /// How a `url` server's OAuth login identifies this client, when not by dynamic
     /// registration.
     pub oauth: OAuthClient,
+    /// Whether its tools', prompts' and templates' definitions are pinned, over
+    /// `trust.tools` (`None`: as that says).
+    pub trust: Option<skill_core::TrustMode>,
 }
 
 /// How an OAuth login identifies this client (`oauth:`), in the order the MCP
@@ -210,6 +213,9 @@ struct ServerSettings {
     protocol_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     oauth: Option<OAuthClient>,
+    /// `on-first-use`, `approved` or `off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trust: Option<skill_core::TrustMode>,
 }
 
 fn timeouts_of(value: &serde_json::Value) -> Result<Timeouts, String> {
@@ -268,6 +274,7 @@ impl TryFrom<ServerSettings> for ServerConfig {
             prefix: settings.prefix.unwrap_or(true),
             protocol: settings.protocol_version.as_deref().map_or(Ok(Protocol::Auto), Protocol::parse)?,
             oauth: settings.oauth.unwrap_or_default(),
+            trust: settings.trust,
         })
     }
 }
@@ -292,6 +299,7 @@ impl From<ServerConfig> for ServerSettings {
                 Protocol::Pinned(version) => Some(version),
             },
             oauth: (config.oauth != OAuthClient::default()).then_some(config.oauth),
+            trust: config.trust,
             ..ServerSettings::default()
         };
         match config.transport {
@@ -445,7 +453,7 @@ mod tests {
         );
         check(
             serde_json::json!({"command": "a", "comand": "b"}),
-            "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`, `prefix`, `protocol_version`, `oauth`",
+            "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`, `prefix`, `protocol_version`, `oauth`, `trust`",
         );
         check(
             serde_json::json!({"command": "a", "protocol_version": "2025-11-26"}),

@@ -60,6 +60,10 @@ pub struct OpenApiConfig {
     /// Send this skill's calls through the agent's AAuth client, signed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aauth: bool,
+    /// Whether the tools of a document given by URL are pinned, over `trust.tools`
+    /// (`None`: as that says); a document read from a file is the user's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<skill_core::TrustMode>,
 }
 
 impl OpenApiConfig {
@@ -78,6 +82,7 @@ impl OpenApiConfig {
             max_response_bytes: None,
             upload_folder: None,
             aauth: false,
+            trust: None,
         }
     }
 
@@ -176,6 +181,7 @@ impl fmt::Debug for OpenApiConfig {
             max_response_bytes,
             upload_folder,
             aauth,
+            trust,
         } = self;
         formatter
             .debug_struct("OpenApiConfig")
@@ -190,6 +196,7 @@ impl fmt::Debug for OpenApiConfig {
             .field("max_response_bytes", max_response_bytes)
             .field("upload_folder", upload_folder)
             .field("aauth", aauth)
+            .field("trust", trust)
             .finish()
     }
 }

@@ -19,6 +19,7 @@ mod python_servers;
 mod resources;
 mod skill_tools;
 mod tool_search;
+mod trust;
 mod ts_sdk;
 
 use crate::{Home, raw_http_status};

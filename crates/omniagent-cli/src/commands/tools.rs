@@ -50,6 +50,66 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
             render::tool_output(&output, session.json)?;
             Ok(if output.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
         }
+        ToolsCommand::Review => {
+            let agent = start_agent(&config, &session.home, Wanted::All, session.person()).await?;
+            let withheld = agent.withheld();
+            agent.close().await;
+            render::review(&withheld, session.json)?;
+            Ok(if withheld.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        ToolsCommand::Approve { names, skill, all } => {
+            let agent = start_agent(&config, &session.home, Wanted::All, session.person()).await?;
+            let chosen = choose(&agent, &names, skill.as_deref(), all);
+            let approved = match chosen {
+                Ok(chosen) => agent.approve(&chosen).map(|()| chosen),
+                Err(message) => {
+                    agent.close().await;
+                    return Err(UsageError::new(message).into());
+                }
+            };
+            agent.close().await;
+            render::approved(&approved?, session.json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The withheld items `tools approve` records: those named (flagged ones included), or
+/// every one of `skill`, or every one, that no scan rule flagged. A name that is neither
+/// withheld nor offered is a mistake; one that is offered already needs nothing.
+fn choose(
+    agent: &skill_core::Agent,
+    names: &[String],
+    skill: Option<&str>,
+    all: bool,
+) -> Result<Vec<skill_core::WithheldItem>, String> {
+    let withheld = agent.withheld();
+    if !names.is_empty() {
+        let offered = |name: &str| {
+            agent.tools().iter().any(|tool| tool.name() == name)
+                || agent.prompts().iter().any(|prompt| prompt.name() == name)
+                || agent.resource_templates().iter().any(|template| template.uri_template == name)
+        };
+        let unknown: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|name| !withheld.iter().any(|item| item.name == *name) && !offered(name))
+            .collect();
+        if !unknown.is_empty() {
+            let known: Vec<&str> = withheld.iter().map(|item| item.name.as_str()).collect();
+            let known = if known.is_empty() {
+                "nothing is withheld".to_owned()
+            } else {
+                format!("withheld: {}", known.join(", "))
+            };
+            return Err(format!("no tool, prompt or template named {} ({known})", unknown.join(", ")));
+        }
+        return Ok(withheld.into_iter().filter(|item| names.contains(&item.name)).collect());
+    }
+    let unflagged = withheld.into_iter().filter(|item| item.reason != skill_core::trust::WithheldReason::Flagged);
+    match skill {
+        Some(skill) if !all => Ok(unflagged.filter(|item| item.skill == skill).collect()),
+        _ => Ok(unflagged.collect()),
     }
 }
 

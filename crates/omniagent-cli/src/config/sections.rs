@@ -50,6 +50,9 @@ pub(crate) struct Sections<Overrides = serde_yaml_ng::Value> {
     /// Which of the skills' tools the agent offers, by agent-level name.
     #[serde(default, skip_serializing_if = "ToolFilter::is_empty")]
     pub(crate) tools: ToolFilter,
+    /// Pinned definitions and the scan of what skills say.
+    #[serde(default)]
+    pub(crate) trust: TrustConfig,
     /// The gateway, `omniagent mcp serve`.
     #[cfg(feature = "mcp")]
     #[serde(default, skip_serializing_if = "ServeConfig::is_empty")]
@@ -57,6 +60,24 @@ pub(crate) struct Sections<Overrides = serde_yaml_ng::Value> {
     /// Per-agent overrides of the sections above, selected by agent name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) agents: BTreeMap<String, Overrides>,
+}
+
+/// The `trust:` section: whether the definitions of MCP servers and URL-given OpenAPI
+/// documents are pinned (each server or document may say otherwise), what the scan rules
+/// do, and where the lock is.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TrustConfig {
+    /// `on-first-use` (default), `approved` or `off`.
+    #[serde(default)]
+    pub(crate) tools: skill_core::TrustMode,
+    /// `withhold` (default), `warn` or `off`.
+    #[serde(default)]
+    pub(crate) scan: skill_core::ScanMode,
+    /// The lock file (default `$OMNIAGENT_HOME/tools.lock`; `~` and paths relative to the
+    /// config file's folder are resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lock: Option<String>,
 }
 
 /// The `mcp:` section.
@@ -138,27 +159,6 @@ pub(crate) struct CompiledConfig {
     #[serde(default)]
     pub(crate) memory: CompiledSkillConfig,
 }
-
-impl CompiledConfig {
-    /// Every compiled skill built into this binary, with its settings: the one list of
-    /// them (one field above per entry).
-    pub(crate) fn skills(&self) -> [CompiledSkill<'_>; 1] {
-        [CompiledSkill { name: "memory", settings: &self.memory, build: || Box::new(MemorySkill::new()) }]
-    }
-}
-
-/// A compiled skill, its settings, and how to make one.
-pub(crate) struct CompiledSkill<'a> {
-    pub(crate) name: &'static str,
-    pub(crate) settings: &'a CompiledSkillConfig,
-    pub(crate) build: fn() -> Box<dyn Skill>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct CompiledSkillConfig {
-    /// Whether the skill is registered.
-    #[serde(default = "enabled_by_default")]
     /// The agent provider's issuance URL (bootstrap -02: each provider defines its own);
     /// default: `bootstrap_endpoint` in its metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,6 +180,27 @@ pub(crate) struct CompiledSkillConfig {
     /// (`aauth mission propose`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) mission: Option<String>,
+
+impl CompiledConfig {
+    /// Every compiled skill built into this binary, with its settings: the one list of
+    /// them (one field above per entry).
+    pub(crate) fn skills(&self) -> [CompiledSkill<'_>; 1] {
+        [CompiledSkill { name: "memory", settings: &self.memory, build: || Box::new(MemorySkill::new()) }]
+    }
+}
+
+/// A compiled skill, its settings, and how to make one.
+pub(crate) struct CompiledSkill<'a> {
+    pub(crate) name: &'static str,
+    pub(crate) settings: &'a CompiledSkillConfig,
+    pub(crate) build: fn() -> Box<dyn Skill>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CompiledSkillConfig {
+    /// Whether the skill is registered.
+    #[serde(default = "enabled_by_default")]
     pub(crate) enabled: bool,
     /// The skill's secrets: name -> reference.
     #[serde(default)]

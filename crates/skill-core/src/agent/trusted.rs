@@ -93,7 +93,7 @@ impl Agent {
     fn judge(&self, skill: &str, kind: Kind, judged: Vec<(String, Judged)>) {
         let Some(trust) = self.trust() else { return };
         let items: Vec<(String, &Judged)> = judged.iter().map(|(name, judged)| (name.clone(), judged)).collect();
-        let verdicts = trust.judge(skill, kind.item_kind(), &items);
+        let verdicts = trust.judge(skill, self.inner.pinned.get(skill), kind.item_kind(), &items);
         let mut trusted = write(&self.inner.trusted);
         let withheld = trusted.withheld.entry(kind).or_default();
         withheld.retain(|_, item| item.skill != skill);
@@ -115,7 +115,7 @@ impl Agent {
             for (kind, judged) in kinds {
                 let items: Vec<(String, &Judged)> =
                     judged.iter().map(|(name, judged)| (name.clone(), judged)).collect();
-                for verdict in trust.judge(skill, kind.item_kind(), &items) {
+                for verdict in trust.judge(skill, self.inner.pinned.get(skill), kind.item_kind(), &items) {
                     if let Verdict::Withheld(item) = verdict {
                         withheld.entry(*kind).or_default().insert(item.name.clone(), item);
                     }

@@ -59,8 +59,9 @@ pub fn escape_invisible(text: &str) -> String {
     shown
 }
 
-/// Paths and file names no tool's text has a reason to tell the model to read: keys,
-/// cloud and package-manager credentials, and other MCP clients' configuration.
+/// Paths and file names no tool's text has a reason to tell the model to read: private
+/// keys, cloud credentials, and other MCP clients' configuration. (`.env` is not among
+/// them: honest text names it all the time, often to say it must not be shared.)
 const CREDENTIAL_PATHS: &[&str] = &[
     "~/.ssh",
     ".ssh/id_",
@@ -68,20 +69,8 @@ const CREDENTIAL_PATHS: &[&str] = &[
     "id_ed25519",
     "id_ecdsa",
     ".aws/credentials",
-    ".netrc",
-    ".npmrc",
-    ".pypirc",
-    ".docker/config.json",
-    ".kube/config",
-    ".gnupg",
     "mcp.json",
     "claude_desktop_config.json",
-    ".cursor/",
-    ".env`",
-    "`.env",
-    " .env ",
-    " .env.",
-    " .env,",
 ];
 
 /// Verbs that make a credential path an instruction rather than a mention.

@@ -63,16 +63,15 @@ impl Skill for Upstream {
     }
 }
 
-fn trust(lock: &std::path::Path, mode: TrustMode) -> Trust {
-    let mut settings = TrustSettings::new(lock);
-    settings.pinned.insert("up".into(), PinnedSkill { origin: "stdio:up --serve".into(), mode });
-    Trust::open(settings).unwrap()
+fn trust(lock: &std::path::Path, mode: TrustMode) -> (Trust, TrustMode) {
+    (Trust::open(TrustSettings::new(lock)).unwrap(), mode)
 }
 
-async fn agent_with(trust: Trust, tools: Vec<Arc<dyn Tool>>) -> (Agent, SkillHandle) {
+async fn agent_with((trust, mode): (Trust, TrustMode), tools: Vec<Arc<dyn Tool>>) -> (Agent, SkillHandle) {
     let slot = Arc::new(Mutex::new(None));
     let agent = Agent::builder()
         .trust(trust)
+        .pinned("up", PinnedSkill { origin: "stdio:up --serve".into(), mode })
         .with_compiled_skill(Upstream { name: "up", tools, handle: Arc::clone(&slot) })
         .build();
     agent.init_compiled_skills().await;
@@ -150,8 +149,11 @@ async fn tag_characters_are_flagged_and_approved_only_as_they_are() {
     // `warn` logs and offers.
     let mut settings = TrustSettings::new(folder.path().join("other.lock"));
     settings.scan = ScanMode::Warn;
-    let (warned, _) =
-        agent_with(Trust::open(settings).unwrap(), vec![described("add", &format!("Adds.{hidden}"))]).await;
+    let (warned, _) = agent_with(
+        (Trust::open(settings).unwrap(), TrustMode::OnFirstUse),
+        vec![described("add", &format!("Adds.{hidden}"))],
+    )
+    .await;
     assert_eq!(names(&warned), ["up__add"]);
 }
 

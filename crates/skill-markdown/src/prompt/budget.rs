@@ -10,6 +10,8 @@
 use super::text::{self, Entry};
 use super::{Cut, CutReason, PromptConfig, PromptMode};
 use crate::LoadedSkill;
+use skill_core::ScanMode;
+use skill_core::trust::scan_skill_text;
 
 /// A shortened description keeps at least this many characters (a sentence's opening
 /// clause): below it, leaving out a skill costs less than a description nobody can use.
@@ -24,19 +26,37 @@ pub(super) struct Fitted<'a> {
     pub(super) over_budget: Option<usize>,
 }
 
-/// The skills of `skills` a prompt may offer (available, model invocation allowed), at
-/// most `max_injected` by priority, as positions in `skills`, in order; and the cuts of
-/// the others, each with its position.
-pub(super) fn offered(skills: &[LoadedSkill], max_injected: usize) -> (Vec<usize>, Vec<(usize, Cut)>) {
+/// The skills of `skills` a prompt may offer (available, model invocation allowed, not
+/// flagged by a scan rule where `scan` withholds), at most `max_injected` by priority,
+/// as positions in `skills`, in order; and the cuts of the others, each with its
+/// position.
+pub(super) fn offered(skills: &[LoadedSkill], max_injected: usize, scan: ScanMode) -> (Vec<usize>, Vec<(usize, Cut)>) {
+    let mut cuts = Vec::new();
     let eligible: Vec<usize> = (0..skills.len())
         .filter(|&skill_idx| skills[skill_idx].available() && !skills[skill_idx].skill.disable_model_invocation)
+        .filter(|&skill_idx| {
+            let skill = &skills[skill_idx].skill;
+            if scan == ScanMode::Off {
+                return true;
+            }
+            let Some(finding) = scan_skill_text(&skill.name, &skill.description, &skill.body).into_iter().next()
+            else {
+                return true;
+            };
+            if scan == ScanMode::Warn {
+                tracing::warn!(skill = %skill.name, rule = finding.rule, field = %finding.field, "scan finding: {}", finding.excerpt);
+                return true;
+            }
+            let reason = CutReason::Flagged { rule: finding.rule, field: finding.field, excerpt: finding.excerpt };
+            cuts.push((skill_idx, Cut { skill: skill.name.clone(), reason }));
+            false
+        })
         .collect();
     let mut kept = vec![false; skills.len()];
     for &skill_idx in by_priority(&eligible, |skill_idx| skills[skill_idx].skill.always).iter().take(max_injected) {
         kept[skill_idx] = true;
     }
     let mut offered = Vec::new();
-    let mut cuts = Vec::new();
     for skill_idx in eligible {
         if kept[skill_idx] {
             offered.push(skill_idx);
@@ -51,7 +71,7 @@ pub(super) fn offered(skills: &[LoadedSkill], max_injected: usize) -> (Vec<usize
 /// The offered skills of `skills` that fit `config`, their section of the prompt, and
 /// every cut, in the order of `skills`.
 pub(super) fn fit<'a>(skills: &'a [LoadedSkill], config: &PromptConfig) -> Fitted<'a> {
-    let (positions, max_injected_cuts) = offered(skills, config.max_injected);
+    let (positions, max_injected_cuts) = offered(skills, config.max_injected, config.scan);
     let offered: Vec<&LoadedSkill> = positions.iter().map(|&skill_idx| &skills[skill_idx]).collect();
     let entries: Vec<Entry> = offered
         .iter()

@@ -11,6 +11,8 @@
 //!   the tools that load them on demand, and skill files are read again, and handed to
 //!   those two skills through their handles (skills activated before are given in full
 //!   again).
+//! - The trust lock changed (`tools approve` ran): every agent judges its items again,
+//!   and announces the lists whose withheld items changed.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -49,6 +51,9 @@ pub(super) async fn watch(
             config_seen = text;
             reload_config(&gateway, &location, &config, &sections).await;
         }
+        // Reads a lock only when its file's time or length moved; on a blocking thread,
+        // as a lock of big documents' definitions takes a moment to parse.
+        let _ = tokio::task::spawn_blocking(omniagent_host::reload_trusts).await;
         let folders = folders_print(&current(&config), &sections, &home).await;
         if folders != folders_seen {
             folders_seen = folders;
