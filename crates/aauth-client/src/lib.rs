@@ -25,7 +25,7 @@
 //!   person server, deferred `202` delivery, interaction (`on_interaction`), approval and
 //!   clarification (`on_clarification`), polling `Location` as the draft says;
 //! - caching: the agent token, and the person and auth tokens per resource, are used until
-//!   5 minutes before they expire (protocol -11). With a cache folder
+//!   60 s before they expire. With a cache folder
 //!   ([`agent_token_cache_dir`](AAuthClientBuilder::agent_token_cache_dir)) other processes
 //!   with the same agent provider and key reuse them: the agent token in a 0600 file per
 //!   provider and key, the person and auth tokens in a 0600 file per provider, key and
@@ -108,9 +108,7 @@
 //!   the resource answers), AG-25 (the client never sends `updated_request`: it answers
 //!   a clarification only with `clarification_response`), AG-31 (no permission, audit or
 //!   interaction endpoint calls), AG-40 (no sub-agents), AG-64 (no interaction endpoint
-//!   calls). AG-70: tokens are refreshed 5 minutes before they expire, top down, and
-//!   none is presented inside that margin; a person token is refreshed through the
-//!   resource asking for it again.
+//!   calls), AG-70 in part (tokens are refreshed 60 s before they expire, not 5 minutes).
 //! - Bootstrap -02: issuance with `hwk` (body covered) at a configured URL, answers
 //!   `{agent_token, expires_in}`; not done: `jkt-jwt` refresh (the client re-enrolls
 //!   with `hwk` instead) and self-hosted enrollment.

