@@ -24,7 +24,7 @@
 //! exchanges (metadata, enrollment, token requests) are bounded: see
 //! [`exchange_timeout`](AAuthClientBuilder::exchange_timeout).
 //!
-//! Tokens are cached per resource until 60 s before they expire. With a token cache folder
+//! Tokens are cached per resource until 5 minutes before they expire (protocol -11). With a token cache folder
 //! ([`agent_token_cache_dir`](AAuthClientBuilder::agent_token_cache_dir)) the person and
 //! auth tokens are shared with other processes as the agent token is: a request first
 //! takes what another process left for its resource (checked as a new token is), and
@@ -256,7 +256,7 @@ impl AAuthClientBuilder {
     /// `resource-tokens-<16 hex digits>.json`
     /// ([`AAuthClient::resource_token_cache_file`]), so agents configured with other
     /// providers or keys can share the folder. A token is read back only while it is
-    /// fresh (until 60 s before it expires) and after the checks a new token passes
+    /// fresh (until 5 minutes before it expires) and after the checks a new token passes
     /// (`typ`, bound to this key, the resource as `aud`, the person server as the person
     /// token's `iss`). The folder is created 0700 and refused when its group or others can
     /// write it ([`Error::FolderPermissions`]); files are 0600, written whole and renamed

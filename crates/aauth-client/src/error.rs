@@ -15,8 +15,9 @@ use crate::requirement::RequirementError;
 #[non_exhaustive]
 pub enum Error {
     /// A JWK given to [`AgentKey::from_jwk`](crate::AgentKey::from_jwk) is not an Ed25519
-    /// private key (`kty` `OKP`, `crv` `Ed25519`, `d` and, when present, a matching `x`).
-    #[error("agent key: the JWK is not an Ed25519 private key: {reason}")]
+    /// private key (`kty` `OKP`, `crv` `Ed25519`, `d` and, when present, a matching `x`)
+    /// nor a P-256 one (`kty` `EC`, `crv` `P-256`, `d`, and matching `x` and `y`).
+    #[error("agent key: the JWK is not an Ed25519 or P-256 private key: {reason}")]
     InvalidJwk {
         /// What is wrong with it; never the key material itself.
         reason: String,

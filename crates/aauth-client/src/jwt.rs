@@ -202,9 +202,10 @@ impl Jwt {
         TokenKind::from_typ(&self.header.typ)
     }
 
-    /// Checks that `cnf.jwk` is `key`'s public key: the same `kty`, `crv` and `x` (the
-    /// members of an Ed25519 key's thumbprint), and the fully specified `alg` the protocol
-    /// draft requires every conveyed key to carry, `Ed25519` (not `EdDSA`, not absent).
+    /// Checks that `cnf.jwk` is `key`'s public key: the same `kty`, `crv`, `x` and (P-256)
+    /// `y`, the members of its thumbprint, and the fully specified `alg` the protocol
+    /// draft requires every conveyed key to carry, `Ed25519` or `ES256` (not `EdDSA`, not
+    /// absent).
     pub fn check_bound_to(&self, key: &AgentKey) -> Result<(), Error> {
         let kind = self.kind_or_agent();
         let wrong = |reason: String| Error::TokenClaim { token: kind, claim: "cnf", reason };
@@ -212,9 +213,11 @@ impl Jwt {
             return Err(wrong("missing".to_owned()));
         };
         let ours = key.public_jwk();
-        let same = ["kty", "crv", "x"]
+        // The members of the key's thumbprint: `kty`, `crv`, `x`, and `y` for P-256.
+        let same = ["kty", "crv", "x", "y"]
             .iter()
-            .all(|member| cnf.jwk.get(member).is_some() && cnf.jwk.get(member) == ours.get(member));
+            .filter(|member| ours.get(**member).is_some())
+            .all(|member| cnf.jwk.get(member) == ours.get(member));
         if !same {
             return Err(wrong(format!("`jwk` is not this agent's key (thumbprint {})", key.thumbprint())));
         }

@@ -1,5 +1,6 @@
-//! The agent's Ed25519 key: generated, or loaded from a JWK file kept private to its
-//! owner, with its RFC 7638 thumbprint.
+//! The agent's key, Ed25519 or ES256 (P-256; protocol -11 wants both supported):
+//! generated, or loaded from a JWK file kept private to its owner, with its RFC 7638
+//! thumbprint.
 
 use std::fmt;
 use std::io::ErrorKind;
@@ -15,19 +16,43 @@ use zeroize::{Zeroize as _, Zeroizing};
 use crate::Error;
 use crate::private_file::{self, Contents, Placement, Purpose};
 
-/// The `alg` of our keys: fully specified, as AAuth requires (`EdDSA` is not allowed).
+/// The `alg` of our Ed25519 keys: fully specified, as AAuth requires (`EdDSA` is not
+/// allowed).
 const ALG: &str = "Ed25519";
+/// The `alg` of our P-256 keys.
+const ES256: &str = "ES256";
 
-/// The agent's Ed25519 signing key.
+/// The kind of key an agent creates; `ed25519` or `es256` in a config.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum KeyType {
+    /// Ed25519 (`alg` `Ed25519`), which every AAuth party must support.
+    #[default]
+    Ed25519,
+    /// ECDSA on P-256 with SHA-256 (`alg` `ES256`), signatures deterministic (RFC 6979).
+    Es256,
+}
+
+/// The private half of a key.
+#[derive(Clone)]
+enum Secret {
+    Ed25519(SigningKey),
+    P256(p256::ecdsa::SigningKey),
+}
+
+/// The agent's signing key, Ed25519 or ES256.
 ///
 /// The private half zeroizes itself when dropped and never leaves the process except
 /// into the key file [`load_or_generate`](Self::load_or_generate) writes. `Debug` shows
 /// the RFC 7638 thumbprint only.
 #[derive(Clone)]
 pub struct AgentKey {
-    signing: SigningKey,
+    signing: Secret,
     /// The public key, base64url without padding: the JWK `x`.
     x: String,
+    /// The JWK `y` of a P-256 key.
+    y: Option<String>,
     thumbprint: String,
 }
 
@@ -44,6 +69,77 @@ impl AgentKey {
         AgentKey::from_signing_key(SigningKey::from_bytes(&secret))
     }
 
+    /// A new key of `key_type` from the operating system's random number generator.
+    ///
+    /// # Panics
+    ///
+    /// As [`generate`](Self::generate).
+    pub fn generate_of(key_type: KeyType) -> AgentKey {
+        match key_type {
+            KeyType::Ed25519 => AgentKey::generate(),
+            KeyType::Es256 => loop {
+                let mut secret = Zeroizing::new([0u8; 32]);
+                getrandom::fill(secret.as_mut()).expect("the operating system's random number generator failed");
+                // A scalar out of range (about 2^-32 of draws) is drawn again.
+                if let Ok(signing) = p256::ecdsa::SigningKey::from_slice(secret.as_ref()) {
+                    return AgentKey::from_p256(signing);
+                }
+            },
+        }
+    }
+
+    /// The key's fully specified algorithm: `Ed25519` or `ES256`.
+    pub fn alg(&self) -> &'static str {
+        match self.signing {
+            Secret::Ed25519(_) => ALG,
+            Secret::P256(_) => ES256,
+        }
+    }
+
+    /// The JWK `y` of a P-256 key; none for Ed25519.
+    pub(crate) fn public_y(&self) -> Option<&str> {
+        self.y.as_deref()
+    }
+
+    fn from_p256(signing: p256::ecdsa::SigningKey) -> AgentKey {
+        let point = signing.verifying_key().to_sec1_point(false);
+        let bytes = point.as_bytes();
+        let x = URL_SAFE_NO_PAD.encode(&bytes[1..33]);
+        let y = URL_SAFE_NO_PAD.encode(&bytes[33..65]);
+        // RFC 7638 §3.2: crv, kty, x, y, in lexicographic order, no whitespace.
+        let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
+        let thumbprint = URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes()));
+        AgentKey { signing: Secret::P256(signing), x, y: Some(y), thumbprint }
+    }
+
+    /// The key of a private P-256 JWK (`kty` `EC`, `crv` `P-256`, `d`; `x` and `y`, when
+    /// present, must be the public key of `d`).
+    fn from_ec_jwk(jwk: &Value) -> Result<AgentKey, Error> {
+        let invalid = |reason: &str| Error::InvalidJwk { reason: reason.to_owned() };
+        let member = |name: &str| jwk.get(name).and_then(Value::as_str);
+        if member("crv") != Some("P-256") {
+            return Err(invalid("`crv` is not \"P-256\""));
+        }
+        if let Some(alg) = jwk.get("alg")
+            && alg.as_str() != Some(ES256)
+        {
+            return Err(invalid("`alg` is not \"ES256\""));
+        }
+        let d = member("d").ok_or_else(|| invalid("it has no private key `d`"))?;
+        let d = Zeroizing::new(URL_SAFE_NO_PAD.decode(d).map_err(|_| invalid("`d` is not base64url without padding"))?);
+        if d.len() != 32 {
+            return Err(invalid("`d` is not 32 bytes"));
+        }
+        let signing = p256::ecdsa::SigningKey::from_slice(&d).map_err(|_| invalid("`d` is not a P-256 scalar"))?;
+        let key = AgentKey::from_p256(signing);
+        for (name, ours) in [("x", Some(key.x.as_str())), ("y", key.y.as_deref())] {
+            if jwk.get(name).is_some_and(|theirs| theirs.as_str() != ours) {
+                return Err(invalid(&format!("`{name}` is not the public key of `d`")));
+            }
+        }
+        Ok(key)
+    }
+
     /// The key of a private JWK: `kty` `OKP`, `crv` `Ed25519`, `d` (base64url, 32 bytes);
     /// `x`, when present, must be the public key of `d`, and `alg`, when present, must be
     /// `Ed25519` (or the older `EdDSA`). Other members (`kid`, `use`, …) are ignored.
@@ -52,6 +148,9 @@ impl AgentKey {
         let member = |name: &str| jwk.get(name).and_then(Value::as_str);
         if !jwk.is_object() {
             return Err(invalid("it is not a JSON object"));
+        }
+        if member("kty") == Some("EC") {
+            return AgentKey::from_ec_jwk(jwk);
         }
         if member("kty") != Some("OKP") {
             return Err(invalid("`kty` is not \"OKP\""));
@@ -101,6 +200,20 @@ impl AgentKey {
         })
     }
 
+    /// The key in the JWK file at `path`, or a new key of `key_type` written there when the
+    /// file does not exist (an existing key is used whatever its type), as
+    /// [`load_or_generate`](Self::load_or_generate) does.
+    pub fn load_or_generate_as(path: &Path, key_type: KeyType) -> Result<AgentKey, Error> {
+        if let Some(key) = AgentKey::load(path)? {
+            return Ok(key);
+        }
+        let key = AgentKey::generate_of(key_type);
+        if private_file::write(Purpose::AgentKey, path, key.private_jwk().as_bytes(), Placement::IfAbsent)? {
+            return Ok(key);
+        }
+        AgentKey::load_or_generate(path)
+    }
+
     /// The key in the JWK file at `path`, or none when there is no file. Nothing is ever
     /// written, not even a missing folder: this is how to look at a key without creating
     /// it (a check of the config, say). The file and its folder are refused as
@@ -110,12 +223,16 @@ impl AgentKey {
         read_key_file(path)
     }
 
-    /// The public JWK: `{"kty":"OKP","crv":"Ed25519","x":"…","alg":"Ed25519"}`.
+    /// The public JWK: `{"kty":"OKP","crv":"Ed25519","x":"…","alg":"Ed25519"}`, or for
+    /// ES256 `{"kty":"EC","crv":"P-256","x":"…","y":"…","alg":"ES256"}`.
     ///
     /// `alg` is there because AAuth requires every key it conveys (`cnf.jwk` in tokens)
     /// to name a fully specified algorithm; it is not part of the thumbprint.
     pub fn public_jwk(&self) -> Value {
-        json!({"kty": "OKP", "crv": "Ed25519", "x": self.x, "alg": ALG})
+        match &self.y {
+            None => json!({"kty": "OKP", "crv": "Ed25519", "x": self.x, "alg": ALG}),
+            Some(y) => json!({"kty": "EC", "crv": "P-256", "x": self.x, "y": y, "alg": ES256}),
+        }
     }
 
     /// The JWK thumbprint (RFC 7638) with SHA-256, base64url without padding: the hash of
@@ -124,10 +241,18 @@ impl AgentKey {
         self.thumbprint.clone()
     }
 
-    /// The Ed25519 signature of `message` (RFC 8032: deterministic, the same bytes every
-    /// time).
+    /// The signature of `message`: Ed25519 (RFC 8032), or ES256 as `r || s` (RFC 7518
+    /// §3.4) with a deterministic nonce (RFC 6979); either way the same bytes every time.
     pub fn sign(&self, message: &[u8]) -> [u8; 64] {
-        self.signing.sign(message).to_bytes()
+        match &self.signing {
+            Secret::Ed25519(signing) => signing.sign(message).to_bytes(),
+            Secret::P256(signing) => {
+                let signature: p256::ecdsa::Signature = p256::ecdsa::signature::Signer::sign(signing, message);
+                let mut bytes = [0u8; 64];
+                bytes.copy_from_slice(&signature.to_bytes());
+                bytes
+            }
+        }
     }
 
     /// The public key, base64url without padding (the JWK `x`).
@@ -140,17 +265,31 @@ impl AgentKey {
         // RFC 7638 §3.2: the required members only, in lexicographic order, no whitespace.
         let canonical = format!(r#"{{"crv":"Ed25519","kty":"OKP","x":"{x}"}}"#);
         let thumbprint = URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes()));
-        AgentKey { signing, x, thumbprint }
+        AgentKey { signing: Secret::Ed25519(signing), x, y: None, thumbprint }
     }
 
     /// The private JWK as the key file holds it.
     fn private_jwk(&self) -> Zeroizing<String> {
-        let d = Zeroizing::new(URL_SAFE_NO_PAD.encode(self.signing.as_bytes()));
-        Zeroizing::new(format!(
-            "{{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"alg\":\"{ALG}\",\"x\":\"{}\",\"d\":\"{}\"}}\n",
-            self.x,
-            d.as_str()
-        ))
+        match &self.signing {
+            Secret::Ed25519(signing) => {
+                let d = Zeroizing::new(URL_SAFE_NO_PAD.encode(signing.as_bytes()));
+                Zeroizing::new(format!(
+                    "{{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"alg\":\"{ALG}\",\"x\":\"{}\",\"d\":\"{}\"}}\n",
+                    self.x,
+                    d.as_str()
+                ))
+            }
+            Secret::P256(signing) => {
+                let scalar = Zeroizing::new(signing.to_bytes());
+                let d = Zeroizing::new(URL_SAFE_NO_PAD.encode(scalar.as_slice()));
+                Zeroizing::new(format!(
+                    "{{\"kty\":\"EC\",\"crv\":\"P-256\",\"alg\":\"{ES256}\",\"x\":\"{}\",\"y\":\"{}\",\"d\":\"{}\"}}\n",
+                    self.x,
+                    self.y.as_deref().unwrap_or_default(),
+                    d.as_str()
+                ))
+            }
+        }
     }
 }
 
@@ -176,7 +315,7 @@ fn read_key_file(path: &Path) -> Result<Option<AgentKey>, Error> {
         d.zeroize();
     }
     key.map(Some).map_err(|error| match error {
-        Error::InvalidJwk { reason } => invalid(format!("not an Ed25519 private JWK: {reason}")),
+        Error::InvalidJwk { reason } => invalid(format!("not an Ed25519 or P-256 private JWK: {reason}")),
         other => other,
     })
 }
@@ -247,9 +386,45 @@ mod tests {
         let key = AgentKey::from_jwk(&rfc_jwk()).unwrap();
         let signature = key.sign(b"hello");
         assert_eq!(signature, key.sign(b"hello"));
-        let public = ed25519_dalek::VerifyingKey::from_bytes(&key.signing.verifying_key().to_bytes()).unwrap();
+        let Secret::Ed25519(signing) = &key.signing else { panic!("an Ed25519 key") };
+        let public = ed25519_dalek::VerifyingKey::from_bytes(&signing.verifying_key().to_bytes()).unwrap();
         public.verify_strict(b"hello", &ed25519_dalek::Signature::from_bytes(&signature)).unwrap();
         assert!(public.verify_strict(b"hellO", &ed25519_dalek::Signature::from_bytes(&signature)).is_err());
+    }
+
+    /// ES256 keys: RFC 7515 A.3's key, its public JWK and RFC 7638 members, deterministic
+    /// `r || s` signatures that P-256 verifies, and the private JWK round trip.
+    #[test]
+    fn es256_keys_sign_deterministically_and_round_trip() {
+        use p256::ecdsa::signature::Verifier as _;
+        let jwk = json!({"kty": "EC", "crv": "P-256",
+            "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0",
+            "d": "jpsQnnGQmL-YBIffH1136cspYG6-0iY7X1fCE9-E9LI"});
+        let key = AgentKey::from_jwk(&jwk).unwrap();
+        assert_eq!(key.alg(), "ES256");
+        assert_eq!(
+            key.public_jwk(),
+            json!({"kty": "EC", "crv": "P-256", "x": jwk["x"], "y": jwk["y"], "alg": "ES256"})
+        );
+        let canonical = format!(
+            r#"{{"crv":"P-256","kty":"EC","x":"{}","y":"{}"}}"#,
+            jwk["x"].as_str().unwrap(),
+            jwk["y"].as_str().unwrap()
+        );
+        assert_eq!(key.thumbprint(), URL_SAFE_NO_PAD.encode(Sha256::digest(canonical)));
+        let signature = key.sign(b"hello");
+        assert_eq!(signature, key.sign(b"hello"));
+        let Secret::P256(signing) = &key.signing else { panic!("a P-256 key") };
+        let signature = p256::ecdsa::Signature::from_slice(&signature).unwrap();
+        signing.verifying_key().verify(b"hello", &signature).unwrap();
+        assert!(signing.verifying_key().verify(b"hellO", &signature).is_err());
+
+        let generated = AgentKey::generate_of(KeyType::Es256);
+        let again = AgentKey::from_jwk(&serde_json::from_str(&generated.private_jwk()).unwrap()).unwrap();
+        assert_eq!((again.thumbprint(), again.sign(b"m")), (generated.thumbprint(), generated.sign(b"m")));
+        let mut wrong = jwk.clone();
+        wrong["y"] = jwk["x"].clone();
+        assert!(AgentKey::from_jwk(&wrong).unwrap_err().to_string().contains("`y` is not the public key of `d`"));
     }
 
     #[test]
@@ -271,7 +446,8 @@ mod tests {
         };
         let cases = [
             (json!("not an object"), "not a JSON object"),
-            (with("kty", json!("EC")), "`kty`"),
+            (with("kty", json!("RSA")), "`kty`"),
+            (with("kty", json!("EC")), "`crv` is not \"P-256\""),
             (with("crv", json!("Ed448")), "`crv`"),
             (with("alg", json!("ES256")), "`alg`"),
             (without("d"), "no private key `d`"),
@@ -396,7 +572,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cases = [
             (format!(r#"{{"kty":"OKP","crv":"Ed25519","d":"{RFC_D}""#), "not JSON (line 1"),
-            (format!(r#"{{"kty":"EC","crv":"Ed25519","d":"{RFC_D}"}}"#), "`kty`"),
+            (format!(r#"{{"kty":"RSA","crv":"Ed25519","d":"{RFC_D}"}}"#), "`kty`"),
             (
                 format!(
                     r#"{{"kty":"OKP","crv":"Ed25519","d":"{RFC_D}","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}}"#

@@ -9,12 +9,13 @@
 //! the agent, person or auth token).
 //!
 //! This crate is the agent side:
-//! - [`AgentKey`]: the agent's Ed25519 key, generated or kept in a JWK file readable only
-//!   by its owner, with its RFC 7638 thumbprint;
+//! - [`AgentKey`]: the agent's Ed25519 or ES256 key, generated or kept in a JWK file
+//!   readable only by its owner, with its RFC 7638 thumbprint;
 //! - [`sign_request`]: signs a [`reqwest::Request`] under the AAuth profile: label `sig`,
 //!   covering `@method`, `@authority`, `@path`, `signature-key`, plus `content-type` and
 //!   `content-digest` (RFC 9530, SHA-256) with a body and `authorization` when present;
-//!   `created` and nothing else as parameters. Signing is deterministic Ed25519.
+//!   `created` and nothing else as parameters. Signing is deterministic (Ed25519, or
+//!   ES256 with RFC 6979 nonces).
 //!   [`signature_base`] and [`signature_base_with_params`] show the exact bytes signed;
 //! - [`AAuthClient`]: enrollment at the agent provider (its configured issuance URL, or
 //!   the metadata's `bootstrap_endpoint`; then its refresh URL before the agent token
@@ -25,7 +26,7 @@
 //!   person server, deferred `202` delivery, interaction (`on_interaction`), approval and
 //!   clarification (`on_clarification`), polling `Location` as the draft says;
 //! - caching: the agent token, and the person and auth tokens per resource, are used until
-//!   60 s before they expire. With a cache folder
+//!   5 minutes before they expire (protocol -11). With a cache folder
 //!   ([`agent_token_cache_dir`](AAuthClientBuilder::agent_token_cache_dir)) other processes
 //!   with the same agent provider and key reuse them: the agent token in a 0600 file per
 //!   provider and key, the person and auth tokens in a 0600 file per provider, key and
@@ -108,7 +109,9 @@
 //!   the resource answers), AG-25 (the client never sends `updated_request`: it answers
 //!   a clarification only with `clarification_response`), AG-31 (no permission, audit or
 //!   interaction endpoint calls), AG-40 (no sub-agents), AG-64 (no interaction endpoint
-//!   calls), AG-70 in part (tokens are refreshed 60 s before they expire, not 5 minutes).
+//!   calls). AG-70: tokens are refreshed 5 minutes before they expire, top down, and
+//!   none is presented inside that margin; a person token is refreshed through the
+//!   resource asking for it again.
 //! - Bootstrap -02: issuance with `hwk` (body covered) at a configured URL, answers
 //!   `{agent_token, expires_in}`; not done: `jkt-jwt` refresh (the client re-enrolls
 //!   with `hwk` instead) and self-hosted enrollment.
@@ -121,7 +124,7 @@
 //!   binds each token to itself and to the resource (`typ`, `cnf.jwk` with its `alg`,
 //!   `agent_jkt`, `iss`, `aud`, `ps`, `sub`, `presented_jti`, `dwk`, `iat`, `exp`); the
 //!   servers it presents the tokens to verify their signatures.
-//! - Only Ed25519 agent keys (ES256 is not supported).
+//! - Agent keys are Ed25519 or ES256 (P-256, [`KeyType`]); no other algorithm.
 //!
 //! # Example
 //!
@@ -200,7 +203,7 @@ pub use crate::client::{AAuthClient, AAuthClientBuilder, AAuthMiddleware, AgentI
 pub use crate::digest::content_digest;
 pub use crate::error::{Error, Step, url_for_errors};
 pub use crate::jwt::{Audience, Claims, Confirmation, Jwt, JwtHeader, TokenKind};
-pub use crate::key::AgentKey;
+pub use crate::key::{AgentKey, KeyType};
 pub use crate::metadata::Role;
 pub use crate::requirement::{AAUTH_REQUIREMENT, Requirement, RequirementError};
 pub use crate::signing::{SIGNATURE_LABEL, SignatureKey, sign_request, signature_base, signature_base_with_params};

@@ -282,7 +282,7 @@ mod tests {
         assert!((3590..=3600).contains(&ttl(&server, &name).await), "expires with the last token");
 
         // Another resource or person server finds nothing; tokens bound to another key are
-        // not used; a token within 60 s of its expiry is not used.
+        // not used; a token within 5 minutes of its expiry is not used.
         let other = id(Role::Resource, "https://other.example");
         assert!(second.resource_tokens(Owner { resource: &other, ..owner }, now).await.unwrap().auth.is_none());
         let other_ps = id(Role::PersonServer, "https://other-ps.example");

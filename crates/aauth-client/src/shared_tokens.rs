@@ -27,7 +27,7 @@
 //! one wins. What is read back passes the checks a new token passes before it is used:
 //! the file must name this provider, key, resource and person server; each token its
 //! `typ`, its `cnf.jwk` this key, its `aud` the resource, the person token's `iss` the
-//! person server, and it must still be fresh (until 60 s before it expires). The auth
+//! person server, and it must still be fresh (until 5 minutes before it expires). The auth
 //! token's `iss` and `sub`, compared with the resource token it was exchanged for when it
 //! arrived, cannot be compared again: that resource token is not kept. A file or a token
 //! that fails (not JSON, another agent's, expired, not bound to this key, readable by
@@ -344,7 +344,7 @@ mod tests {
         assert_ne!(file, cache_file(dir, &world.provider, &AgentKey::generate(), &world.resource));
     }
 
-    /// The 60 s margin of tokens in memory applies to tokens read back, with the stored
+    /// The 5-minute margin of tokens in memory applies to tokens read back, with the stored
     /// expiry or the token's `exp`, whichever comes first; expired tokens are skipped.
     #[test]
     fn only_fresh_tokens_are_read_back() {
@@ -353,9 +353,9 @@ mod tests {
         let path = world.path(dir.path());
         let claims = world.claims(&world.key, NOW + 3600);
         let tokens = ResourceTokens {
-            // Fresh by its `exp`, but stored as usable for 60 s more only.
-            person: Some(world.token(TokenKind::Person, &claims, NOW + 60)),
-            auth: Some(world.token(TokenKind::Auth, &claims, NOW + 61)),
+            // Fresh by its `exp`, but stored as usable for 5 minutes more only.
+            person: Some(world.token(TokenKind::Person, &claims, NOW + 300)),
+            auth: Some(world.token(TokenKind::Auth, &claims, NOW + 301)),
         };
         store(&path, world.owner(), &tokens).unwrap();
         let loaded = load(&path, world.owner(), NOW).unwrap();

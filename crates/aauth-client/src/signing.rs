@@ -64,12 +64,19 @@ impl SignatureKey {
             SignatureKey::Hwk => {
                 // base64url has only characters a structured-field string allows.
                 let x = StringRef::from_str(key.public_x()).expect("base64url is a valid sf-string");
-                _ = dictionary
+                let (kty, crv) = match key.public_y() {
+                    None => ("OKP", "Ed25519"),
+                    Some(_) => ("EC", "P-256"),
+                };
+                let item = dictionary
                     .bare_item(key_ref(SIGNATURE_LABEL), token_ref("hwk"))
-                    .parameter(key_ref("alg"), string_ref("Ed25519"))
-                    .parameter(key_ref("kty"), string_ref("OKP"))
-                    .parameter(key_ref("crv"), string_ref("Ed25519"))
+                    .parameter(key_ref("alg"), string_ref(key.alg()))
+                    .parameter(key_ref("kty"), string_ref(kty))
+                    .parameter(key_ref("crv"), string_ref(crv))
                     .parameter(key_ref("x"), x);
+                if let Some(y) = key.public_y() {
+                    _ = item.parameter(key_ref("y"), StringRef::from_str(y).expect("base64url is a valid sf-string"));
+                }
             }
             SignatureKey::Jwt(token) => {
                 let token = StringRef::from_str(token.expose_secret()).ok()?;
@@ -184,7 +191,8 @@ pub fn signature_base_with_params(request: &Request, signature_params: &str) -> 
     Ok(build_base(request, &params)?.to_string())
 }
 
-/// Signs with the agent key for `httpsig`: deterministic Ed25519.
+/// Signs with the agent key for `httpsig`: deterministic Ed25519, or ES256 with RFC 6979
+/// nonces.
 struct Ed25519Signer<'a>(&'a AgentKey);
 
 impl httpsig::prelude::SigningKey for Ed25519Signer<'_> {
@@ -198,7 +206,10 @@ impl httpsig::prelude::SigningKey for Ed25519Signer<'_> {
     }
 
     fn alg(&self) -> AlgorithmName {
-        AlgorithmName::Ed25519
+        match self.0.public_y() {
+            None => AlgorithmName::Ed25519,
+            Some(_) => AlgorithmName::EcdsaP256Sha256,
+        }
     }
 }
 

@@ -2,9 +2,10 @@
 //! what it receives (or reads back from the token cache file), and the per-resource cache
 //! in memory.
 //!
-//! A token is cached per resource (its server identifier) until 60 s before it expires,
-//! the margin the reference agent uses too, so that a token never expires between the
-//! moment it is chosen and the moment the resource verifies it. With a token cache folder
+//! A token is cached per resource (its server identifier) until 5 minutes before it
+//! expires, the margin protocol -11 recommends, so that a token never expires between
+//! the moment it is chosen and the moment the resource verifies it, and none is
+//! presented late (a server answers a late one with a shorter-lived token). With a token cache folder
 //! the tokens are also shared with other processes (`shared_tokens`).
 
 use std::collections::HashMap;
@@ -21,8 +22,12 @@ use crate::jwt::{Jwt, TokenKind};
 use crate::metadata::{RESOURCE_METADATA, ServerId};
 use crate::{AgentKey, Error};
 
-/// How long before its expiry a token stops being used.
-pub(crate) const EXPIRY_MARGIN: u64 = 60;
+/// How long before its expiry a token stops being used, and a fresh one is obtained: the
+/// five minutes protocol -11 recommends ("Token Refresh"), applied top down (the agent
+/// token is checked before the person token is asked for, and the person token before
+/// the resource and auth tokens). A server that issues tokens for five minutes or less
+/// gets asked for a fresh one on each request.
+pub(crate) const EXPIRY_MARGIN: u64 = 300;
 
 /// Whether a token expiring at `expires_at` may still be presented at `now`.
 pub(crate) fn fresh(expires_at: u64, now: u64) -> bool {
@@ -374,11 +379,11 @@ mod tests {
     fn cache_hands_out_fresh_tokens_only() {
         let cache = TokenCache::default();
         let token = |text: &str, expires_at| CachedToken { token: SecretString::from(text), expires_at, sub: None };
-        cache.insert("https://r.example", TokenKind::Auth, token("a1", NOW + 61));
+        cache.insert("https://r.example", TokenKind::Auth, token("a1", NOW + 301));
         assert_eq!(cache.get("https://r.example", TokenKind::Auth, NOW).unwrap().token.expose_secret(), "a1");
         assert!(cache.get("https://r.example", TokenKind::Person, NOW).is_none());
         assert!(cache.get("https://other.example", TokenKind::Auth, NOW).is_none());
-        // 60 s before `exp` the token is no longer handed out, and it is dropped.
+        // 5 minutes before `exp` the token is no longer handed out, and it is dropped.
         assert!(cache.get("https://r.example", TokenKind::Auth, NOW + 1).is_none());
         assert_eq!(cache.len(), 0);
 

@@ -35,6 +35,23 @@ async fn approve(world: &Arc<PeerWorld>, kind: &'static str) {
     tokio::task::spawn_blocking(move || world.approve(kind)).await.unwrap();
 }
 
+/// An ES256 agent key goes through the same flow: enrollment (`hwk` with `y`), a mission,
+/// the resource's `200`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn es256_agent_keys_work_with_the_pypi_peers() {
+    let world = Arc::new(PeerWorld::start(10));
+    let dir = tempfile::tempdir().unwrap();
+    let key = AgentKey::generate_of(aauth_client::KeyType::Es256);
+    let resource = world.url("resource");
+    let first = client(&world, key.clone(), dir.path(), None);
+    let resources = [resource.clone()];
+    let (mission, ()) = tokio::join!(first.propose_mission("read the data", &resources), approve(&world, "mission"));
+    let mission = mission.unwrap();
+    let working = client(&world, key, dir.path(), Some(&mission.s256));
+    let response = working.http_client().get(resource.join("/data").unwrap()).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_flow_with_introspection_aauth_and_aauth() {
     let world = Arc::new(PeerWorld::start(2));

@@ -124,7 +124,7 @@ async def ap_token(request: Request):
     key = aauth.parse_signature_key(headers["signature-key"])
     if key["scheme"] != "hwk":
         return JSONResponse({"error": "invalid_request", "detail": "sign with hwk"}, 400)
-    jwk = {name: key["params"][name] for name in ("kty", "crv", "x", "alg") if name in key["params"]}
+    jwk = {name: key["params"][name] for name in ("kty", "crv", "x", "y", "alg") if name in key["params"]}
     token = aauth.create_agent_token(
         AP, AGENT_ID, jwk, ap_key, "ap-1", exp=int(time.time()) + AGENT_TOKEN_LIFETIME, ps=PS
     )
