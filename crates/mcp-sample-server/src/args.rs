@@ -21,6 +21,8 @@ pub(crate) struct Config {
     /// Also list `bad_schema` (an input schema that does not compile) and `remote_ref`
     /// (one with a `$ref` to a URL).
     pub(crate) odd_schemas: bool,
+    /// Also list the tools of [`crate::hostile`], which each try one thing a sandbox denies.
+    pub(crate) hostile: bool,
     /// With `http`: require OAuth access tokens of this issuer (see the `oauth` module).
     pub(crate) oauth_issuer: Option<String>,
 }
@@ -38,7 +40,7 @@ impl fmt::Display for ArgsError {
 impl std::error::Error for ArgsError {}
 
 pub(crate) const USAGE: &str = "usage: mcp-sample-server [--page-size N] [--stderr-at-start MB] [--exit-at-start] \
-                                  [--silent] [--conformance] [--odd-schemas] [--http ADDR [--oauth-issuer URL]]";
+                                  [--silent] [--conformance] [--odd-schemas] [--hostile] [--http ADDR [--oauth-issuer URL]]";
 
 /// Parses the arguments that follow the program name.
 pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, ArgsError> {
@@ -63,6 +65,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, Ar
             "--silent" => config.silent = true,
             "--conformance" => config.conformance = true,
             "--odd-schemas" => config.odd_schemas = true,
+            "--hostile" => config.hostile = true,
             "--http" => {
                 let value = args
                     .next()

@@ -84,6 +84,7 @@
 //! | `--silent` | never answers, not even `initialize`: reads stdin until it ends, then exits 0 |
 //! | `--conformance` | also serves the conformance fixtures above (and their prompts, resources and completions) |
 //! | `--odd-schemas` | also lists `bad_schema`, whose input schema does not compile (`"type": 12`), and `remote_ref`, whose schema has a `$ref` to a URL; both echo their arguments |
+//! | `--hostile` | also lists tools that each try one thing a sandbox denies, answering `allowed: …` or `denied: <error>`: `read_file` and `write_file` (`path`), `ptrace` (`pid`: attach), `fork` (`count` processes `sleep 30` at once), `allocate` (`megabytes`, touched), `connect` (`address` host:port, TCP), `fetch` (`url`, through `HTTP_PROXY` if set) |
 //! | `--http ADDR` | serves streamable HTTP at `http://ADDR/mcp` instead of stdio, with rmcp's defaults (sessions for `initialize`, stateless 2026-07-28 requests, loopback `Host` only); writes `listening on http://ADDR/mcp` to stderr, so port 0 works |
 //!
 //! | `--oauth-issuer URL` | with `--http`: `/mcp` is an OAuth protected resource of that issuer (its JWT access tokens, Ed25519-signed, for `http://ADDR/mcp` as audience, with scope `mcp:tools`; the `env` tool also needs `mcp:admin`, else 403 `insufficient_scope`), with RFC 9728 metadata at `/.well-known/oauth-protected-resource/mcp`; the issuer's keys are fetched at start |
@@ -112,6 +113,7 @@
 mod args;
 mod conformance;
 mod eof_reader;
+mod hostile;
 mod http;
 mod icons;
 mod oauth;
@@ -174,6 +176,9 @@ async fn serve(config: &Config) -> anyhow::Result<()> {
     let sample = SampleServer::new(config.page_size, input_closed.clone());
     if config.odd_schemas {
         sample.add_odd_schemas();
+    }
+    if config.hostile {
+        sample.add_hostile_tools();
     }
     let fixtures = if config.conformance {
         Some(ConformanceServer::new(sample.clone()).context("cannot make a key for requestState")?)

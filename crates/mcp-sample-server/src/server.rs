@@ -303,6 +303,13 @@ impl SampleServer {
         *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(tools);
     }
 
+    /// Adds the tools of `--hostile` (see [`crate::hostile`]) to those served.
+    pub(crate) fn add_hostile_tools(&self) {
+        let mut tools = ToolRouter::clone(&self.current_tools());
+        tools.merge(Self::hostile_router());
+        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(tools);
+    }
+
     pub(crate) fn page_size(&self) -> Option<usize> {
         self.page_size
     }

@@ -118,9 +118,11 @@ pub async fn start_agent(
         let (elicitor, apps) = (person.elicitor.clone(), person.apps.clone());
         let tokens = home.oauth_tokens(config.agent_name(), name);
         let host_env = servers_env.clone();
+        let mut sandboxed = server.clone();
+        sandboxed.sandbox = sections.sandbox_of(server);
         let make = move || {
             let mut skill =
-                skill_mcp::McpSkill::with_host_env(name.clone(), server.clone(), host_env).with_token_file(tokens);
+                skill_mcp::McpSkill::with_host_env(name.clone(), sandboxed, host_env).with_token_file(tokens);
             if let Some(elicitor) = elicitor {
                 skill = skill.with_elicitor(elicitor);
             }

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use skill_core::SecretRef;
 use skill_core::redact::{self, REDACTED};
 
+use crate::sandbox::SandboxSettings;
+
 /// How long start-up may take unless configured.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one call may take unless configured.
@@ -41,6 +43,9 @@ pub struct ServerConfig {
     /// How a `url` server's OAuth login identifies this client, when not by dynamic
     /// registration.
     pub oauth: OAuthClient,
+    /// How a `command` server is confined (over `mcp.sandbox`, which the host applies with
+    /// [`SandboxSettings::over`]).
+    pub sandbox: SandboxSettings,
     /// Whether its tools', prompts' and templates' definitions are pinned, over
     /// `trust.tools` (`None`: as that says).
     pub trust: Option<skill_core::TrustMode>,
@@ -213,6 +218,9 @@ struct ServerSettings {
     protocol_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     oauth: Option<OAuthClient>,
+    /// `off`, or what the server may read, write and reach, and its limits.
+    #[serde(default, skip_serializing_if = "SandboxSettings::is_empty")]
+    sandbox: SandboxSettings,
     /// `on-first-use`, `approved` or `off`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     trust: Option<skill_core::TrustMode>,
@@ -246,6 +254,9 @@ impl TryFrom<ServerSettings> for ServerConfig {
                 if !settings.args.is_empty() || !settings.env.is_empty() || settings.cwd.is_some() {
                     return Err("`args`, `env` and `cwd` apply to a `command`, not to a `url`".to_owned());
                 }
+                if !settings.sandbox.is_empty() {
+                    return Err("`sandbox` applies to a `command`, not to a `url`".to_owned());
+                }
                 Transport::Http { url, headers: settings.headers }
             }
             (_, Some(_), None) if settings.oauth.is_some() => {
@@ -274,6 +285,7 @@ impl TryFrom<ServerSettings> for ServerConfig {
             prefix: settings.prefix.unwrap_or(true),
             protocol: settings.protocol_version.as_deref().map_or(Ok(Protocol::Auto), Protocol::parse)?,
             oauth: settings.oauth.unwrap_or_default(),
+            sandbox: settings.sandbox,
             trust: settings.trust,
         })
     }
@@ -299,6 +311,7 @@ impl From<ServerConfig> for ServerSettings {
                 Protocol::Pinned(version) => Some(version),
             },
             oauth: (config.oauth != OAuthClient::default()).then_some(config.oauth),
+            sandbox: config.sandbox,
             trust: config.trust,
             ..ServerSettings::default()
         };
@@ -453,7 +466,7 @@ mod tests {
         );
         check(
             serde_json::json!({"command": "a", "comand": "b"}),
-            "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`, `prefix`, `protocol_version`, `oauth`, `trust`",
+            "unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `required_env`, `secrets`, `timeout`, `prefix`, `protocol_version`, `oauth`, `sandbox`, `trust`",
         );
         check(
             serde_json::json!({"command": "a", "protocol_version": "2025-11-26"}),

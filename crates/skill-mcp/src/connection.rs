@@ -225,8 +225,14 @@ impl Handler {
 
 /// What a connection is made from.
 pub(crate) enum Endpoint {
-    /// A subprocess.
-    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
+    /// A subprocess, confined by `sandbox`.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+        sandbox: crate::sandbox::Effective,
+    },
     /// A streamable-HTTP URL.
     Http { url: String, headers: reqwest::header::HeaderMap, tokens: Option<TokenFile> },
 }
@@ -328,14 +334,17 @@ impl Connection {
         startup: Duration,
     ) -> Result<Self, Failed> {
         match endpoint {
-            Endpoint::Stdio { command, args, env, cwd } => {
+            Endpoint::Stdio { command, args, env, cwd, sandbox } => {
                 let mut process = tokio::process::Command::new(command);
                 process.args(args).env_clear().envs(env);
                 if let Some(cwd) = cwd {
                     process.current_dir(cwd);
                 }
+                let launch = (command.as_str(), args.as_slice(), env, cwd.as_deref());
+                let confinement = crate::sandbox::confine(server, &mut process, launch, sandbox)?;
                 let (mut group, pipes) = ProcessGroupGuard::spawn(&mut process)
                     .map_err(|error| Failed::from(Error::Spawn { command: command.clone(), error }))?;
+                group.keep(confinement);
                 let (tail, drained) = stderr::drain(server.to_owned(), group.pid(), pipes.stderr);
                 let lines = Lines::new(pipes.stdout, pipes.stdin);
                 let heard = lines.heard();

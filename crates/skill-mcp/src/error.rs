@@ -49,6 +49,13 @@ pub enum Error {
     /// An OAuth login failed.
     #[error("OAuth login failed: {0}")]
     Login(String),
+    /// The server's sandbox could not be prepared, or a part of it is missing and
+    /// `sandbox.required` is set.
+    #[error("the sandbox cannot be applied: {reason}")]
+    Sandbox {
+        /// What is missing, or why it could not be prepared.
+        reason: String,
+    },
     /// Start-up failed (the server exited, or answered with an error).
     #[error("start-up failed: {reason}")]
     Startup {

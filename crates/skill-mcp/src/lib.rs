@@ -61,6 +61,7 @@ mod error;
 mod lines;
 mod oauth;
 mod route;
+mod sandbox;
 #[cfg(feature = "server")]
 pub mod server;
 mod skill;
@@ -85,4 +86,7 @@ pub use crate::error::Error;
 #[cfg(all(any(fuzzing, test), feature = "server"))]
 pub use crate::lines::check_against_rmcp;
 pub use crate::oauth::{Login, TokenFile};
+pub use crate::sandbox::{
+    DEFAULT_MEMORY, DEFAULT_PROCESSES, Effective as EffectiveSandbox, Network as SandboxNetwork, SandboxSettings,
+};
 pub use crate::skill::{APPS_EXTENSION, McpSkill, McpTool};

@@ -145,6 +145,7 @@ impl McpSkill {
                     args: expand_all(args)?,
                     env,
                     cwd: cwd.as_deref().map(expand_home),
+                    sandbox: self.config.sandbox.effective(),
                 })
             }
             Transport::Http { url, headers } => {

@@ -35,7 +35,10 @@ fn sqlite_time_and_git_servers_from_pypi_are_listed_and_called_through_the_gatew
     git_repository(&repository);
     let sqlite_python = test_peers::mcp_server_sqlite_python_or_panic();
     let python = test_peers::mcp_servers_time_git_python_or_panic();
-    let database = home.path().join("test.db");
+    // The database's folder is the one its sandbox lets it write.
+    let data = home.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let database = data.join("test.db");
     let home = home.with_config(&format!(
         "storage: {{backend: memory}}
 compiled: {{memory: {{enabled: false}}}}
@@ -45,6 +48,7 @@ mcp:
     sqlite:
       command: {sqlite_python}
       args: [-c, 'from mcp_server_sqlite import main; main()', --db-path, {database}]
+      sandbox: {{write: [{data}]}}
     time:
       command: {python}
       args: [-m, mcp_server_time, --local-timezone, Europe/Paris]
@@ -55,6 +59,7 @@ mcp:
         sqlite_python = sqlite_python.display(),
         python = python.display(),
         database = database.display(),
+        data = data.display(),
         repository = repository.display(),
     ));
     let repo_path = repository.to_str().unwrap();

@@ -91,6 +91,9 @@ pub(crate) struct McpConfig {
     /// A pasted MCP client `mcpServers` map.
     #[serde(default, rename = "mcpServers", with = "pasted", skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) mcp_servers: BTreeMap<String, skill_mcp::ServerConfig>,
+    /// The sandbox of every `command` server, which each server's `sandbox:` overrides.
+    #[serde(default, skip_serializing_if = "skill_mcp::SandboxSettings::is_empty")]
+    pub(crate) sandbox: skill_mcp::SandboxSettings,
 }
 
 #[cfg(feature = "mcp")]
@@ -98,6 +101,11 @@ impl Sections {
     /// Every configured MCP server by name: `mcp.servers`, then the pasted maps.
     pub(crate) fn mcp_servers(&self) -> impl Iterator<Item = (&String, &skill_mcp::ServerConfig)> {
         self.mcp.servers.iter().chain(&self.mcp.mcp_servers).chain(&self.mcp_servers)
+    }
+
+    /// The sandbox a `command` server runs in: its `sandbox:` over `mcp.sandbox`.
+    pub(crate) fn sandbox_of(&self, server: &skill_mcp::ServerConfig) -> skill_mcp::SandboxSettings {
+        server.sandbox.over(&self.mcp.sandbox)
     }
 }
 

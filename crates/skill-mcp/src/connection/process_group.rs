@@ -43,6 +43,8 @@ pub(super) struct ProcessGroupGuard {
     leader: Option<tokio::process::Child>,
     /// The group's id: the leader's pid.
     pgid: Pid,
+    /// The leader's sandbox (its cgroup and temporary folder), let go once it is reaped.
+    confinement: Option<crate::sandbox::Confinement>,
 }
 
 /// The standard streams of a server, piped to us.
@@ -78,11 +80,16 @@ impl ProcessGroupGuard {
         };
         let pipes = (leader.stdin.take(), leader.stdout.take(), leader.stderr.take());
         // From here on, an error drops the guard, which kills the group.
-        let guard = Self { leader: Some(leader), pgid: Pid::from_raw(pid) };
+        let guard = Self { leader: Some(leader), pgid: Pid::from_raw(pid), confinement: None };
         match pipes {
             (Some(stdin), Some(stdout), Some(stderr)) => Ok((guard, Pipes { stdin, stdout, stderr })),
             _ => Err(std::io::Error::other("the server's standard streams are not all piped")),
         }
+    }
+
+    /// Keeps the leader's sandbox until the leader is reaped.
+    pub(super) fn keep(&mut self, confinement: crate::sandbox::Confinement) {
+        self.confinement = Some(confinement);
     }
 
     /// The leader's process id.
@@ -176,7 +183,9 @@ impl ProcessGroupGuard {
     /// dropped children.
     async fn reap(&mut self, bound: Duration) -> Option<ExitStatus> {
         let mut leader = self.leader.take()?;
-        tokio::time::timeout(bound, leader.wait()).await.ok()?.ok()
+        let status = tokio::time::timeout(bound, leader.wait()).await.ok()?.ok();
+        self.confinement.take();
+        status
     }
 }
 
@@ -188,8 +197,10 @@ impl Drop for ProcessGroupGuard {
         // Reaped after the kill: by a task where there is a runtime, else by tokio once
         // the handle is dropped here.
         if let (Some(mut leader), Ok(runtime)) = (self.leader.take(), tokio::runtime::Handle::try_current()) {
+            let confinement = self.confinement.take();
             runtime.spawn(async move {
                 let _ = leader.wait().await;
+                drop(confinement);
             });
         }
     }

@@ -14,6 +14,7 @@ mod faults;
 mod isolation;
 mod process_table;
 mod processes;
+mod sandbox;
 mod secrets;
 mod sqlite;
 mod tools;
@@ -48,12 +49,16 @@ fn sample_config(args: &[&str], extra: Value) -> ServerConfig {
 
 /// The sample server started through `sh`, which appends its pid to `pid_log` and then
 /// becomes the server (`exec`, same pid), so the test learns every server started, even
-/// one that never answers.
+/// one that never answers. Its sandbox lets it write the log's folder.
 fn logged_sample_config(pid_log: &Path, args: &[&str], extra: Value) -> ServerConfig {
     let mut shell_args = vec![json!("-c"), json!(r#"echo $$ >> "$PID_LOG" && exec "$0" "$@""#)];
     shell_args.push(json!(test_peers::sample_server_or_panic()));
     shell_args.extend(args.iter().map(|arg| json!(arg)));
-    config_with(json!({"command": "/bin/sh", "args": shell_args, "env": {"PID_LOG": pid_log}}), extra)
+    let sandbox = json!({"write": [pid_log.parent()]});
+    config_with(
+        json!({"command": "/bin/sh", "args": shell_args, "env": {"PID_LOG": pid_log}, "sandbox": sandbox}),
+        extra,
+    )
 }
 
 /// The pids `sh` logged for [`logged_sample_config`], in start order.

@@ -30,6 +30,8 @@ async fn a_server_without_templates_loads_its_tools_prompt_and_resource() {
     let config = server_config(json!({
         "command": test_peers::mcp_server_sqlite_python_or_panic(),
         "args": ["-c", "from mcp_server_sqlite import main; main()", "--db-path", folder.path().join("test.db")],
+        // The database is made there: its sandbox lets it write that folder.
+        "sandbox": {"write": [folder.path()]},
     }));
     let agent = Agent::builder().with_compiled_skill(McpSkill::new("sqlite", config)).build();
     assert_loaded(&agent.init_compiled_skills().await, "sqlite");

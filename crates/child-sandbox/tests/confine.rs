@@ -1,0 +1,63 @@
+//! A child confined by a policy is denied what the policy leaves out, with the system's
+//! ordinary error, and does what it allows.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use child_sandbox::{Network, Policy, Sandbox};
+
+/// A shell confined by `policy` runs `script`: its exit status, stdout and stderr.
+fn run(policy: &Policy, script: &str) -> (bool, String, String) {
+    let sandbox = Sandbox::prepare(policy).expect("the sandbox is prepared");
+    assert_eq!(sandbox.missing(), [], "this machine has every part");
+    let mut command = Command::new("/bin/sh");
+    command.arg("-c").arg(script);
+    let _confined = sandbox.install(&mut command);
+    let output = command.output().expect("the shell starts");
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+    (output.status.success(), text(output.stdout), text(output.stderr))
+}
+
+fn system() -> Policy {
+    let read = ["/usr", "/lib", "/lib64", "/bin", "/etc", "/proc", "/dev"].map(PathBuf::from).to_vec();
+    Policy {
+        read,
+        write: vec![PathBuf::from("/dev/null")],
+        processes: Some(64),
+        memory: Some(1 << 30),
+        ..Policy::default()
+    }
+}
+
+#[test]
+fn files_outside_the_policy_are_denied_and_those_inside_readable() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("secret"), "s").unwrap();
+    let (ok, _, stderr) = run(&system(), &format!("cat {}/secret", folder.path().display()));
+    assert!(!ok && stderr.contains("Permission denied"), "{stderr}");
+    let mut policy = system();
+    policy.read.push(folder.path().to_owned());
+    let (ok, stdout, _) = run(&policy, &format!("cat {}/secret", folder.path().display()));
+    assert!(ok && stdout == "s", "{stdout}");
+}
+
+#[test]
+fn the_parents_secrets_in_proc_are_denied() {
+    let parent = std::process::id();
+    let (ok, _, stderr) = run(&system(), &format!("cat /proc/{parent}/environ"));
+    assert!(!ok && stderr.contains("Permission denied"), "{stderr}");
+    let (ok, stdout, _) = run(&system(), "cat /proc/self/status");
+    assert!(ok && stdout.contains("NoNewPrivs:\t1") && stdout.contains("CapEff:\t0000000000000000"), "{stdout}");
+}
+
+#[test]
+fn network_none_has_no_ip_socket() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let policy = Policy { network: Network::None, ..system() };
+    let connect = format!("import socket; socket.create_connection(('127.0.0.1', {port}), 2)");
+    let (ok, _, stderr) = run(&policy, &format!("exec python3 -c \"{connect}\""));
+    assert!(!ok && stderr.contains("PermissionError"), "{stderr}");
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "the listener was reached");
+}

@@ -1,0 +1,161 @@
+//! The sandbox: under the default profile a hostile server (the sample server's
+//! `--hostile` tools, each of which tries one thing) is denied each attempt with the
+//! system's ordinary error, while it and the other servers keep serving; with
+//! `sandbox: off` the same attempts succeed, so the test would see a sandbox missing.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use skill_core::Agent;
+use skill_mcp::McpSkill;
+
+use crate::{SAMPLE, call_text, server_config};
+
+/// A home of the test's own, with what a server must not reach: an SSH key, the
+/// omniagent config and a shell profile.
+struct Home {
+    folder: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Self {
+        let folder = tempfile::tempdir().expect("a temporary folder");
+        let home = folder.path();
+        for (file, text) in [
+            (".ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY----- fake"),
+            (".omniagent/config.yaml", "mcp: {servers: {}}"),
+            (".bashrc", "# the user's own\n"),
+        ] {
+            let path = home.join(file);
+            std::fs::create_dir_all(path.parent().expect("a folder")).expect("the folder is made");
+            std::fs::write(path, text).expect("the file is written");
+        }
+        Self { folder }
+    }
+
+    fn path(&self, file: &str) -> PathBuf {
+        self.folder.path().join(file)
+    }
+
+    /// The environment the servers inherit: this home, and the test's `PATH`.
+    fn env(&self) -> HashMap<String, String> {
+        HashMap::from([
+            ("HOME".to_owned(), self.folder.path().display().to_string()),
+            ("PATH".to_owned(), std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned())),
+            ("OMNIAGENT_HOME".to_owned(), self.path(".omniagent").display().to_string()),
+        ])
+    }
+}
+
+/// An agent with the hostile sample server (settings `extra`) and a second, plain one
+/// (`bystander`), both started.
+async fn agent(home: &Home, extra: Value) -> Agent {
+    let mut hostile = json!({"command": test_peers::sample_server_or_panic(), "args": ["--hostile"]});
+    if let (Some(fields), Value::Object(extra)) = (hostile.as_object_mut(), extra) {
+        fields.extend(extra);
+    }
+    let plain = json!({"command": test_peers::sample_server_or_panic()});
+    let agent = Agent::builder()
+        .with_compiled_skill(McpSkill::with_host_env(SAMPLE, server_config(hostile), home.env()))
+        .with_compiled_skill(McpSkill::with_host_env("bystander", server_config(plain), home.env()))
+        .build();
+    let report = agent.init_compiled_skills().await;
+    assert_eq!(report.loaded, [SAMPLE, "bystander"], "skipped: {:?}", report.skipped);
+    agent
+}
+
+async fn attempt(agent: &Agent, tool: &str, arguments: Value) -> String {
+    call_text(agent, tool, arguments).await
+}
+
+fn path_arg(path: &Path) -> Value {
+    json!({"path": path})
+}
+
+/// Asserts that `outcome` is a denial with `error` (the system's message).
+fn assert_denied(what: &str, outcome: &str, error: &str) {
+    assert!(outcome.starts_with("denied: ") && outcome.contains(error), "{what}: {outcome}");
+}
+
+/// Both servers still answer.
+async fn assert_serving(agent: &Agent) {
+    assert_eq!(call_text(agent, "echo", json!({"text": "still here"})).await, "still here");
+    let output = agent.call_tool("bystander__echo", json!({"text": "me too"})).await.expect("the bystander answers");
+    assert!(!output.is_error, "{output:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_profile_denies_each_attempt_and_everyone_keeps_serving() {
+    let home = Home::new();
+    let agent = agent(&home, json!({})).await;
+    let gateway = std::process::id();
+
+    let key = attempt(&agent, "read_file", path_arg(&home.path(".ssh/id_ed25519"))).await;
+    assert_denied("reading ~/.ssh/id_ed25519", &key, "Permission denied");
+    let config = attempt(&agent, "read_file", path_arg(&home.path(".omniagent/config.yaml"))).await;
+    assert_denied("reading $OMNIAGENT_HOME/config.yaml", &config, "Permission denied");
+    let profile = attempt(&agent, "write_file", path_arg(&home.path(".bashrc"))).await;
+    assert_denied("writing ~/.bashrc", &profile, "Permission denied");
+    assert_eq!(std::fs::read_to_string(home.path(".bashrc")).unwrap(), "# the user's own\n");
+    let environ = attempt(&agent, "read_file", json!({"path": format!("/proc/{gateway}/environ")})).await;
+    assert_denied("reading the gateway's environ", &environ, "Permission denied");
+    let traced = attempt(&agent, "ptrace", json!({"pid": gateway})).await;
+    assert_denied("ptrace of the gateway", &traced, "EPERM");
+    let forks = attempt(&agent, "fork", json!({"count": 10_000})).await;
+    assert_denied("10,000 processes", &forks, "Resource temporarily unavailable");
+    let memory = attempt(&agent, "allocate", json!({"megabytes": 8 << 10})).await;
+    assert_denied("8 GiB", &memory, "memory allocation");
+    // What the server may do, it does: its temporary folder is its own.
+    let scratch = call_text(&agent, "env", json!({"name": "TMPDIR"})).await;
+    let written = attempt(&agent, "write_file", json!({"path": format!("{scratch}/notes")})).await;
+    assert_eq!(written, "allowed: appended");
+    assert_serving(&agent).await;
+    agent.close().await;
+    assert!(!Path::new(&scratch).exists(), "{scratch} outlived its server");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandbox_off_lets_the_same_attempts_through() {
+    let home = Home::new();
+    let agent = agent(&home, json!({"sandbox": "off"})).await;
+    let key = attempt(&agent, "read_file", path_arg(&home.path(".ssh/id_ed25519"))).await;
+    assert!(key.starts_with("allowed: "), "{key}");
+    let environ = attempt(&agent, "read_file", json!({"path": format!("/proc/{}/environ", std::process::id())})).await;
+    assert!(environ.starts_with("allowed: "), "{environ}");
+    agent.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_and_write_paths_open_what_they_name_and_nothing_beside() {
+    let home = Home::new();
+    let notes = home.path("notes");
+    std::fs::create_dir(&notes).unwrap();
+    let agent = agent(&home, json!({"sandbox": {"write": ["~/notes"], "read": ["~/.ssh"]}})).await;
+    let written = attempt(&agent, "write_file", path_arg(&notes.join("today.md"))).await;
+    assert_eq!(written, "allowed: appended");
+    let key = attempt(&agent, "read_file", path_arg(&home.path(".ssh/id_ed25519"))).await;
+    assert!(key.starts_with("allowed: "), "{key}");
+    let key_written = attempt(&agent, "write_file", path_arg(&home.path(".ssh/id_ed25519"))).await;
+    assert_denied("writing a `read` path", &key_written, "Permission denied");
+    let config = attempt(&agent, "read_file", path_arg(&home.path(".omniagent/config.yaml"))).await;
+    assert_denied("reading beside the paths", &config, "Permission denied");
+    agent.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn network_none_reaches_no_listener() {
+    let canary = std::net::TcpListener::bind("127.0.0.1:0").expect("a canary listener");
+    canary.set_nonblocking(true).unwrap();
+    let address = canary.local_addr().unwrap().to_string();
+    let home = Home::new();
+    let agent = agent(&home, json!({"sandbox": {"network": "none"}})).await;
+    let connected = attempt(&agent, "connect", json!({"address": address})).await;
+    assert_denied("connecting with network: none", &connected, "Permission denied");
+    assert!(
+        canary.accept().is_err_and(|error| error.kind() == std::io::ErrorKind::WouldBlock),
+        "the canary was reached"
+    );
+    assert_serving(&agent).await;
+    agent.close().await;
+}
