@@ -4,7 +4,7 @@
 //! them: `enroll` at the provider's own issuance URL, `mission propose` approved by the
 //! person, `fetch` with a person token under the mission and an auth token from the
 //! access server through the person server, a second `fetch` reusing the tokens,
-//! `mission status`, `mission complete`.
+//! `mission status`, `mission complete`; with an ES256 key (`aauth.key_type`).
 
 use aauth_harness::PeerWorld;
 
@@ -13,7 +13,7 @@ use crate::{Home, json, run};
 fn home_for(world: &PeerWorld) -> Home {
     Home::new().with_config(&format!(
         "compiled: {{memory: {{enabled: false}}}}\naauth:\n  agent_provider: {}\n  enroll_url: {}\n  ca_file: {}\n  \
-         login_hint: dana\n  tenant: acme\n  justification: to read the data\n",
+         login_hint: dana\n  tenant: acme\n  justification: to read the data\n  key_type: es256\n",
         world.url("ap"),
         world.enroll_url(),
         world.ca_file().display(),
@@ -29,6 +29,9 @@ fn mission_then_fetch_then_complete_against_the_pypi_peers() {
     let (code, enrolled, stderr) = run(home.omniagent(&["--json", "aauth", "enroll"]));
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(json(&enrolled)["agent_id"], world.agent_id());
+    let key: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.path().join("aauth/agent.jwk")).unwrap()).unwrap();
+    assert_eq!((&key["kty"], &key["alg"]), (&"EC".into(), &"ES256".into()));
 
     let proposing = home.omniagent(&[
         "--json",

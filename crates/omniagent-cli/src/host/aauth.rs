@@ -99,7 +99,7 @@ pub(super) fn build_aauth_client(
     };
     let key_path = aauth_key_path(config, home);
     let key = match key_use {
-        KeyUse::Sign => aauth_client::AgentKey::load_or_generate(&key_path),
+        KeyUse::Sign => aauth_client::AgentKey::load_or_generate_as(&key_path, settings.key_type.unwrap_or_default()),
         #[cfg(feature = "openapi")]
         KeyUse::Check => {
             aauth_client::AgentKey::load(&key_path).map(|key| key.unwrap_or_else(aauth_client::AgentKey::generate))
