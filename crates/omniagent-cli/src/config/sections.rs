@@ -203,17 +203,6 @@ pub(crate) struct CompiledSkill<'a> {
     pub(crate) settings: &'a CompiledSkillConfig,
     pub(crate) build: fn() -> Box<dyn Skill>,
 }
-    /// The kind of key created when there is none yet: `ed25519` (default) or `es256`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) key_type: Option<aauth_client::KeyType>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct CompiledConfig {
-    #[serde(default)]
-    pub(crate) memory: CompiledSkillConfig,
-}
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
