@@ -159,14 +159,6 @@ pub(crate) struct AAuthConfig {
     /// Allow `http://` servers on 127.0.0.1 and ::1 (local testing).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) allow_http_loopback: bool,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct CompiledConfig {
-    #[serde(default)]
-    pub(crate) memory: CompiledSkillConfig,
-}
     /// The agent provider's issuance URL (bootstrap -02: each provider defines its own);
     /// default: `bootstrap_endpoint` in its metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -188,6 +180,17 @@ pub(crate) struct CompiledConfig {
     /// (`aauth mission propose`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) mission: Option<String>,
+    /// The kind of key created when there is none yet: `ed25519` (default) or `es256`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) key_type: Option<aauth_client::KeyType>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CompiledConfig {
+    #[serde(default)]
+    pub(crate) memory: CompiledSkillConfig,
+}
 
 impl CompiledConfig {
     /// Every compiled skill built into this binary, with its settings: the one list of
