@@ -161,6 +161,36 @@ fn config_show_redacts_a_literal_client_token() {
     assert!(!stdout.contains("hunter2plainvalue") && !stderr.contains("hunter2plainvalue"), "{stdout}{stderr}");
 }
 
+#[test]
+fn config_show_and_check_give_each_servers_effective_sandbox() {
+    let home = Home::new().with_config(
+        "mcp:
+  sandbox: {network: none, memory: 1GiB}
+  servers:
+    notes: {command: npx, args: [-y, '@modelcontextprotocol/server-filesystem', ~/notes], sandbox: {write: [~/notes]}}
+    legacy: {command: ./tool, sandbox: off}
+    remote: {url: 'http://127.0.0.1:9/mcp'}
+agents:
+  open: {mcp: {sandbox: {network: all}}}
+",
+    );
+    let (code, stdout, stderr) = run(home.omniagent(&["config", "check"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("mcp.notes sandbox: network none, memory 1GiB, processes 256, write ~/notes"), "{stdout}");
+    assert!(stdout.contains("warn   mcp.legacy sandbox: off"), "{stdout}");
+    assert!(stdout.contains("agents.open: mcp.notes sandbox: network all, memory 1GiB"), "{stdout}");
+    assert!(!stdout.contains("remote sandbox"), "{stdout}");
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "config", "show"]));
+    assert_eq!(code, 0, "{stderr}");
+    let servers = &json(&stdout)["mcp"]["servers"];
+    let notes = &servers["notes"]["sandbox"];
+    assert_eq!(notes["network"], "none", "{notes}");
+    assert_eq!(notes["memory"], "1GiB", "{notes}");
+    assert_eq!(notes["processes"], 256, "{notes}");
+    assert_eq!(servers["legacy"]["sandbox"], "off");
+    assert!(servers["remote"].get("sandbox").is_none(), "{servers}");
+}
+
 /// Every file and folder under `root`, relative to it, sorted.
 fn paths_under(root: &std::path::Path) -> Vec<String> {
     let mut paths = Vec::new();

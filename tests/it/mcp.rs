@@ -145,7 +145,9 @@ fn tools_call_starts_only_the_named_server() {
     assert_eq!(skipped[0]["skill"], json!("broken"));
     assert_eq!(
         skipped[0]["reason"],
-        json!("init failed: start-up failed: the server exited before it answered (exit status: 7)")
+        json!(
+            "init failed: start-up failed: the server exited before it answered (exit status: 7); it ran sandboxed, and a path outside sandbox.read and sandbox.write, or sandbox.network, may be why (sandbox: off tells)"
+        )
     );
 }
 

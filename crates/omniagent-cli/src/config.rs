@@ -206,6 +206,22 @@ impl AgentConfig {
         self.sections.mcp_servers().find(|(server, _)| *server == name).map(|(_, config)| config)
     }
 
+    /// Each `command` server's name and the sandbox it runs in (its `sandbox:` over
+    /// `mcp.sandbox`, every setting filled in).
+    #[cfg(feature = "mcp")]
+    pub fn sandboxes(&self) -> Vec<(String, skill_mcp::EffectiveSandbox)> {
+        self.sections.sandboxes()
+    }
+
+    /// This config with each `command` server's `sandbox:` written out as it runs, as
+    /// `config show` shows it.
+    #[cfg(feature = "mcp")]
+    #[must_use]
+    pub fn with_effective_sandboxes(mut self) -> Self {
+        self.sections = self.sections.with_effective_sandboxes();
+        self
+    }
+
     /// The agent's name, under which its store and tokens are kept.
     pub fn agent_name(&self) -> &str {
         &self.name

@@ -379,6 +379,18 @@ pub(crate) fn config_check(report: &CheckReport, json: bool) -> anyhow::Result<(
             Some(error) => writeln!(out, "{RED}error{RED:#}  {place}: {error}")?,
         }
     }
+    for sandbox in &report.sandboxes {
+        let place = match &sandbox.agent {
+            Some(agent) => format!("agents.{agent}: mcp.{}", sandbox.server),
+            None => format!("mcp.{}", sandbox.server),
+        };
+        let state = if sandbox.sandbox == "off" {
+            format!("{YELLOW}warn{YELLOW:#} ")
+        } else {
+            format!("{GREEN}ok{GREEN:#}   ")
+        };
+        writeln!(out, "{state}  {place} sandbox: {}", sandbox.sandbox)?;
+    }
     for document in &report.documents {
         let place = match &document.agent {
             Some(agent) => format!("agents.{agent}: openapi.{}", document.skill),

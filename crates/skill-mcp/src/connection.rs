@@ -367,7 +367,11 @@ impl Connection {
                         // A server that exited says more by that than the pipe it left
                         // closed does.
                         let reason = match group.kill(CLOSE_BOUND).await.filter(|_| exited) {
-                            Some(status) => format!("the server exited before it answered ({status})"),
+                            Some(status) => crate::sandbox::explained(
+                                format!("the server exited before it answered ({status})"),
+                                sandbox,
+                                &tail.text(),
+                            ),
                             None => error.described(),
                         };
                         let reason = startup_reason(&handler.protocol, reason);

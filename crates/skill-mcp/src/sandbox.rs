@@ -15,7 +15,7 @@ mod network;
 mod profile;
 mod spawn;
 
-pub(crate) use self::spawn::{Confinement, confine};
+pub(crate) use self::spawn::{Confinement, confine, explained};
 
 /// The memory limit unless configured: 2 GiB of data per process.
 pub const DEFAULT_MEMORY: u64 = 2 << 30;
@@ -95,6 +95,24 @@ impl SandboxSettings {
             memory: self.memory.unwrap_or(DEFAULT_MEMORY),
             processes: self.processes.unwrap_or(DEFAULT_PROCESSES),
             required: self.required.unwrap_or(false),
+        }
+    }
+}
+
+impl From<Effective> for SandboxSettings {
+    /// Every setting written out, as `config show` shows a server's sandbox.
+    fn from(effective: Effective) -> Self {
+        if !effective.enabled {
+            return SandboxSettings { enabled: Some(false), ..SandboxSettings::default() };
+        }
+        SandboxSettings {
+            enabled: Some(true),
+            read: effective.read,
+            write: effective.write,
+            network: Some(effective.network),
+            memory: Some(effective.memory),
+            processes: Some(effective.processes),
+            required: Some(effective.required),
         }
     }
 }

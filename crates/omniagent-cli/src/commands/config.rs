@@ -18,6 +18,8 @@ pub(crate) async fn run(session: &Session, command: ConfigCommand) -> anyhow::Re
         }
         ConfigCommand::Show => {
             let config = session.location.load()?.for_agent(session.agent.as_deref())?;
+            #[cfg(feature = "mcp")]
+            let config = config.with_effective_sandboxes();
             render::config(&config, session.json)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -43,6 +45,18 @@ pub(crate) struct CheckReport {
     pub(crate) agents: Vec<String>,
     pub(crate) secrets: Vec<SecretCheck>,
     pub(crate) documents: Vec<DocumentCheck>,
+    /// Each `command` server's sandbox, as it runs.
+    pub(crate) sandboxes: Vec<SandboxCheck>,
+}
+
+/// One `command` server's sandbox as it runs (`off`, or its network, limits and paths).
+#[derive(Debug, Serialize)]
+pub(crate) struct SandboxCheck {
+    /// The agent whose config holds it (`null` for the top level).
+    pub(crate) agent: Option<String>,
+    pub(crate) server: String,
+    /// One line, such as `network all, memory 2GiB, processes 256`.
+    pub(crate) sandbox: String,
 }
 
 /// One OpenAPI skill's document: how many tools it gives, or why it cannot load.
@@ -85,6 +99,7 @@ async fn check(file: &Config, session: &Session) -> anyhow::Result<CheckReport> 
     let resolver = SecretResolver::default();
     let mut secrets = Vec::new();
     let mut documents = Vec::new();
+    let mut sandboxes: Vec<SandboxCheck> = Vec::new();
     // What an agent inherits unchanged from the top level is checked there, once.
     let mut top: Option<TopLevel> = None;
     for agent in &agents {
@@ -109,6 +124,16 @@ async fn check(file: &Config, session: &Session) -> anyhow::Result<CheckReport> 
             secrets.extend(aauth_key);
         }
         documents.extend(openapi_documents(&config, agent, session, top.as_ref().map(|top| &top.config)).await);
+        #[cfg(feature = "mcp")]
+        for (server, sandbox) in config.sandboxes() {
+            let sandbox = sandbox.to_string();
+            // What an agent runs as the top level does is shown once, there.
+            let inherited =
+                |shown: &SandboxCheck| shown.agent.is_none() && shown.server == server && shown.sandbox == sandbox;
+            if agent.is_none() || !sandboxes.iter().any(inherited) {
+                sandboxes.push(SandboxCheck { agent: agent.clone(), server, sandbox });
+            }
+        }
         if agent.is_none() {
             top = Some(TopLevel { config, references, shown_key });
         }
@@ -119,6 +144,7 @@ async fn check(file: &Config, session: &Session) -> anyhow::Result<CheckReport> 
         agents: agents.into_iter().flatten().collect(),
         secrets,
         documents,
+        sandboxes,
     })
 }
 

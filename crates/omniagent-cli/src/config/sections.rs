@@ -107,6 +107,29 @@ impl Sections {
     pub(crate) fn sandbox_of(&self, server: &skill_mcp::ServerConfig) -> skill_mcp::SandboxSettings {
         server.sandbox.over(&self.mcp.sandbox)
     }
+
+    /// Each `command` server's name and the sandbox it runs in, every setting filled in.
+    pub(crate) fn sandboxes(&self) -> Vec<(String, skill_mcp::EffectiveSandbox)> {
+        self.mcp_servers()
+            .filter(|(_, server)| matches!(server.transport, skill_mcp::Transport::Stdio { .. }))
+            .map(|(name, server)| (name.clone(), self.sandbox_of(server).effective()))
+            .collect()
+    }
+
+    /// These sections with each `command` server's `sandbox:` written out whole, as it
+    /// runs (what `config show` shows).
+    pub(crate) fn with_effective_sandboxes(mut self) -> Self {
+        let defaults = self.mcp.sandbox.clone();
+        let maps = [&mut self.mcp.servers, &mut self.mcp.mcp_servers, &mut self.mcp_servers];
+        for servers in maps {
+            for server in servers.values_mut() {
+                if matches!(server.transport, skill_mcp::Transport::Stdio { .. }) {
+                    server.sandbox = server.sandbox.over(&defaults).effective().into();
+                }
+            }
+        }
+        self
+    }
 }
 
 /// Reads a pasted `mcpServers` map leniently (unknown keys are warned about elsewhere)

@@ -95,6 +95,28 @@ pub(crate) fn confine(
     Ok(confinement)
 }
 
+/// Why a server that exited during start-up did, for a reason a user can act on: `reason`,
+/// and for a sandboxed server that it ran sandboxed and the setting most likely to need a
+/// change, as its `stderr` suggests. The reason reaches a gateway's clients, so it never
+/// quotes `stderr` (the log does).
+pub(crate) fn explained(reason: String, sandbox: &Effective, stderr: &str) -> String {
+    if !sandbox.enabled {
+        return reason;
+    }
+    let said = |words: &[&str]| words.iter().any(|word| stderr.contains(word));
+    let denied_path = said(&["EACCES", "Permission denied", "PermissionError", "EPERM", "Operation not permitted"]);
+    let denied_network = sandbox.network != Network::All
+        && said(&["ECONNREFUSED", "ENETUNREACH", "EAI_AGAIN", "getaddrinfo", "Network is unreachable", "socket"]);
+    let setting = if denied_network {
+        "its network is cut: allow what it reaches with sandbox.network"
+    } else if denied_path {
+        "it was denied a path: add it to sandbox.read or sandbox.write (its stderr in the log names it)"
+    } else {
+        "a path outside sandbox.read and sandbox.write, or sandbox.network, may be why (sandbox: off tells)"
+    };
+    format!("{reason}; it ran sandboxed, and {setting}")
+}
+
 /// A new folder, only the user's, for the server's temporary files: under its `TMPDIR`,
 /// else the system's.
 fn temporary_folder(env: &BTreeMap<String, String>) -> std::io::Result<PathBuf> {

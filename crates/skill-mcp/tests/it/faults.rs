@@ -109,7 +109,10 @@ async fn a_server_that_exits_at_start_up_is_skipped_saying_why_without_its_stder
     // What the server printed stays out of the reason, which a gateway's clients may
     // read; it is logged (see the binary's tests).
     let (reason, _) = skip_reason(&["--exit-at-start"], json!({})).await;
-    assert_eq!(reason, "init failed: start-up failed: the server exited before it answered (exit status: 7)");
+    assert_eq!(
+        reason,
+        "init failed: start-up failed: the server exited before it answered (exit status: 7); it ran sandboxed, and a path outside sandbox.read and sandbox.write, or sandbox.network, may be why (sandbox: off tells)"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

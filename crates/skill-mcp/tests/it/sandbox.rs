@@ -159,3 +159,23 @@ async fn network_none_reaches_no_listener() {
     assert_serving(&agent).await;
     agent.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_denied_a_path_at_start_up_is_skipped_naming_the_setting() {
+    let home = Home::new();
+    let script = format!(
+        "cat {} >/dev/null && exec {}",
+        home.path(".ssh/id_ed25519").display(),
+        test_peers::sample_server_or_panic().display()
+    );
+    let config = server_config(json!({"command": "/bin/sh", "args": ["-c", script]}));
+    let agent = Agent::builder().with_compiled_skill(McpSkill::with_host_env(SAMPLE, config, home.env())).build();
+    let report = agent.init_compiled_skills().await;
+    let [skipped] = report.skipped.as_slice() else { panic!("one skipped skill expected: {:?}", report.skipped) };
+    assert_eq!(
+        skipped.reason,
+        "init failed: start-up failed: the server exited before it answered (exit status: 1); it ran sandboxed, and \
+         it was denied a path: add it to sandbox.read or sandbox.write (its stderr in the log names it)"
+    );
+    assert!(!skipped.reason.contains("id_ed25519"), "the reason quotes the server's stderr");
+}
