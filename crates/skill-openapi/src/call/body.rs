@@ -13,7 +13,9 @@
 //!   with that name and the value, percent-decoded, as its body (OAS 3.1.1 Appendix C).
 //!   Any other property is sent by its content type: the Encoding Object's `contentType`
 //!   (its first entry), else the default for its schema ([`default_part_type`]); text and
-//!   JSON as text, binary types from [`read_binary`] with a file name. A schema with
+//!   JSON as text, binary types from [`read_binary`] with a file name (a string that is
+//!   neither base64 nor a file, for a part whose schema does not declare binary data, as
+//!   text). A schema with
 //!   `contentEncoding` holds text already encoded, sent as is with that
 //!   `Content-Transfer-Encoding` (§4.8.15.4). Headers of the Encoding Object whose value
 //!   the document fixes go with every part of their property. The parts are built with
@@ -21,7 +23,8 @@
 //!   AAuth signer computing a `Content-Digest`, a retry) can read it.
 //! - `text/*`: a string as is.
 //! - Anything else: text when the media type is textual (`application/xml`), a string as
-//!   is when the schema has a `contentEncoding`, else bytes from [`read_binary`].
+//!   is when the schema has a `contentEncoding`, an object or array as its JSON text, else
+//!   bytes from [`read_binary`].
 //!
 //! [`default_part_type`]: super::schema::default_part_type
 
@@ -33,7 +36,9 @@ use serde_json::{Map, Value};
 use skill_core::ToolError;
 
 use super::binary::{Uploads, read_binary};
-use super::schema::{body_schema, content_encoding, default_part_type, items_schema, property_schema};
+use super::schema::{
+    body_schema, content_encoding, default_part_type, is_format_binary, items_schema, property_schema,
+};
 use crate::media_type::{content_text, essence, is_record_separated, is_textual, to_send};
 use crate::operation::{BodyKind, OperationTool, RequestBody};
 use crate::serialize::{
@@ -79,6 +84,11 @@ pub(super) async fn build_body(
             let encoded = body_schema(&tool.input_schema).and_then(content_encoding).is_some();
             let bytes = if is_textual(media_type) || encoded {
                 content_text(value, "text/plain").into_bytes()
+            } else if !value.is_string() {
+                // A schema that asks for an object (Azure HDInsight's `application/text`
+                // bodies are `type: object`) gets its JSON text: no binary data is a JSON
+                // object or array.
+                value.to_string().into_bytes()
             } else {
                 read_binary(value, uploads)
                     .await
@@ -214,9 +224,27 @@ async fn content_part(
         // browsers send text fields, unless the document names it.
         return if explicit_type.is_none() && content_type == "text/plain" { Ok(part) } else { with_type(part) };
     }
-    let data = read_binary(value, uploads).await?;
+    let data = match read_binary(value, uploads).await {
+        Ok(data) => data,
+        // A part whose schema does not say it is binary (no type at all, or a choice between
+        // a file and a string, as Telegram's `photo`) is binary only by the default of a
+        // value without a type: text that is neither base64 nor a file is sent as text.
+        Err(_) if explicit_type.is_none() && !schema.is_some_and(declares_binary) && value.is_string() => {
+            return Ok(Part::text(content_text(value, "text/plain")));
+        }
+        Err(problem) => return Err(problem),
+    };
     let file_name = data.file_name.unwrap_or_else(|| name.to_owned());
     with_type(Part::bytes(data.bytes).file_name(file_name))
+}
+
+/// Whether a part's schema says its string is binary data: `format: binary` or `byte`, a
+/// `contentEncoding` or a `contentMediaType`.
+fn declares_binary(schema: &Value) -> bool {
+    is_format_binary(schema)
+        || schema.get("format").and_then(Value::as_str) == Some("byte")
+        || content_encoding(schema).is_some()
+        || schema.get("contentMediaType").is_some()
 }
 
 /// `part` with the headers the document fixes, and the `Content-Transfer-Encoding` its

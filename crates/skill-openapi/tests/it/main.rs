@@ -6,6 +6,7 @@ mod file_refs;
 mod generate;
 mod openapi_3_2;
 mod origins;
+mod prism_sweep;
 mod real_apis;
 mod real_documents;
 mod runtime;
