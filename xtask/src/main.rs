@@ -197,6 +197,7 @@ fn bench(root: &Path) -> anyhow::Result<()> {
     cargo(root, &["bench", "-p", "skill-mcp", "--bench", "round_trip"])?;
     cargo(root, &["bench", "-p", "skill-mcp", "--features", "server", "--bench", "oauth"])?;
     cargo(root, &["bench", "-p", "skill-openapi", "--bench", "load"])?;
+    cargo(root, &["bench", "-p", "skill-openapi", "--bench", "pinning"])?;
     cargo(root, &["bench", "-p", "aauth-client", "--bench", "sign"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "cold_start"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "gateway"])?;

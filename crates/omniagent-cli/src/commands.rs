@@ -52,6 +52,9 @@ impl Session {
             // A terminal shows no MCP Apps.
             #[cfg(feature = "mcp")]
             apps: None,
+            // A command shows what the servers offer now.
+            #[cfg(feature = "mcp")]
+            from_lock: false,
         }
     }
 }

@@ -70,6 +70,12 @@ pub struct Person {
     /// MCP servers are told so ([`skill_mcp::McpSkill::with_apps`]).
     #[cfg(feature = "mcp")]
     pub apps: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Whether an MCP server whose definitions the trust lock holds is offered from the
+    /// lock and started at the first call or read of one of its items (the gateway's
+    /// instant start), rather than started with the agent (a command that shows what the
+    /// servers offer now).
+    #[cfg(feature = "mcp")]
+    pub from_lock: bool,
 }
 
 impl std::fmt::Debug for Person {
@@ -77,7 +83,10 @@ impl std::fmt::Debug for Person {
         let mut person = f.debug_struct("Person");
         person.field("on_interaction", &self.on_interaction.is_some());
         #[cfg(feature = "mcp")]
-        person.field("elicitor", &self.elicitor.is_some()).field("apps", &self.apps);
+        person
+            .field("elicitor", &self.elicitor.is_some())
+            .field("apps", &self.apps)
+            .field("from_lock", &self.from_lock);
         person.finish()
     }
 }
@@ -108,6 +117,8 @@ pub async fn start_agent(
     #[cfg(not(any(feature = "openapi", feature = "mcp")))]
     let _ = person;
     let sections = &config.sections;
+    let trust = trust::trust(config, home)?;
+    let pinned = trust::pinned(config);
     let mut candidates: Vec<Candidate<'_>> = Vec::new();
     for skill in sections.compiled.skills().into_iter().filter(|skill| skill.settings.enabled) {
         candidates.push((skill.name, Cow::Borrowed(&skill.settings.secrets), Box::new(skill.build)));
@@ -118,6 +129,8 @@ pub async fn start_agent(
         let (elicitor, apps) = (person.elicitor.clone(), person.apps.clone());
         let tokens = home.oauth_tokens(config.agent_name(), name);
         let host_env = servers_env.clone();
+        let recorded =
+            pinned.get(name.as_str()).filter(|_| person.from_lock).and_then(|pinned| trust.recorded(&pinned.origin));
         let mut sandboxed = server.clone();
         sandboxed.sandbox = sections.sandbox_of(server);
         let make = move || {
@@ -128,6 +141,9 @@ pub async fn start_agent(
             }
             if let Some(apps) = apps {
                 skill = skill.with_apps(apps);
+            }
+            if let Some(recorded) = recorded {
+                skill = skill.with_pinned(recorded);
             }
             Box::new(skill) as Box<dyn Skill>
         };
@@ -156,8 +172,8 @@ pub async fn start_agent(
         .name(config.agent_name())
         .storage(storage::store(config, home, &resolver).await?)
         .tool_filter(config.tool_filter().clone())
-        .trust(trust::trust(config, home)?);
-    for (name, pinned) in trust::pinned(config) {
+        .trust(trust);
+    for (name, pinned) in pinned {
         builder = builder.pinned(name, pinned);
     }
     let mut skills = Vec::new();

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use rmcp::ServiceError;
 use rmcp::model::JsonObject;
+use skill_core::trust::Recorded;
 use skill_core::{
     BoxError, ExposeSecret, Prompt, PromptInfo, ResourceCatalog, Secrets, Skill, SkillHandle, SourceKind, Tool,
     ToolError, expand_home,
@@ -52,6 +53,9 @@ pub struct McpSkill {
     elicitor: Option<Arc<dyn Elicitor>>,
     tokens: Option<TokenFile>,
     apps: Option<JsonObject>,
+    /// The definitions pinned in the trust lock, which `init` offers without starting
+    /// the server.
+    pinned: Option<Recorded>,
 }
 
 impl McpSkill {
@@ -75,7 +79,18 @@ impl McpSkill {
             elicitor: None,
             tokens: None,
             apps: None,
+            pinned: None,
         }
+    }
+
+    /// Offers `recorded`, the server's definitions as the trust lock holds them, from
+    /// `init` on without starting the server: it starts at the first call or read of
+    /// one of its items, and its live lists then replace these (the agent's trust
+    /// compares them with the lock).
+    #[must_use]
+    pub fn with_pinned(mut self, recorded: Recorded) -> Self {
+        self.pinned = Some(recorded);
+        self
     }
 
     /// Tells the server that the host in front shows MCP Apps: the client declares the
@@ -232,9 +247,15 @@ impl Skill for McpSkill {
             starting: tokio::sync::Mutex::new(()),
             closing: std::sync::Mutex::new(Vec::new()),
             failed_methods: std::sync::Mutex::default(),
+            from_lock: std::sync::atomic::AtomicBool::new(self.pinned.is_some()),
         });
-        let connection = shared.connection().await?;
-        self.items = shared.list_items(&connection).await.inspect_err(|error| error.log_stderr(&self.name))?;
+        self.items = match self.pinned.take() {
+            Some(recorded) => shared.items_from_lock(recorded),
+            None => {
+                let connection = shared.connection().await?;
+                shared.list_items(&connection).await.inspect_err(|error| error.log_stderr(&self.name))?
+            }
+        };
         self.refresher = Some(tokio::spawn(refresh_on_change(Arc::downgrade(&shared), self.handle.clone())));
         self.shared = Some(shared);
         Ok(())
@@ -329,6 +350,9 @@ struct Shared {
     closing: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// The optional requests (listings, completions) whose failure has been logged.
     failed_methods: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
+    /// Set while the skill offers what the trust lock recorded and the server has not
+    /// started: its first start lists the server's own items.
+    from_lock: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -365,6 +389,10 @@ impl Shared {
         let connection = Arc::new(connection.inspect_err(|error| error.log_stderr(&self.server))?);
         tracing::debug!(server = %self.server, "server started");
         *self.slot() = Some(Arc::clone(&connection));
+        if self.from_lock.swap(false, std::sync::atomic::Ordering::AcqRel) {
+            // Its live lists replace the recorded ones, as a `list_changed` would.
+            self.lists_changed.notify_one();
+        }
         Ok(connection)
     }
 
@@ -463,6 +491,24 @@ impl Shared {
             };
         }
         Ok(items)
+    }
+
+    /// The items the trust lock recorded of the server, offered before it starts. A
+    /// definition that does not read as MCP's is passed over (the live lists bring it).
+    fn items_from_lock(self: &Arc<Self>, recorded: Recorded) -> Items {
+        let tools = recorded.tools.into_iter().filter_map(|tool| serde_json::from_value(tool).ok());
+        let prompts = recorded.prompts.iter().filter_map(|prompt| wire_into::<PromptInfo>(prompt).ok());
+        Items {
+            tools: tools.map(|tool| Arc::new(McpTool::new(tool, &[], Arc::clone(self))) as Arc<dyn Tool>).collect(),
+            prompts: prompts
+                .map(|info| Arc::new(McpPrompt { info, shared: Arc::clone(self) }) as Arc<dyn Prompt>)
+                .collect(),
+            resources: ResourceCatalog {
+                resources: Vec::new(),
+                templates: recorded.templates.iter().filter_map(|template| wire_into(template).ok()).collect(),
+                reader: Some(Arc::new(McpResources { shared: Arc::clone(self) })),
+            },
+        }
     }
 
     /// What the optional listing `method` gives by `deadline`. One that fails or does not

@@ -277,3 +277,96 @@ fn walk(folder: &Path) -> Vec<std::path::PathBuf> {
     }
     found
 }
+
+/// The children of process `pid`, by their command lines.
+fn children(pid: u32) -> Vec<String> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+        let listed = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        for child in listed.split_whitespace() {
+            let command = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+            found.push(String::from_utf8_lossy(&command).replace('\0', " "));
+        }
+    }
+    found
+}
+
+/// With six real upstreams pinned, `mcp serve` answers `initialize` and `tools/list`
+/// from the lock with no upstream started; the first call of one upstream's tool starts
+/// that one only.
+#[test]
+fn pinned_upstreams_are_listed_before_any_starts_and_a_call_starts_only_its_own() {
+    let home = Home::new();
+    let repository = home.path().join("repository");
+    std::fs::create_dir_all(&repository).unwrap();
+    let git = std::process::Command::new("git").args(["init", "--quiet"]).current_dir(&repository).status().unwrap();
+    assert!(git.success());
+    let python = test_peers::mcp_servers_time_git_python_or_panic();
+    let apps = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/fastmcp_apps.py");
+    let home = home.with_config(&format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
+         mcp:\n  servers:\n    sample:\n      command: {sample}\n    everything:\n      command: {everything}\n\
+         \x20   time:\n      command: {python}\n      args: [-m, mcp_server_time]\n\
+         \x20   git:\n      command: {python}\n      args: [-m, mcp_server_git, --repository, {repository}]\n\
+         \x20   sqlite:\n      command: {sqlite}\n      args: [-c, 'from mcp_server_sqlite import main; main()', --db-path, ':memory:']\n\
+         \x20   charts:\n      command: {fastmcp}\n      args: ['{apps}']\n",
+        sample = test_peers::sample_server_or_panic().display(),
+        everything = test_peers::server_everything_or_panic().display(),
+        python = python.display(),
+        repository = repository.display(),
+        sqlite = test_peers::mcp_server_sqlite_python_or_panic().display(),
+        fastmcp = test_peers::mcp_python_or_panic().display(),
+        apps = apps.display(),
+    ));
+    // The first sight of each server records its definitions.
+    let (code, stdout, stderr) = crate::run(home.omniagent(&["--json", "tools", "list"]));
+    assert_eq!(code, 0, "{stderr}");
+    let listed: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(listed["skipped"], json!([]));
+    let mut names: Vec<&str> =
+        listed["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    // An MCP App's app-only tool is for hosts that show apps.
+    names.retain(|name| *name != "charts__chart-data");
+    names.sort_unstable();
+
+    let mut gateway = home
+        .omniagent_process(&["mcp", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = gateway.id();
+    let mut stdin = gateway.stdin.take().unwrap();
+    let mut stdout = BufReader::new(gateway.stdout.take().unwrap());
+    let mut ask = |request: Value| -> Value {
+        writeln!(stdin, "{request}").unwrap();
+        if request.get("id").is_none() {
+            return Value::Null;
+        }
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|error| panic!("{error}: {line:?}"))
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    assert!(ask(initialize)["result"]["serverInfo"].is_object());
+    ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let answer = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let started = children(pid);
+    let mut served: Vec<&str> =
+        answer["result"]["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    served.sort_unstable();
+    assert_eq!(served, names);
+    assert_eq!(started, Vec::<String>::new(), "no upstream runs when the list is answered");
+
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "time__get_current_time", "arguments": {"timezone": "Europe/Paris"}}});
+    let called = ask(call);
+    assert_eq!(called["result"]["isError"], json!(false), "{called}");
+    let started = children(pid);
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert!(started[0].contains("mcp_server_time"), "{started:?}");
+    drop(stdin);
+    gateway.wait().unwrap();
+}

@@ -168,7 +168,7 @@ pub(crate) async fn run(
     };
     let identities: Vec<String> = sections.oauth.client_names().map(str::to_owned).collect();
     let markdown = Markdown::default();
-    let factory = agent_factory(Arc::clone(&config), session.home.clone(), sections.clone(), markdown.clone());
+    let factory = agent_factory(Arc::clone(&config), session.home.clone(), sections.clone(), markdown.clone(), eager);
     let instructions =
         instructions_factory(Arc::clone(&config), session.home.clone(), sections.clone(), markdown.sets.clone());
     let mut gateway = Gateway::new(factory, instructions);
@@ -230,7 +230,15 @@ pub(crate) async fn run(
 
 /// Makes each client's agent from the current config (see [`Sections`]), with its
 /// markdown skills (of `markdown`'s sets) as prompts, whose handles go to `markdown`.
-fn agent_factory(config: SharedConfig, home: Home, sections: Sections, markdown: Markdown) -> AgentFactory {
+/// Unless `eager`, an MCP server whose definitions the trust lock holds is offered from
+/// the lock and started at its first call (instant start).
+fn agent_factory(
+    config: SharedConfig,
+    home: Home,
+    sections: Sections,
+    markdown: Markdown,
+    eager: bool,
+) -> AgentFactory {
     Arc::new(move |wanted: AgentFor| {
         let current = Arc::clone(&config.read().unwrap_or_else(std::sync::PoisonError::into_inner));
         let agent_config = sections.agent_config(&current, &wanted.client);
@@ -238,7 +246,12 @@ fn agent_factory(config: SharedConfig, home: Home, sections: Sections, markdown:
         let markdown = markdown.clone();
         Box::pin(async move {
             let agent_config = agent_config?;
-            let person = Person { on_interaction: Some(tell_the_caller()), apps: wanted.apps, ..Person::default() };
+            let person = Person {
+                on_interaction: Some(tell_the_caller()),
+                apps: wanted.apps,
+                from_lock: !eager,
+                ..Person::default()
+            };
             let agent = start_agent(&agent_config, &home, Wanted::AllButSkillTools, person)
                 .await
                 .map_err(|error| error.to_string())?;

@@ -3,11 +3,13 @@
 //! agent's lists while withheld. A call of a withheld item is refused by the pinning
 //! layer of the call path ([`super::layers`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::{Agent, read, write};
-use crate::trust::{Judged, Trust, Verdict, WithheldItem, distinctive, judge_prompt, judge_template, judge_tool};
+use crate::trust::{
+    Judged, OtherTools, Trust, Verdict, WithheldItem, is_distinctive, judge_prompt, judge_template, judge_tool,
+};
 use crate::{ItemKind, Prompt, ResourceTemplateInfo, Tool};
 
 /// The judged items of every skill, and those withheld, by agent-level name.
@@ -43,32 +45,46 @@ impl Agent {
     }
 
     /// The names, as their skills give them, of the distinctive tools of every skill but
-    /// `skill`: what a description of `skill` has no business naming.
-    fn other_tools(&self, skill: &str) -> Vec<String> {
-        read(&self.inner.tools)
+    /// `skill`, less the names `skill`'s own tools have (`own`, or those registered):
+    /// what a description of `skill` has no business naming.
+    fn other_tools(&self, skill: &str, own: Option<&[(String, Arc<dyn Tool>)]>) -> OtherTools {
+        let tools = read(&self.inner.tools);
+        let registered: Vec<&str>;
+        let own: Vec<&str> = match own {
+            Some(own) => own.iter().map(|(_, tool)| tool.name()).collect(),
+            None => {
+                registered = tools
+                    .values()
+                    .filter(|tool| tool.source().skill == skill)
+                    .map(|tool| tool.source().tool.as_str())
+                    .collect();
+                registered
+            }
+        };
+        let names: BTreeSet<&str> = tools
             .values()
-            .filter(|tool| tool.source().skill != skill && distinctive(&tool.source().tool))
-            .map(|tool| tool.source().tool.clone())
-            .collect()
+            .map(|tool| tool.source())
+            .filter(|source| {
+                source.skill != skill && is_distinctive(&source.tool) && !own.contains(&source.tool.as_str())
+            })
+            .map(|source| source.tool.as_str())
+            .collect();
+        OtherTools::new(&names.into_iter().collect::<Vec<_>>())
     }
 
     /// Judges the tools `skill` registered (agent-level name and tool each).
     pub(super) fn judge_tools(&self, skill: &str, tools: &[(String, Arc<dyn Tool>)]) {
         let Some(trust) = self.trust() else { return };
-        let others = self.other_tools(skill);
-        let others: Vec<&str> = others.iter().map(String::as_str).collect();
-        let judged = tools
-            .iter()
-            .map(|(name, tool)| (name.clone(), judge_tool(tool.as_ref(), &others, trust.scan_mode())))
-            .collect();
+        let others = self.other_tools(skill, Some(tools));
+        let judged =
+            tools.iter().map(|(name, tool)| (name.clone(), judge_tool(tool, &others, trust.scan_mode()))).collect();
         self.judge(skill, Kind::Tool, judged);
     }
 
     /// Judges the prompts `skill` registered.
     pub(super) fn judge_prompts(&self, skill: &str, prompts: &[(String, Arc<dyn Prompt>)]) {
         let Some(trust) = self.trust() else { return };
-        let others = self.other_tools(skill);
-        let others: Vec<&str> = others.iter().map(String::as_str).collect();
+        let others = self.other_tools(skill, None);
         let judged = prompts
             .iter()
             .map(|(name, prompt)| (name.clone(), judge_prompt(prompt.info(), &others, trust.scan_mode())))
@@ -80,8 +96,7 @@ impl Agent {
     /// template each).
     pub(super) fn judge_templates(&self, skill: &str, templates: &[(String, ResourceTemplateInfo)]) {
         let Some(trust) = self.trust() else { return };
-        let others = self.other_tools(skill);
-        let others: Vec<&str> = others.iter().map(String::as_str).collect();
+        let others = self.other_tools(skill, None);
         let judged = templates
             .iter()
             .map(|(name, template)| (name.clone(), judge_template(template, &others, trust.scan_mode())))

@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 
+use aho_corasick::AhoCorasick;
 use serde::Serialize;
 
 /// Characters that carry text no person sees, or reorder what they see.
@@ -101,41 +102,62 @@ const CONCEALING: &[&str] = &[
     "the user should not know",
 ];
 
-/// The findings of every rule in `text`, the definition's `field`. `other_tools` are the
+/// The phrase rules' patterns in one automaton, matched without regard to ASCII case:
+/// the credential paths, then the concealing phrases.
+static PHRASES: std::sync::LazyLock<AhoCorasick> = std::sync::LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(CREDENTIAL_PATHS.iter().chain(CONCEALING))
+        .expect("the phrase patterns build")
+});
+
+/// The names of other skills' tools a text is searched for, in one automaton.
+pub(crate) struct OtherTools(Option<AhoCorasick>);
+
+impl OtherTools {
+    pub(crate) fn new(names: &[&str]) -> Self {
+        Self((!names.is_empty()).then(|| AhoCorasick::new(names).expect("tool names build an automaton")))
+    }
+}
+
+/// The findings of every rule in `text`, the definition's `field`. `others` are the
 /// names of the tools of the agent's other skills (as those skills name them), which a
 /// description has no business naming.
-pub(crate) fn scan_text(field: &str, text: &str, other_tools: &[&str], findings: &mut Vec<Finding>) {
-    if let Some((at, _)) = text.char_indices().find(|(_, c)| is_invisible(*c)) {
+pub(crate) fn scan_text(field: &str, text: &str, others: &OtherTools, findings: &mut Vec<Finding>) {
+    // Every invisible character is outside ASCII, which most text is all of.
+    if !text.is_ascii()
+        && let Some((at, _)) = text.char_indices().find(|(_, c)| is_invisible(*c))
+    {
         findings.push(Finding { rule: INVISIBLE, field: field.to_owned(), excerpt: excerpt(text, at, 0) });
     }
-    let lower = text.to_lowercase();
-    // Lowercasing keeps byte offsets only for ASCII; the excerpt is then taken from the
-    // lowercased text, which reads the same.
-    let source = if lower.len() == text.len() { text } else { lower.as_str() };
-    for path in CREDENTIAL_PATHS {
-        if let Some(at) = lower.find(path) {
-            let near = window(&lower, at, 80);
+    let (mut credentials, mut conceals) = (false, false);
+    for found in PHRASES.find_overlapping_iter(text) {
+        let (at, len) = (found.start(), found.len());
+        let is_path = found.pattern().as_usize() < CREDENTIAL_PATHS.len();
+        if is_path && !credentials {
+            let near = window(text, at, 80).to_ascii_lowercase();
             if READ_VERBS.iter().any(|verb| near.contains(verb)) {
-                findings.push(Finding {
-                    rule: CREDENTIALS,
-                    field: field.to_owned(),
-                    excerpt: excerpt(source, at, path.len()),
-                });
-                break;
+                credentials = true;
+                findings.push(Finding { rule: CREDENTIALS, field: field.to_owned(), excerpt: excerpt(text, at, len) });
             }
+        } else if !is_path && !conceals {
+            conceals = true;
+            findings.push(Finding { rule: CONCEALS, field: field.to_owned(), excerpt: excerpt(text, at, len) });
         }
     }
-    if let Some((at, phrase)) = CONCEALING.iter().find_map(|phrase| lower.find(phrase).map(|at| (at, phrase))) {
-        findings.push(Finding { rule: CONCEALS, field: field.to_owned(), excerpt: excerpt(source, at, phrase.len()) });
-    }
-    for tool in other_tools {
-        if let Some(at) = find_word(text, tool) {
+    if let Some(automaton) = &others.0 {
+        let is_name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+        let whole = automaton.find_overlapping_iter(text).find(|found| {
+            let before = text[..found.start()].chars().next_back();
+            let after = text[found.end()..].chars().next();
+            !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char)
+        });
+        if let Some(found) = whole {
             findings.push(Finding {
                 rule: OTHER_TOOL,
                 field: field.to_owned(),
-                excerpt: excerpt(text, at, tool.len()),
+                excerpt: excerpt(text, found.start(), found.len()),
             });
-            break;
         }
     }
 }
@@ -147,22 +169,6 @@ pub(crate) fn is_distinctive(name: &str) -> bool {
     name.len() >= 6
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         && (name.contains('_') || name.contains('-') || name.chars().skip(1).any(|c| c.is_ascii_uppercase()))
-}
-
-/// Where `word` appears in `text` as a whole word (not inside a longer name).
-fn find_word(text: &str, word: &str) -> Option<usize> {
-    let is_name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    let mut from = 0;
-    while let Some(found) = text[from..].find(word) {
-        let at = from + found;
-        let before = text[..at].chars().next_back();
-        let after = text[at + word.len()..].chars().next();
-        if !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char) {
-            return Some(at);
-        }
-        from = at + word.len();
-    }
-    None
 }
 
 /// The text within `reach` bytes either side of `at`, cut at character boundaries.
@@ -198,19 +204,20 @@ fn excerpt(text: &str, at: usize, len: usize) -> String {
 
 /// The findings in every string of `definition` (a tool's, prompt's or template's JSON,
 /// or a skill's text under `field`), its field paths joined by `/`.
-pub(crate) fn scan_value(field: &str, value: &serde_json::Value, other_tools: &[&str], findings: &mut Vec<Finding>) {
+pub(super) fn scan_value(field: &str, value: &serde_json::Value, others: &OtherTools, findings: &mut Vec<Finding>) {
+    let none = OtherTools(None);
     match value {
-        serde_json::Value::String(text) => scan_text(field, text, other_tools, findings),
+        serde_json::Value::String(text) => scan_text(field, text, others, findings),
         serde_json::Value::Array(items) => {
             for (index, item) in items.iter().enumerate() {
-                scan_value(&join(field, &index.to_string()), item, other_tools, findings);
+                scan_value(&join(field, &index.to_string()), item, others, findings);
             }
         }
         serde_json::Value::Object(members) => {
             for (key, member) in members {
                 // A key is text the model sees too (a property's name).
-                scan_text(&join(field, key), key, &[], findings);
-                scan_value(&join(field, key), member, other_tools, findings);
+                scan_text(&join(field, key), key, &none, findings);
+                scan_value(&join(field, key), member, others, findings);
             }
         }
         _ => {}
@@ -226,7 +233,7 @@ fn join(field: &str, key: &str) -> String {
 pub fn scan_skill_text(name: &str, description: &str, body: &str) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (field, text) in [("name", name), ("description", description), ("body", body)] {
-        scan_text(field, text, &[], &mut findings);
+        scan_text(field, text, &OtherTools(None), &mut findings);
     }
     findings
 }
@@ -237,7 +244,7 @@ mod tests {
 
     fn rules(text: &str, others: &[&str]) -> Vec<&'static str> {
         let mut findings = Vec::new();
-        scan_text("description", text, others, &mut findings);
+        scan_text("description", text, &OtherTools::new(others), &mut findings);
         findings.into_iter().map(|finding| finding.rule).collect()
     }
 
@@ -282,7 +289,7 @@ mod tests {
     fn invisible_characters_are_shown_escaped() {
         assert_eq!(escape_invisible("a\u{E0041}b\u{200B}"), "a\\u{E0041}b\\u{200B}");
         let mut findings = Vec::new();
-        scan_text("description", "Adds.\u{E0041}\u{E0042}", &[], &mut findings);
+        scan_text("description", "Adds.\u{E0041}\u{E0042}", &OtherTools(None), &mut findings);
         assert_eq!(findings[0].excerpt, "Adds.\\u{E0041}\\u{E0042}");
     }
 }
