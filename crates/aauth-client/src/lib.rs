@@ -88,8 +88,8 @@
 //!
 //! - Done: AG-01 (`person_token_endpoint`, `auth_token_endpoint`), AG-10 (person token
 //!   request with `capabilities`, `login_hint`, `tenant`, `domain_hint`,
-//!   `justification` and `mission_s256`), AG-11 (cached per resource; a client has one
-//!   mission), AG-12, AG-20, AG-21 (`presented_token` always), AG-22 (`iss`,
+//!   `justification` and `mission_s256`), AG-11 (cached per resource and mission: a
+//!   person token of another mission, or of none, is not presented), AG-12, AG-20, AG-21 (`presented_token` always), AG-22 (`iss`,
 //!   `agent_jkt`, `ps`, `sub`, `presented_jti`, `exp`), AG-23, AG-24 (a resource token's
 //!   `login_hint` passed on), AG-26 (`401` and `202` delivery), AG-30 (no
 //!   `AAuth-Mission`), AG-32 (approval `{s256, mission, capabilities, person_tokens}`,

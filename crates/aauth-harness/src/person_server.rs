@@ -50,14 +50,14 @@ pub(crate) async fn person_token(
     };
     state.count("ps.person_token");
     let now = now();
-    let token = state.issue(
-        &state.ps_key,
-        "ps-1",
-        TokenKind::Person,
-        json!({"iss": state.ps_id, "dwk": "aauth-person.json", "aud": resource,
-            "sub": directed_sub(agent.sub.as_deref().unwrap(), &resource), "cnf": {"jwk": verified.jwk},
-            "jti": format!("pt-{}", state.next_id()), "iat": now, "exp": now + 3600}),
-    );
+    let mut claims = json!({"iss": state.ps_id, "dwk": "aauth-person.json", "aud": resource,
+        "sub": directed_sub(agent.sub.as_deref().unwrap(), &resource), "cnf": {"jwk": verified.jwk},
+        "jti": format!("pt-{}", state.next_id()), "iat": now, "exp": now + 3600});
+    // The mission the agent names goes in its person token (protocol -11).
+    if let Some(mission) = body["mission_s256"].as_str() {
+        claims["mission_s256"] = json!(mission);
+    }
+    let token = state.issue(&state.ps_key, "ps-1", TokenKind::Person, claims);
     json_response(StatusCode::OK, json!({"person_token": token, "expires_in": 3600}))
 }
 

@@ -243,6 +243,7 @@ impl Inner {
             for (kind, token) in [(TokenKind::Auth, shared.auth), (TokenKind::Person, shared.person)] {
                 if let Some(token) = token
                     && self.tokens.get(&resource, kind, now).is_none()
+                    && (kind != TokenKind::Person || self.fits_mission(&token))
                 {
                     self.tokens.insert(&resource, kind, token);
                 }

@@ -177,6 +177,7 @@ impl Inner {
             None => self.shared_tokens(&resource, &person_server, now()).await?.person,
             Some(_) => None,
         };
+        let shared = shared.filter(|token| self.fits_mission(token));
         let lock = {
             let mut locks = self.person_token_locks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             locks.entry(resource.as_str().to_owned()).or_default().clone()
@@ -234,6 +235,16 @@ impl Inner {
         self.tokens.insert(resource.as_str(), TokenKind::Auth, auth.clone());
         self.share_tokens(&resource, &person_server).await;
         Ok(auth)
+    }
+
+    /// Whether a person token another process left was issued under this client's mission
+    /// (its `mission_s256` claim), or under none when the client has none: person tokens
+    /// are kept per mission (protocol -11), and one of an ended mission is refused.
+    pub(super) fn fits_mission(&self, token: &CachedToken) -> bool {
+        let claim = crate::jwt::Jwt::decode(token.token.expose_secret(), TokenKind::Person)
+            .ok()
+            .and_then(|jwt| jwt.claims.other.get("mission_s256").and_then(|value| value.as_str().map(str::to_owned)));
+        claim == self.hints.mission_s256
     }
 
     /// The capabilities, hints and mission of this client's token requests.

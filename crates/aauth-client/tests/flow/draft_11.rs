@@ -163,3 +163,26 @@ async fn polling_revoked_is_a_typed_error() {
     let Error::Revoked { detail, .. } = aauth_error(&error) else { panic!("{error:?}") };
     assert_eq!(detail.as_deref(), Some("the person token was revoked"));
 }
+
+/// Person tokens are kept per mission: a process under a mission does not present the
+/// person token another process got under none, and asks for one naming its mission.
+#[tokio::test]
+async fn person_tokens_are_kept_per_mission() {
+    let harness = Harness::start().await;
+    // Auth tokens inside the refresh margin are never kept: each request starts from the
+    // person token.
+    harness.set(|scenario| scenario.auth_token_lifetime = 200);
+    let dir = tempfile::tempdir().unwrap();
+    let key = AgentKey::generate();
+    let plain = builder(&harness, key.clone(), dir.path()).build().unwrap();
+    assert_eq!(plain.http_client().get(data_url(&harness)).send().await.unwrap().status(), 200);
+    let again = builder(&harness, key.clone(), dir.path()).build().unwrap();
+    assert_eq!(again.http_client().get(data_url(&harness)).send().await.unwrap().status(), 200);
+    assert_eq!(harness.count("ps.person_token"), 1, "the shared person token is reused");
+    let under_mission = builder(&harness, key, dir.path()).mission("m-1".into()).build().unwrap();
+    assert_eq!(under_mission.http_client().get(data_url(&harness)).send().await.unwrap().status(), 200);
+    let requests = harness.ps_requests();
+    let people: Vec<_> = requests.iter().filter(|(kind, _)| *kind == "person").map(|(_, body)| body).collect();
+    assert_eq!(people.len(), 2, "{requests:?}");
+    assert_eq!(people[1]["mission_s256"], "m-1");
+}
