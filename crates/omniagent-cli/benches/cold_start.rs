@@ -5,6 +5,13 @@
 //! parsing that file with `serde_json`, measured beside it: in a process of its own, as
 //! cold as the CLI, and in this process, warm).
 //!
+//! And the gateway's first answer: from spawning `omniagent mcp serve` (stdio) to the
+//! answer of its first `tools/list`, with six real upstreams (the sample server,
+//! server-everything, mcp-server-time, mcp-server-git, mcp-server-sqlite and a FastMCP
+//! server) whose definitions the trust lock holds, answered from the lock (instant start,
+//! target under 30 ms), beside `--eager`, which starts them all first, as every start
+//! did before the lock.
+//!
 //! Each iteration starts a new process, so the figure includes process start-up and
 //! dynamic linking, as a user (or an agent framework shelling out) sees it.
 
@@ -55,6 +62,88 @@ fn github_openapi(c: &mut Criterion) {
     c.bench_function("cold_start/serde_json_parse_github_openapi", |b| b.iter(|| parse(&path)));
 }
 
+/// A home whose config has the six upstreams of the gateway's figure, in `folder`.
+fn six_upstreams(folder: &Path) {
+    let repository = folder.join("repository");
+    std::fs::create_dir_all(&repository).expect("a writable temporary folder");
+    let status = Command::new("git").args(["init", "--quiet"]).current_dir(&repository).status().expect("git runs");
+    assert!(status.success());
+    let python = test_peers::mcp_servers_time_git_python_or_panic();
+    let apps = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/fastmcp_apps.py");
+    let config = format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
+         mcp:\n  servers:\n    sample: {{command: '{sample}'}}\n    everything: {{command: '{everything}'}}\n\
+         \x20   time: {{command: '{python}', args: [-m, mcp_server_time]}}\n\
+         \x20   git: {{command: '{python}', args: [-m, mcp_server_git, --repository, '{repository}']}}\n\
+         \x20   sqlite: {{command: '{sqlite}', args: [-c, 'from mcp_server_sqlite import main; main()', --db-path, ':memory:']}}\n\
+         \x20   charts: {{command: '{fastmcp}', args: ['{apps}']}}\n",
+        sample = test_peers::sample_server_or_panic().display(),
+        everything = test_peers::server_everything_or_panic().display(),
+        python = python.display(),
+        repository = repository.display(),
+        sqlite = test_peers::mcp_server_sqlite_python_or_panic().display(),
+        fastmcp = test_peers::mcp_python_or_panic().display(),
+        apps = apps.display(),
+    );
+    std::fs::write(folder.join("config.yaml"), config).expect("a writable temporary folder");
+}
+
+/// Spawns `omniagent mcp serve` (with `args`) in `home`, and returns once it answered
+/// `initialize` and a first `tools/list` (with the number of tools), ending it then.
+fn first_tools_list(home: &Path, args: &[&str]) -> usize {
+    use std::io::{BufRead as _, Write as _};
+    let mut gateway = Command::new(env!("CARGO_BIN_EXE_omniagent"))
+        .args(["mcp", "serve"])
+        .args(args)
+        .env("OMNIAGENT_HOME", home)
+        .env_remove("OMNIAGENT_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("omniagent runs");
+    let mut stdin = gateway.stdin.take().expect("a pipe");
+    let mut stdout = std::io::BufReader::new(gateway.stdout.take().expect("a pipe"));
+    let requests = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        "\n"
+    );
+    stdin.write_all(requests.as_bytes()).expect("the gateway reads");
+    let mut line = String::new();
+    let mut tools = 0;
+    while stdout.read_line(&mut line).expect("the gateway answers") > 0 {
+        if line.contains(r#""id":2"#) {
+            tools = line.matches(r#""inputSchema""#).count();
+            break;
+        }
+        line.clear();
+    }
+    drop(stdin);
+    let _ = gateway.kill();
+    let _ = gateway.wait();
+    tools
+}
+
+fn pinned_upstreams(c: &mut Criterion) {
+    let home = tempfile::tempdir().expect("a temporary folder");
+    six_upstreams(home.path());
+    // The first sight records every definition in the lock.
+    tools_list(home.path());
+    let eager = first_tools_list(home.path(), &["--eager"]);
+    assert!(eager > 20, "{eager} tools");
+    assert_eq!(first_tools_list(home.path(), &[]), eager, "the lock answers with every tool");
+    c.bench_function("cold_start/mcp_serve_first_tools_list_from_the_lock", |b| {
+        b.iter(|| first_tools_list(home.path(), &[]))
+    });
+    c.bench_function("cold_start/mcp_serve_first_tools_list_eager", |b| {
+        b.iter(|| first_tools_list(home.path(), &["--eager"]))
+    });
+}
+
 /// Set to a file's path, this program only reads and parses that file, then exits.
 const PARSE_ONLY: &str = "COLD_START_PARSE_ONLY";
 
@@ -71,7 +160,7 @@ criterion_group! {
 criterion_group! {
     name = openapi;
     config = Criterion::default().sample_size(10);
-    targets = github_openapi
+    targets = github_openapi, pinned_upstreams
 }
 fn main() {
     if let Some(path) = std::env::var_os(PARSE_ONLY) {
