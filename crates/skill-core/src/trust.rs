@@ -20,8 +20,9 @@ mod definition;
 mod lock;
 mod scan;
 
+use self::definition::changed_fields;
+pub use self::definition::field_pairs;
 pub(crate) use self::definition::{Judged, judge_prompt, judge_template, judge_tool};
-pub use self::definition::{canonical_json, changed_fields, field_pairs};
 pub use self::scan::{Finding, escape_invisible, scan_skill_text};
 pub(crate) use self::scan::{OtherTools, is_distinctive};
 
@@ -207,13 +208,8 @@ impl Trust {
         })
     }
 
-    /// The lock file's path.
-    pub fn lock_path(&self) -> &std::path::Path {
-        self.inner.file.path()
-    }
-
     /// What scan findings do.
-    pub fn scan_mode(&self) -> ScanMode {
+    pub(crate) fn scan_mode(&self) -> ScanMode {
         self.inner.scan
     }
 

@@ -170,15 +170,9 @@ impl std::io::Write for Hashing {
     }
 }
 
-/// `value` as JSON with every object's members sorted by key (bytewise) and no space;
-/// numbers and strings as serde_json writes them. One definition has one digest
+/// Writes `value` as JSON with every object's members sorted by key (bytewise) and no
+/// space; numbers and strings as serde_json writes them. One definition has one digest
 /// whatever order its server wrote it in.
-pub fn canonical_json(value: &Value) -> String {
-    let mut text = Vec::new();
-    write_canonical(value, &mut text);
-    String::from_utf8(text).unwrap_or_default()
-}
-
 fn write_canonical(value: &Value, out: &mut impl std::io::Write) {
     // Writing into memory or a hasher does not fail.
     match value {
@@ -215,7 +209,7 @@ fn write_canonical(value: &Value, out: &mut impl std::io::Write) {
 /// The fields of a definition that differ between `recorded` and `offered`: top-level
 /// members, and each property of the input schema on its own
 /// (`inputSchema/properties/path`).
-pub fn changed_fields(recorded: &Value, offered: &Value) -> Vec<String> {
+pub(super) fn changed_fields(recorded: &Value, offered: &Value) -> Vec<String> {
     field_pairs(recorded, offered).into_iter().filter(|(_, old, new)| old != new).map(|(field, _, _)| field).collect()
 }
 
@@ -263,6 +257,12 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn canonical_json(value: &Value) -> String {
+        let mut text = Vec::new();
+        write_canonical(value, &mut text);
+        String::from_utf8(text).unwrap()
+    }
 
     #[test]
     fn one_definition_has_one_digest_whatever_its_order() {
