@@ -27,6 +27,7 @@ pub use self::scan::{Finding, escape_invisible, scan_skill_text};
 pub(crate) use self::scan::{OtherTools, is_distinctive};
 
 use self::lock::{LockFile, Pinned, Pins};
+use crate::agent::{lock, read, write};
 use crate::{Error, ItemKind};
 
 /// Whether an origin's definitions are pinned, and from when.
@@ -427,16 +428,4 @@ fn kind_word(kind: ItemKind) -> &'static str {
 fn modified(path: &std::path::Path) -> Option<(std::time::SystemTime, u64)> {
     let metadata = std::fs::metadata(path).ok()?;
     Some((metadata.modified().ok()?, metadata.len()))
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
