@@ -472,6 +472,12 @@ pub(crate) fn aauth_mission(mission: &aauth_client::Mission, json: bool) -> anyh
     Ok(())
 }
 
+/// A line about an `aauth mission` command's progress, on stderr (stdout holds its result).
+#[cfg(feature = "aauth")]
+pub(crate) fn aauth_note(text: &str) {
+    let _ = writeln!(anstream::stderr().lock(), "{text}");
+}
+
 /// While a request waits for a person: where they go, and the code they enter.
 pub(crate) fn interaction(url: &str, code: &str) {
     let mut stderr = anstream::stderr().lock();

@@ -67,7 +67,7 @@ async fn mission(
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let client = client().await?;
-            eprintln!("waiting for the person to approve the mission…");
+            render::aauth_note("waiting for the person to approve the mission…");
             let mission =
                 client.propose_mission(&description, &resources).await.context("the mission was not approved")?;
             keep_mission(&session.home, Some(&mission))?;
@@ -80,7 +80,7 @@ async fn mission(
                 Ok(ExitCode::SUCCESS)
             }
             None => {
-                eprintln!("no current mission: `omniagent aauth mission propose TEXT` proposes one");
+                render::aauth_note("no current mission: `omniagent aauth mission propose TEXT` proposes one");
                 Ok(ExitCode::FAILURE)
             }
         },
@@ -89,10 +89,10 @@ async fn mission(
                 return Err(UsageError::new("no current mission to complete").into());
             };
             let client = client().await?;
-            eprintln!("waiting for the person to accept the completion…");
+            render::aauth_note("waiting for the person to accept the completion…");
             client.complete_mission(&mission.s256, &summary).await.context("the mission was not completed")?;
             keep_mission(&session.home, None)?;
-            eprintln!("mission {} completed", mission.s256);
+            render::aauth_note(&format!("mission {} completed", mission.s256));
             Ok(ExitCode::SUCCESS)
         }
     }
