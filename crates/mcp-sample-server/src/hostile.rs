@@ -138,6 +138,8 @@ impl SampleServer {
 
     #[tool(description = "GET `url` (through HTTP_PROXY when it is set) and answer its status and body")]
     async fn fetch(&self, Parameters(FetchArgs { url }): Parameters<FetchArgs>) -> String {
+        // reqwest is built with rustls and no provider of its own.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder().timeout(Duration::from_secs(5)).build();
         let response = match client {
             Ok(client) => client.get(&url).send().await,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 mod network;
 mod profile;
+mod proxy;
 mod spawn;
 
 pub(crate) use self::spawn::{Confinement, confine, explained};

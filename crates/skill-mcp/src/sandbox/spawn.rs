@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::profile::{self, Server};
+use super::proxy::Proxy;
 use super::{Effective, Network, OPEN_FILES};
 use crate::Error;
 
@@ -14,6 +15,8 @@ use crate::Error;
 pub(crate) struct Confinement {
     _confined: Option<child_sandbox::Confined>,
     tmp: Option<PathBuf>,
+    /// The egress proxy of a `network` list.
+    _proxy: Option<Proxy>,
 }
 
 impl Drop for Confinement {
@@ -48,7 +51,7 @@ pub(crate) fn confine(
     };
     let tmp = temporary_folder(env)
         .map_err(|error| Error::Sandbox { reason: format!("cannot make the server's temporary folder: {error}") })?;
-    let mut confinement = Confinement { _confined: None, tmp: Some(tmp.clone()) };
+    let mut confinement = Confinement { _confined: None, tmp: Some(tmp.clone()), _proxy: None };
     process.env("TMPDIR", &tmp);
     // The variables set for this server, not those every server inherits, may name its
     // data (`OMNIAGENT_HOME`, a database).
@@ -63,13 +66,16 @@ pub(crate) fn confine(
         Network::All => child_sandbox::Network::All,
         Network::None => child_sandbox::Network::None,
         Network::Only(allowed) => {
-            // Without the egress proxy a list allows nothing: fail closed, and say so.
-            tracing::warn!(
-                server,
-                "sandbox: network {}: hosts are not let through yet (no egress proxy); the server has no network",
-                allowed.join(" ")
-            );
-            child_sandbox::Network::None
+            // The proxy is its only way out: names and ports are checked there.
+            let proxy = Proxy::start(server, allowed)
+                .map_err(|error| Error::Sandbox { reason: format!("cannot start the egress proxy: {error}") })?;
+            for name in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"] {
+                process.env(name, proxy.url());
+            }
+            process.env_remove("NO_PROXY").env_remove("no_proxy");
+            let port = proxy.port();
+            confinement._proxy = Some(proxy);
+            child_sandbox::Network::Proxy(port)
         }
     };
     let policy = child_sandbox::Policy {
@@ -117,12 +123,36 @@ pub(crate) fn explained(reason: String, sandbox: &Effective, stderr: &str) -> St
     format!("{reason}; it ran sandboxed, and {setting}")
 }
 
+/// The temporary folders' names begin with this and the pid of the omniagent that made them.
+const TMP_PREFIX: &str = "omniagent-sandbox-";
+
+/// Removes the temporary folders that omniagents which are gone left behind (one killed
+/// before it could close its servers).
+fn sweep(base: &Path) {
+    // Whether a process is gone is read from /proc; without it nothing is removed.
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(base) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let owner =
+            name.to_str().and_then(|name| name.strip_prefix(TMP_PREFIX)).and_then(|rest| rest.split('-').next());
+        if let Some(owner) = owner.filter(|owner| !owner.is_empty() && owner.bytes().all(|byte| byte.is_ascii_digit()))
+            && !Path::new("/proc").join(owner).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// A new folder, only the user's, for the server's temporary files: under its `TMPDIR`,
 /// else the system's.
 fn temporary_folder(env: &BTreeMap<String, String>) -> std::io::Result<PathBuf> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let base = env.get("TMPDIR").filter(|dir| !dir.is_empty()).map_or_else(std::env::temp_dir, PathBuf::from);
-    let name = format!("omniagent-sandbox-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    sweep(&base);
+    let name = format!("{TMP_PREFIX}{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
     let folder = base.join(name);
     let mut builder = std::fs::DirBuilder::new();
     #[cfg(unix)]

@@ -179,3 +179,42 @@ async fn a_server_denied_a_path_at_start_up_is_skipped_naming_the_setting() {
     );
     assert!(!skipped.reason.contains("id_ed25519"), "the reason quotes the server's stderr");
 }
+
+/// A listener on 127.0.0.1 that answers every request `200 <name>` and counts them.
+fn web_server(name: &'static str) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a listener");
+    let port = listener.local_addr().unwrap().port();
+    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&served);
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut head = [0u8; 4096];
+            let _ = stream.read(&mut head);
+            let body = format!("hello from {name}");
+            let _ =
+                write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+        }
+    });
+    (port, served)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_network_list_lets_through_its_hosts_only_and_through_the_proxy_only() {
+    let (allowed, allowed_served) = web_server("A");
+    let (other, other_served) = web_server("B");
+    let home = Home::new();
+    let agent = agent(&home, json!({"sandbox": {"network": [format!("127.0.0.1:{allowed}")]}})).await;
+    let fetched = attempt(&agent, "fetch", json!({"url": format!("http://127.0.0.1:{allowed}/")})).await;
+    assert_eq!(fetched, "allowed: 200 OK hello from A");
+    let refused = attempt(&agent, "fetch", json!({"url": format!("http://127.0.0.1:{other}/")})).await;
+    assert!(refused.contains("403") && refused.contains("not in sandbox.network of sample"), "{refused}");
+    // Around the proxy there is no way: TCP to any other port is denied.
+    let direct = attempt(&agent, "connect", json!({"address": format!("127.0.0.1:{allowed}")})).await;
+    assert_denied("connecting around the proxy", &direct, "Permission denied");
+    assert_eq!(allowed_served.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(other_served.load(std::sync::atomic::Ordering::SeqCst), 0, "port B was reached");
+    assert_serving(&agent).await;
+    agent.close().await;
+}
