@@ -59,14 +59,9 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
         }
         ToolsCommand::Approve { names, skill, all } => {
             let agent = start_agent(&config, &session.home, Wanted::All, session.person()).await?;
-            let chosen = choose(&agent, &names, skill.as_deref(), all);
-            let approved = match chosen {
-                Ok(chosen) => agent.approve(&chosen).map(|()| chosen),
-                Err(message) => {
-                    agent.close().await;
-                    return Err(UsageError::new(message).into());
-                }
-            };
+            let approved = choose(&agent, &names, skill.as_deref(), all)
+                .map_err(|message| anyhow::Error::from(UsageError::new(message)))
+                .and_then(|chosen| Ok(agent.approve(&chosen).map(|()| chosen)?));
             agent.close().await;
             render::approved(&approved?, session.json)?;
             Ok(ExitCode::SUCCESS)
