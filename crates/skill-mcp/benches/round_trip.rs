@@ -20,6 +20,8 @@
 //!   and the listing turned into tools and registered); `bare_rmcp` is `serve` then
 //!   `list_all_tools`. The `_with_close` variants add the shutdown (stdin EOF; the server
 //!   exits at once); in the other two it runs after each iteration, outside the timing.
+//!   `agent` runs the server sandboxed (the default on Linux); `agent_unsandboxed` is
+//!   the same with `sandbox: off`, so the difference is what the sandbox adds.
 //!
 //! - `*/paired` (printed, under `cargo bench` only): the agent's time over `bare_rmcp`'s
 //!   for each of the two call benchmarks, as the median (and quartiles) of 31 rounds,
@@ -66,8 +68,16 @@ fn runtime() -> Runtime {
 
 /// An agent with the sample server as the skill `sample`, its tools listed.
 async fn start_agent(server: &Path) -> Agent {
-    let config: ServerConfig =
-        serde_json::from_value(json!({"command": server})).expect("a server config with only a command");
+    start_agent_with(json!({"command": server})).await
+}
+
+/// The agent of [`start_agent`] with the server `sandbox: off`.
+async fn start_agent_unsandboxed(server: &Path) -> Agent {
+    start_agent_with(json!({"command": server, "sandbox": "off"})).await
+}
+
+async fn start_agent_with(config: Value) -> Agent {
+    let config: ServerConfig = serde_json::from_value(config).expect("a server config");
     let agent = Agent::builder().with_compiled_skill(McpSkill::new(SKILL, config)).build();
     let report = agent.init_compiled_skills().await;
     assert_eq!(report.loaded, [SKILL], "the sample server did not load: {:?}", report.skipped);
@@ -233,6 +243,21 @@ fn startup(c: &mut Criterion) {
                 for _ in 0..iters {
                     let started = Instant::now();
                     let agent = start_agent(&server).await;
+                    listed += started.elapsed();
+                    agent.close().await;
+                }
+                listed
+            })
+        })
+    });
+    // The same with the sandbox off: the difference is what confining the server costs.
+    group.bench_function("agent_unsandboxed", |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(async {
+                let mut listed = Duration::ZERO;
+                for _ in 0..iters {
+                    let started = Instant::now();
+                    let agent = start_agent_unsandboxed(&server).await;
                     listed += started.elapsed();
                     agent.close().await;
                 }
