@@ -123,7 +123,8 @@ fn tools_call_starts_only_the_named_server() {
     assert_eq!(
         stderr,
         "error: `broken__echo`: the skill `broken` did not load: init failed: start-up failed: the server exited \
-         before it answered (exit status: 7)\n"
+         before it answered (exit status: 7); it ran sandboxed, and a path outside sandbox.read and sandbox.write, \
+         or sandbox.network, may be why (sandbox: off tells)\n"
     );
     // What the server printed is in the log, which a person at a terminal sees by default.
     let (_, _, stderr) = run(home.omniagent(&["tools", "call", "broken__echo"]));
