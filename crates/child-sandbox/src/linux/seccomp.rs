@@ -72,8 +72,7 @@ const DENIED: &[libc::c_long] = &[
 /// network mode denies (`EACCES`).
 pub(super) fn filters(network: Network) -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)?;
-    let mut denied: BTreeMap<i64, Vec<SeccompRule>> =
-        DENIED.iter().map(|call| (*call, Vec::new())).collect();
+    let mut denied: BTreeMap<i64, Vec<SeccompRule>> = DENIED.iter().map(|call| (*call, Vec::new())).collect();
     let new_user = libc::CLONE_NEWUSER as u64;
     denied.insert(
         libc::SYS_clone,
