@@ -4,12 +4,20 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use child_sandbox::{Network, Policy, Sandbox};
+use child_sandbox::{Network, Part, Policy, Sandbox};
 
 /// A shell confined by `policy` runs `script`: its exit status, stdout and stderr.
 fn run(policy: &Policy, script: &str) -> (bool, String, String) {
     let sandbox = Sandbox::prepare(policy).expect("the sandbox is prepared");
-    assert_eq!(sandbox.missing(), [], "this machine has every part");
+    // Root has every part here; an ordinary user has neither a network namespace nor a
+    // pids cgroup to make, which the sandbox says, and the rest applies.
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status.lines().any(|line| line.starts_with("Uid:") && line.split_whitespace().nth(2) == Some("0"))
+    });
+    let unprivileged = [Part::Network, Part::Processes];
+    for missing in sandbox.missing() {
+        assert!(!root && unprivileged.contains(&missing.part), "{missing} is missing");
+    }
     let mut command = Command::new("/bin/sh");
     command.arg("-c").arg(script);
     let _confined = sandbox.install(&mut command);
