@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
 use super::ScanMode;
-use super::scan::{Finding, OtherTools, scan_value};
+use super::scan::{Finding, OtherTools, Step, scan_value};
 use crate::{PromptInfo, ResourceTemplateInfo, Tool};
 
 /// An item as the trust judges it: its key in the lock, digest and findings.
@@ -150,7 +150,7 @@ fn digest_and_scan(parts: &[(&'static str, Part<'_>)], others: &OtherTools, scan
     let mut findings = Vec::new();
     if scan != ScanMode::Off {
         for (key, value) in &sorted {
-            scan_value(key, value, others, &mut findings);
+            scan_value(&mut vec![Step::Key(key)], value, others, &mut findings);
         }
     }
     (hex(&hasher.0.finalize()), findings)

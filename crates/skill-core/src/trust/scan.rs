@@ -120,29 +120,29 @@ impl OtherTools {
     }
 }
 
-/// The findings of every rule in `text`, the definition's `field`. `others` are the
-/// names of the tools of the agent's other skills (as those skills name them), which a
-/// description has no business naming.
-pub(crate) fn scan_text(field: &str, text: &str, others: &OtherTools, findings: &mut Vec<Finding>) {
+/// The findings of every rule in `text`, the definition's field that `field` names (made
+/// only for a finding). `others` are the names of the tools of the agent's other skills
+/// (as those skills name them), which a description has no business naming.
+pub(crate) fn scan_text(field: &dyn Fn() -> String, text: &str, others: &OtherTools, findings: &mut Vec<Finding>) {
     // Every invisible character is outside ASCII, which most text is all of.
     if !text.is_ascii()
         && let Some((at, _)) = text.char_indices().find(|(_, c)| is_invisible(*c))
     {
-        findings.push(Finding { rule: INVISIBLE, field: field.to_owned(), excerpt: excerpt(text, at, 0) });
+        findings.push(Finding { rule: INVISIBLE, field: field(), excerpt: excerpt(text, at, 0) });
     }
     let (mut credentials, mut conceals) = (false, false);
-    for found in PHRASES.find_overlapping_iter(text) {
+    for found in PHRASES.find_iter(text) {
         let (at, len) = (found.start(), found.len());
         let is_path = found.pattern().as_usize() < CREDENTIAL_PATHS.len();
         if is_path && !credentials {
             let near = window(text, at, 80).to_ascii_lowercase();
             if READ_VERBS.iter().any(|verb| near.contains(verb)) {
                 credentials = true;
-                findings.push(Finding { rule: CREDENTIALS, field: field.to_owned(), excerpt: excerpt(text, at, len) });
+                findings.push(Finding { rule: CREDENTIALS, field: field(), excerpt: excerpt(text, at, len) });
             }
         } else if !is_path && !conceals {
             conceals = true;
-            findings.push(Finding { rule: CONCEALS, field: field.to_owned(), excerpt: excerpt(text, at, len) });
+            findings.push(Finding { rule: CONCEALS, field: field(), excerpt: excerpt(text, at, len) });
         }
     }
     if let Some(automaton) = &others.0 {
@@ -155,7 +155,7 @@ pub(crate) fn scan_text(field: &str, text: &str, others: &OtherTools, findings: 
         if let Some(found) = whole {
             findings.push(Finding {
                 rule: OTHER_TOOL,
-                field: field.to_owned(),
+                field: field(),
                 excerpt: excerpt(text, found.start(), found.len()),
             });
         }
@@ -202,30 +202,51 @@ fn excerpt(text: &str, at: usize, len: usize) -> String {
     escape_invisible(&shown)
 }
 
-/// The findings in every string of `definition` (a tool's, prompt's or template's JSON,
-/// or a skill's text under `field`), its field paths joined by `/`.
-pub(super) fn scan_value(field: &str, value: &serde_json::Value, others: &OtherTools, findings: &mut Vec<Finding>) {
-    let none = OtherTools(None);
+/// A step of the path to a text in a definition.
+pub(super) enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The findings in every string of `value`, at `path` in a definition (its steps
+/// joined by `/` name a finding's field).
+pub(super) fn scan_value<'a>(
+    path: &mut Vec<Step<'a>>,
+    value: &'a serde_json::Value,
+    others: &OtherTools,
+    findings: &mut Vec<Finding>,
+) {
     match value {
-        serde_json::Value::String(text) => scan_text(field, text, others, findings),
+        serde_json::Value::String(text) => scan_text(&|| joined(path), text, others, findings),
         serde_json::Value::Array(items) => {
             for (index, item) in items.iter().enumerate() {
-                scan_value(&join(field, &index.to_string()), item, others, findings);
+                path.push(Step::Index(index));
+                scan_value(path, item, others, findings);
+                path.pop();
             }
         }
         serde_json::Value::Object(members) => {
             for (key, member) in members {
+                path.push(Step::Key(key));
                 // A key is text the model sees too (a property's name).
-                scan_text(&join(field, key), key, &none, findings);
-                scan_value(&join(field, key), member, others, findings);
+                scan_text(&|| joined(path), key, &OtherTools(None), findings);
+                scan_value(path, member, others, findings);
+                path.pop();
             }
         }
         _ => {}
     }
 }
 
-fn join(field: &str, key: &str) -> String {
-    if field.is_empty() { key.to_owned() } else { format!("{field}/{key}") }
+fn joined(path: &[Step<'_>]) -> String {
+    let steps: Vec<String> = path
+        .iter()
+        .map(|step| match step {
+            Step::Key(key) => (*key).to_owned(),
+            Step::Index(index) => index.to_string(),
+        })
+        .collect();
+    steps.join("/")
 }
 
 /// The findings in a markdown skill's name, description and body: the same rules as a
@@ -233,7 +254,7 @@ fn join(field: &str, key: &str) -> String {
 pub fn scan_skill_text(name: &str, description: &str, body: &str) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (field, text) in [("name", name), ("description", description), ("body", body)] {
-        scan_text(field, text, &OtherTools(None), &mut findings);
+        scan_text(&|| field.to_owned(), text, &OtherTools(None), &mut findings);
     }
     findings
 }
@@ -244,7 +265,7 @@ mod tests {
 
     fn rules(text: &str, others: &[&str]) -> Vec<&'static str> {
         let mut findings = Vec::new();
-        scan_text("description", text, &OtherTools::new(others), &mut findings);
+        scan_text(&|| "description".to_owned(), text, &OtherTools::new(others), &mut findings);
         findings.into_iter().map(|finding| finding.rule).collect()
     }
 
@@ -289,7 +310,7 @@ mod tests {
     fn invisible_characters_are_shown_escaped() {
         assert_eq!(escape_invisible("a\u{E0041}b\u{200B}"), "a\\u{E0041}b\\u{200B}");
         let mut findings = Vec::new();
-        scan_text("description", "Adds.\u{E0041}\u{E0042}", &OtherTools(None), &mut findings);
+        scan_text(&|| "description".to_owned(), "Adds.\u{E0041}\u{E0042}", &OtherTools(None), &mut findings);
         assert_eq!(findings[0].excerpt, "Adds.\\u{E0041}\\u{E0042}");
     }
 }
