@@ -99,6 +99,7 @@ async fn check(file: &Config, session: &Session) -> anyhow::Result<CheckReport> 
     let resolver = SecretResolver::default();
     let mut secrets = Vec::new();
     let mut documents = Vec::new();
+    #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
     let mut sandboxes: Vec<SandboxCheck> = Vec::new();
     // What an agent inherits unchanged from the top level is checked there, once.
     let mut top: Option<TopLevel> = None;

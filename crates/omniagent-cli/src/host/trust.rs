@@ -56,8 +56,7 @@ pub fn reload_trusts() {
 /// The pinned skills of `config`, by name: each MCP server, and each OpenAPI document
 /// given by URL, unless its `trust` (or `trust.tools`) is `off`.
 pub(crate) fn pinned(config: &AgentConfig) -> BTreeMap<String, PinnedSkill> {
-    let default = config.sections.trust.tools;
-    let mut pinned = BTreeMap::new();
+    let mut pinned: BTreeMap<String, PinnedSkill> = BTreeMap::new();
     #[cfg(feature = "mcp")]
     for (name, server) in config.sections.mcp_servers() {
         let origin = match &server.transport {
@@ -67,13 +66,17 @@ pub(crate) fn pinned(config: &AgentConfig) -> BTreeMap<String, PinnedSkill> {
             }
             skill_mcp::Transport::Http { url, .. } => skill_core::redact::url_text(url),
         };
-        pinned.insert(name.clone(), PinnedSkill { origin, mode: server.trust.unwrap_or(default) });
+        let mode = server.trust.unwrap_or(config.sections.trust.tools);
+        pinned.insert(name.clone(), PinnedSkill { origin, mode });
     }
     #[cfg(feature = "openapi")]
     for (name, settings) in config.sections.openapi.iter().filter(|(_, settings)| settings.spec_is_url()) {
         let origin = skill_core::redact::url_text(&settings.spec);
-        pinned.insert(name.clone(), PinnedSkill { origin, mode: settings.trust.unwrap_or(default) });
+        let mode = settings.trust.unwrap_or(config.sections.trust.tools);
+        pinned.insert(name.clone(), PinnedSkill { origin, mode });
     }
+    #[cfg(not(any(feature = "mcp", feature = "openapi")))]
+    let _ = config;
     pinned.retain(|_, pinned| pinned.mode != TrustMode::Off);
     pinned
 }
