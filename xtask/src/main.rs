@@ -80,7 +80,8 @@ fn main() -> anyhow::Result<()> {
          2,639, into the peers cache) through the real loader, and say how many give
          one valid tool per operation, and why the rest do not
   peers  fetch the real peers the tests use (openclaw@{openclaw}'s skills, with npm pack;
-         @modelcontextprotocol/server-everything@{everything},
+         @modelcontextprotocol/server-everything@{everything}, server-filesystem and
+         server-memory@{reference},
          @modelcontextprotocol/server-basic-vanillajs@{app_server},
          @stoplight/prism-cli@{prism},
          @modelcontextprotocol/conformance@{conformance} (with the Node.js {node} it
@@ -100,6 +101,7 @@ fn main() -> anyhow::Result<()> {
          into $OMNIAGENT_PEERS, else $XDG_CACHE_HOME/omniagent-peers or ~/.cache/omniagent-peers",
                 openclaw = peers::OPENCLAW_VERSION,
                 everything = peers::SERVER_EVERYTHING_VERSION,
+                reference = test_peers::REFERENCE_SERVERS_VERSION,
                 app_server = peers::MCP_APP_SERVER_VERSION,
                 prism = peers::PRISM_VERSION,
                 conformance = peers::MCP_CONFORMANCE_VERSION,

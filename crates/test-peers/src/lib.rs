@@ -47,6 +47,13 @@ pub const OPENCLAW_DIR_VAR: &str = "OMNIAGENT_OPENCLAW_DIR";
 pub const SERVER_EVERYTHING_VERSION: &str = "2026.8.31";
 /// The variable naming the `mcp-server-everything` program.
 pub const SERVER_EVERYTHING_VAR: &str = "OMNIAGENT_SERVER_EVERYTHING";
+/// The release of the reference servers `@modelcontextprotocol/server-filesystem` and
+/// `@modelcontextprotocol/server-memory` the tests run, installed together.
+pub const REFERENCE_SERVERS_VERSION: &str = "2026.8.31";
+/// The variable naming the `mcp-server-filesystem` program.
+pub const SERVER_FILESYSTEM_VAR: &str = "OMNIAGENT_SERVER_FILESYSTEM";
+/// The variable naming the `mcp-server-memory` program.
+pub const SERVER_MEMORY_VAR: &str = "OMNIAGENT_SERVER_MEMORY";
 /// The npm package of an MCP App server: the MCP Apps extension's basic example, a tool
 /// whose `_meta` names its `ui://` resource.
 pub const MCP_APP_SERVER_PACKAGE: &str = "@modelcontextprotocol/server-basic-vanillajs";
@@ -239,6 +246,36 @@ pub fn openclaw_package_in(peers: &Path) -> PathBuf {
 /// The server-everything install folder in the cache folder `peers`.
 pub fn server_everything_install_in(peers: &Path) -> PathBuf {
     peers.join(format!("server-everything-{SERVER_EVERYTHING_VERSION}"))
+}
+
+/// The install folder of the reference servers (filesystem and memory) in the cache
+/// folder `peers`.
+pub fn reference_servers_install_in(peers: &Path) -> PathBuf {
+    peers.join(format!("reference-servers-{REFERENCE_SERVERS_VERSION}"))
+}
+
+/// The `mcp-server-filesystem` program of the reference servers' install folder.
+pub fn server_filesystem_program(install: &Path) -> PathBuf {
+    npm_bin(install, "mcp-server-filesystem")
+}
+
+/// The `mcp-server-memory` program of the reference servers' install folder.
+pub fn server_memory_program(install: &Path) -> PathBuf {
+    npm_bin(install, "mcp-server-memory")
+}
+
+/// `$OMNIAGENT_SERVER_FILESYSTEM`, else the program in the peers cache; panics when absent.
+pub fn server_filesystem_or_panic() -> PathBuf {
+    peer_or_panic(SERVER_FILESYSTEM_VAR, "mcp-server-filesystem", |peers| {
+        server_filesystem_program(&reference_servers_install_in(peers))
+    })
+}
+
+/// `$OMNIAGENT_SERVER_MEMORY`, else the program in the peers cache; panics when absent.
+pub fn server_memory_or_panic() -> PathBuf {
+    peer_or_panic(SERVER_MEMORY_VAR, "mcp-server-memory", |peers| {
+        server_memory_program(&reference_servers_install_in(peers))
+    })
 }
 
 /// The `mcp-server-everything` program of an install folder.

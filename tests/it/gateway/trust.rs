@@ -261,9 +261,10 @@ fn a_documents_changed_description_is_withheld_at_the_next_start() {
 }
 
 /// The scan rules aim for certainty: the text of real servers and documents gives no
-/// finding. Every tool, prompt and template of server-everything, mcp-server-time and
-/// mcp-server-git, every operation of GitHub's document, and of the OpenAPI directory
-/// sample the peers hold (Stripe's, Azure's, AWS's and nine more), is offered.
+/// finding. Every tool, prompt and template of server-everything, server-filesystem,
+/// server-memory, mcp-server-time and mcp-server-git, every operation of GitHub's
+/// document, and of the OpenAPI directory sample the peers hold (Stripe's, Azure's,
+/// AWS's and nine more), is offered.
 #[test]
 fn real_servers_and_documents_give_the_scan_rules_no_finding() {
     let python = test_peers::mcp_servers_time_git_python_or_panic();
@@ -277,13 +278,15 @@ fn real_servers_and_documents_give_the_scan_rules_no_finding() {
     documents.sort();
     let mut config = format!(
         "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
-         mcp:\n  servers:\n    everything:\n      command: {}\n    time:\n      command: {python}\n      args: [-m, mcp_server_time]\n\
+         mcp:\n  servers:\n    everything:\n      command: {}\n    filesystem:\n      command: {filesystem}\n      args: ['{repository}']\n    memory:\n      command: {memory}\n    time:\n      command: {python}\n      args: [-m, mcp_server_time]\n\
          \x20   git:\n      command: {python}\n      args: [-m, mcp_server_git, --repository, {repository}]\n\
          openapi:\n  github:\n    spec: {}\n",
         test_peers::server_everything_or_panic().display(),
         test_peers::github_openapi_or_panic().display(),
         python = python.display(),
         repository = repository.display(),
+        filesystem = test_peers::server_filesystem_or_panic().display(),
+        memory = test_peers::server_memory_or_panic().display(),
     );
     for (index, document) in documents.iter().enumerate() {
         config.push_str(&format!("  directory-{index}:\n    spec: '{}'\n", document.display()));
@@ -296,7 +299,7 @@ fn real_servers_and_documents_give_the_scan_rules_no_finding() {
     assert_eq!(listing["skipped"], json!([]));
     let tools = listing["tools"].as_array().unwrap();
     assert!(tools.len() > 2_000, "{} tools", tools.len());
-    for skill in ["everything", "time", "git"] {
+    for skill in ["everything", "filesystem", "memory", "time", "git"] {
         assert!(tools.iter().any(|tool| tool["source"]["skill"] == skill), "{skill} gives tools");
     }
 }
