@@ -384,9 +384,15 @@ fn pinned_upstreams_are_listed_before_any_starts_and_a_call_starts_only_its_own(
         if request.get("id").is_none() {
             return Value::Null;
         }
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|error| panic!("{error}: {line:?}"))
+        // Notifications (a list change once an upstream starts) may come first.
+        loop {
+            let mut line = String::new();
+            stdout.read_line(&mut line).unwrap();
+            let message: Value = serde_json::from_str(&line).unwrap_or_else(|error| panic!("{error}: {line:?}"));
+            if message.get("id") == request.get("id") {
+                return message;
+            }
+        }
     };
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
