@@ -62,32 +62,6 @@ fn github_openapi(c: &mut Criterion) {
     c.bench_function("cold_start/serde_json_parse_github_openapi", |b| b.iter(|| parse(&path)));
 }
 
-/// A home whose config has the six upstreams of the gateway's figure, in `folder`.
-fn six_upstreams(folder: &Path) {
-    let repository = folder.join("repository");
-    std::fs::create_dir_all(&repository).expect("a writable temporary folder");
-    let status = Command::new("git").args(["init", "--quiet"]).current_dir(&repository).status().expect("git runs");
-    assert!(status.success());
-    let python = test_peers::mcp_servers_time_git_python_or_panic();
-    let apps = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/fastmcp_apps.py");
-    let config = format!(
-        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
-         mcp:\n  servers:\n    sample: {{command: '{sample}'}}\n    everything: {{command: '{everything}'}}\n\
-         \x20   time: {{command: '{python}', args: [-m, mcp_server_time]}}\n\
-         \x20   git: {{command: '{python}', args: [-m, mcp_server_git, --repository, '{repository}']}}\n\
-         \x20   sqlite: {{command: '{sqlite}', args: [-c, 'from mcp_server_sqlite import main; main()', --db-path, ':memory:']}}\n\
-         \x20   charts: {{command: '{fastmcp}', args: ['{apps}']}}\n",
-        sample = test_peers::sample_server_or_panic().display(),
-        everything = test_peers::server_everything_or_panic().display(),
-        python = python.display(),
-        repository = repository.display(),
-        sqlite = test_peers::mcp_server_sqlite_python_or_panic().display(),
-        fastmcp = test_peers::mcp_python_or_panic().display(),
-        apps = apps.display(),
-    );
-    std::fs::write(folder.join("config.yaml"), config).expect("a writable temporary folder");
-}
-
 /// Spawns `omniagent mcp serve` (with `args`) in `home`, and returns once it answered
 /// `initialize` and a first `tools/list` (with the number of tools), ending it then.
 fn first_tools_list(home: &Path, args: &[&str]) -> usize {
@@ -130,7 +104,8 @@ fn first_tools_list(home: &Path, args: &[&str]) -> usize {
 
 fn pinned_upstreams(c: &mut Criterion) {
     let home = tempfile::tempdir().expect("a temporary folder");
-    six_upstreams(home.path());
+    let config = test_peers::six_upstreams_config(home.path());
+    std::fs::write(home.path().join("config.yaml"), config).expect("a writable temporary folder");
     // The first sight records every definition in the lock.
     tools_list(home.path());
     let eager = first_tools_list(home.path(), &["--eager"]);

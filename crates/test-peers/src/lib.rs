@@ -264,6 +264,34 @@ pub fn server_memory_program(install: &Path) -> PathBuf {
     npm_bin(install, "mcp-server-memory")
 }
 
+/// A config with six real MCP servers of different makes (the sample server,
+/// server-everything, mcp-server-time, mcp-server-git on a new repository in `folder`,
+/// mcp-server-sqlite on an in-memory database, and a FastMCP server with an MCP App), for
+/// the gateway's instant-start test and benchmark. Panics when a peer is missing.
+pub fn six_upstreams_config(folder: &Path) -> String {
+    let repository = folder.join("repository");
+    std::fs::create_dir_all(&repository).expect("a writable folder");
+    let git = std::process::Command::new("git").args(["init", "--quiet"]).current_dir(&repository).status();
+    assert!(git.expect("git runs").success(), "git init in {}", repository.display());
+    let python = mcp_servers_time_git_python_or_panic();
+    let apps = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/fastmcp_apps.py");
+    format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
+         mcp:\n  servers:\n    sample: {{command: '{sample}'}}\n    everything: {{command: '{everything}'}}\n\
+         \x20   time: {{command: '{python}', args: [-m, mcp_server_time]}}\n\
+         \x20   git: {{command: '{python}', args: [-m, mcp_server_git, --repository, '{repository}']}}\n\
+         \x20   sqlite: {{command: '{sqlite}', args: [-c, 'from mcp_server_sqlite import main; main()', --db-path, ':memory:']}}\n\
+         \x20   charts: {{command: '{fastmcp}', args: ['{apps}']}}\n",
+        sample = sample_server_or_panic().display(),
+        everything = server_everything_or_panic().display(),
+        python = python.display(),
+        repository = repository.display(),
+        sqlite = mcp_server_sqlite_python_or_panic().display(),
+        fastmcp = mcp_python_or_panic().display(),
+        apps = apps.display(),
+    )
+}
+
 /// `$OMNIAGENT_SERVER_FILESYSTEM`, else the program in the peers cache; panics when absent.
 pub fn server_filesystem_or_panic() -> PathBuf {
     peer_or_panic(SERVER_FILESYSTEM_VAR, "mcp-server-filesystem", |peers| {

@@ -337,27 +337,8 @@ fn children(pid: u32) -> Vec<String> {
 #[test]
 fn pinned_upstreams_are_listed_before_any_starts_and_a_call_starts_only_its_own() {
     let home = Home::new();
-    let repository = home.path().join("repository");
-    std::fs::create_dir_all(&repository).unwrap();
-    let git = std::process::Command::new("git").args(["init", "--quiet"]).current_dir(&repository).status().unwrap();
-    assert!(git.success());
-    let python = test_peers::mcp_servers_time_git_python_or_panic();
-    let apps = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/fastmcp_apps.py");
-    let home = home.with_config(&format!(
-        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
-         mcp:\n  servers:\n    sample:\n      command: {sample}\n    everything:\n      command: {everything}\n\
-         \x20   time:\n      command: {python}\n      args: [-m, mcp_server_time]\n\
-         \x20   git:\n      command: {python}\n      args: [-m, mcp_server_git, --repository, {repository}]\n\
-         \x20   sqlite:\n      command: {sqlite}\n      args: [-c, 'from mcp_server_sqlite import main; main()', --db-path, ':memory:']\n\
-         \x20   charts:\n      command: {fastmcp}\n      args: ['{apps}']\n",
-        sample = test_peers::sample_server_or_panic().display(),
-        everything = test_peers::server_everything_or_panic().display(),
-        python = python.display(),
-        repository = repository.display(),
-        sqlite = test_peers::mcp_server_sqlite_python_or_panic().display(),
-        fastmcp = test_peers::mcp_python_or_panic().display(),
-        apps = apps.display(),
-    ));
+    let config = test_peers::six_upstreams_config(home.path());
+    let home = home.with_config(&config);
     // The first sight of each server records its definitions.
     let (code, stdout, stderr) = crate::run(home.omniagent(&["--json", "tools", "list"]));
     assert_eq!(code, 0, "{stderr}");
