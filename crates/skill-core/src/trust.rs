@@ -286,7 +286,7 @@ impl Trust {
         skill: &str,
         pinned: Option<&PinnedSkill>,
         kind: ItemKind,
-        items: &[(String, &Judged)],
+        items: &[(String, Judged)],
     ) -> Vec<Verdict> {
         // What is not pinned has an origin all the same, where approvals of its flagged
         // items are recorded.
@@ -321,7 +321,7 @@ impl Trust {
                     (_, Some(_)) => None,
                     (TrustMode::Approved, None) => Some(WithheldReason::New),
                     (TrustMode::OnFirstUse, None) => {
-                        to_record.push(*judged);
+                        to_record.push(judged);
                         None
                     }
                 };
@@ -355,7 +355,7 @@ impl Trust {
 
     /// Logs each withheld item once (per definition), and each finding a `warn` scan
     /// lets through.
-    fn log(&self, verdicts: &[Verdict], items: &[(String, &Judged)]) {
+    fn log(&self, verdicts: &[Verdict], items: &[(String, Judged)]) {
         let mut logged = lock(&self.inner.logged);
         for (verdict, (name, judged)) in verdicts.iter().zip(items) {
             if self.inner.scan == ScanMode::Warn {

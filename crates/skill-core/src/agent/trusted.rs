@@ -45,22 +45,15 @@ impl Agent {
     }
 
     /// The names, as their skills give them, of the distinctive tools of every skill but
-    /// `skill`, less the names `skill`'s own tools have (`own`, or those registered):
-    /// what a description of `skill` has no business naming.
-    fn other_tools(&self, skill: &str, own: Option<&[(String, Arc<dyn Tool>)]>) -> OtherTools {
+    /// `skill`, less the names `skill`'s own registered tools have: what a description of
+    /// `skill` has no business naming.
+    fn other_tools(&self, skill: &str) -> OtherTools {
         let tools = read(&self.inner.tools);
-        let registered: Vec<&str>;
-        let own: Vec<&str> = match own {
-            Some(own) => own.iter().map(|(_, tool)| tool.name()).collect(),
-            None => {
-                registered = tools
-                    .values()
-                    .filter(|tool| tool.source().skill == skill)
-                    .map(|tool| tool.source().tool.as_str())
-                    .collect();
-                registered
-            }
-        };
+        let own: Vec<&str> = tools
+            .values()
+            .filter(|tool| tool.source().skill == skill)
+            .map(|tool| tool.source().tool.as_str())
+            .collect();
         let names: BTreeSet<&str> = tools
             .values()
             .map(|tool| tool.source())
@@ -72,10 +65,11 @@ impl Agent {
         OtherTools::new(&names.into_iter().collect::<Vec<_>>())
     }
 
-    /// Judges the tools `skill` registered (agent-level name and tool each).
+    /// Judges the tools `skill` registered (agent-level name and tool each), once they
+    /// are in the registry.
     pub(super) fn judge_tools(&self, skill: &str, tools: &[(String, Arc<dyn Tool>)]) {
         let Some(trust) = self.trust() else { return };
-        let others = self.other_tools(skill, Some(tools));
+        let others = self.other_tools(skill);
         let judged =
             tools.iter().map(|(name, tool)| (name.clone(), judge_tool(tool, &others, trust.scan_mode()))).collect();
         self.judge(skill, Kind::Tool, judged);
@@ -84,7 +78,7 @@ impl Agent {
     /// Judges the prompts `skill` registered.
     pub(super) fn judge_prompts(&self, skill: &str, prompts: &[(String, Arc<dyn Prompt>)]) {
         let Some(trust) = self.trust() else { return };
-        let others = self.other_tools(skill, None);
+        let others = self.other_tools(skill);
         let judged = prompts
             .iter()
             .map(|(name, prompt)| (name.clone(), judge_prompt(prompt.info(), &others, trust.scan_mode())))
@@ -96,7 +90,7 @@ impl Agent {
     /// template each).
     pub(super) fn judge_templates(&self, skill: &str, templates: &[(String, ResourceTemplateInfo)]) {
         let Some(trust) = self.trust() else { return };
-        let others = self.other_tools(skill, None);
+        let others = self.other_tools(skill);
         let judged = templates
             .iter()
             .map(|(name, template)| (name.clone(), judge_template(template, &others, trust.scan_mode())))
@@ -107,8 +101,7 @@ impl Agent {
     /// Records the judgment of `skill`'s items of `kind`, replacing the last one.
     fn judge(&self, skill: &str, kind: Kind, judged: Vec<(String, Judged)>) {
         let Some(trust) = self.trust() else { return };
-        let items: Vec<(String, &Judged)> = judged.iter().map(|(name, judged)| (name.clone(), judged)).collect();
-        let verdicts = trust.judge(skill, self.inner.pinned.get(skill), kind.item_kind(), &items);
+        let verdicts = trust.judge(skill, self.inner.pinned.get(skill), kind.item_kind(), &judged);
         let mut trusted = write(&self.inner.trusted);
         let withheld = trusted.withheld.entry(kind).or_default();
         withheld.retain(|_, item| item.skill != skill);
@@ -128,9 +121,7 @@ impl Agent {
         let mut withheld: BTreeMap<Kind, BTreeMap<String, Arc<WithheldItem>>> = BTreeMap::new();
         for (skill, kinds) in &trusted.judged {
             for (kind, judged) in kinds {
-                let items: Vec<(String, &Judged)> =
-                    judged.iter().map(|(name, judged)| (name.clone(), judged)).collect();
-                for verdict in trust.judge(skill, self.inner.pinned.get(skill), kind.item_kind(), &items) {
+                for verdict in trust.judge(skill, self.inner.pinned.get(skill), kind.item_kind(), judged) {
                     if let Verdict::Withheld(item) = verdict {
                         withheld.entry(*kind).or_default().insert(item.name.clone(), item);
                     }
