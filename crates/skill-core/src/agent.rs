@@ -15,14 +15,14 @@ mod trusted;
 
 pub use self::handle::SkillHandle;
 pub use self::items::{Changes, RegisteredPrompt};
-pub use self::layers::{CallContext, CallLayer};
+pub use self::layers::{CallContext, CallFuture, CallLayer, CallOutput, Item, Next};
 pub use self::left_out::LeftOutKeyword;
 pub use self::tools::{RegisteredTool, ToolFailure};
 
 use crate::naming::{agent_tool_name, sanitize_tool_name, shorten_tool_name};
 use crate::trust::PinnedSkill;
 use crate::{
-    KvStore, MemoryStore, ResourceCatalog, Secrets, Skill, SkillStore, SourceKind, ToolFilter, ToolHook, Trust,
+    Caller, KvStore, MemoryStore, ResourceCatalog, Secrets, Skill, SkillStore, SourceKind, ToolFilter, ToolHook, Trust,
 };
 
 /// A skill that could not be loaded (or closed), and why.
@@ -56,6 +56,7 @@ pub struct AgentBuilder {
     store: Option<Arc<dyn KvStore>>,
     secrets: BTreeMap<String, Secrets>,
     hooks: Vec<Arc<dyn ToolHook>>,
+    layers: Vec<Arc<dyn CallLayer>>,
     skills: Vec<Box<dyn Skill>>,
     tool_filter: ToolFilter,
     trust: Option<Trust>,
@@ -84,6 +85,14 @@ impl AgentBuilder {
     /// A hook that sees every tool call.
     pub fn hook(mut self, hook: Arc<dyn ToolHook>) -> Self {
         self.hooks.push(hook);
+        self
+    }
+
+    /// A layer of the call path, inside the hooks and the layers given before it, outside
+    /// the pinning check: every tool call, prompt get and resource read passes through
+    /// it.
+    pub fn layer(mut self, layer: Arc<dyn CallLayer>) -> Self {
+        self.layers.push(layer);
         self
     }
 
@@ -118,30 +127,28 @@ impl AgentBuilder {
     pub fn build(self) -> Agent {
         let mut members = Members::default();
         let pending = self.skills.into_iter().map(|skill| (members.issue_ticket(), skill)).collect();
-        Agent {
-            inner: Arc::new(AgentInner {
-                store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
-                name: self.name,
-                secrets: self.secrets,
-                layers: layers::Layers::new(self.hooks),
-                trust: self.trust,
-                pinned: self.pinned,
-                trusted: RwLock::new(trusted::Trusted::default()),
-                following: std::sync::atomic::AtomicBool::new(false),
-                tool_filter: self.tool_filter,
-                pending: Mutex::new(pending),
-                loaded: tokio::sync::Mutex::new(Vec::new()),
-                members: Mutex::new(members),
-                tools: RwLock::new(BTreeMap::new()),
-                prompts: RwLock::new(BTreeMap::new()),
-                resources: RwLock::new(BTreeMap::new()),
-                plain: RwLock::new(BTreeSet::new()),
-                changes: tokio::sync::watch::Sender::new(Changes::default()),
-                updates: tokio::sync::broadcast::Sender::new(UPDATES_CAPACITY),
-                skipped: Mutex::new(Vec::new()),
-                tool_problems: RwLock::new(BTreeMap::new()),
-            }),
-        }
+        Agent::of(Arc::new(AgentInner {
+            store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
+            name: self.name,
+            secrets: self.secrets,
+            layers: layers::Layers::new(self.hooks, self.layers),
+            trust: self.trust,
+            pinned: self.pinned,
+            trusted: RwLock::new(trusted::Trusted::default()),
+            following: std::sync::atomic::AtomicBool::new(false),
+            tool_filter: self.tool_filter,
+            pending: Mutex::new(pending),
+            loaded: tokio::sync::Mutex::new(Vec::new()),
+            members: Mutex::new(members),
+            tools: RwLock::new(BTreeMap::new()),
+            prompts: RwLock::new(BTreeMap::new()),
+            resources: RwLock::new(BTreeMap::new()),
+            plain: RwLock::new(BTreeSet::new()),
+            changes: tokio::sync::watch::Sender::new(Changes::default()),
+            updates: tokio::sync::broadcast::Sender::new(UPDATES_CAPACITY),
+            skipped: Mutex::new(Vec::new()),
+            tool_problems: RwLock::new(BTreeMap::new()),
+        }))
     }
 }
 
@@ -175,6 +182,8 @@ impl fmt::Debug for AgentBuilder {
 #[derive(Clone)]
 pub struct Agent {
     inner: Arc<AgentInner>,
+    /// Who the calls and lists of this handle are for.
+    caller: Arc<Caller>,
 }
 
 struct AgentInner {
@@ -250,6 +259,7 @@ impl Agent {
             store: None,
             secrets: BTreeMap::new(),
             hooks: Vec::new(),
+            layers: Vec::new(),
             skills: Vec::new(),
             tool_filter: ToolFilter::default(),
             trust: None,
@@ -257,9 +267,27 @@ impl Agent {
         }
     }
 
+    /// A handle to `inner` that acts for the CLI.
+    fn of(inner: Arc<AgentInner>) -> Agent {
+        Agent { inner, caller: Arc::new(Caller::default()) }
+    }
+
     /// The agent's name.
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// A handle to the same agent whose calls and lists are `caller`'s: the layers of
+    /// its call path see that caller (a policy may refuse it items, a rate limit count
+    /// its calls). A handle made otherwise acts for the CLI.
+    #[must_use]
+    pub fn acting_for(&self, caller: Caller) -> Agent {
+        Agent { inner: Arc::clone(&self.inner), caller: Arc::new(caller) }
+    }
+
+    /// Who this handle's calls and lists are for.
+    pub fn caller(&self) -> &Caller {
+        &self.caller
     }
 
     /// Whether `other` is a handle to this same agent (not merely one alike).

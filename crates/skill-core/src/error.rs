@@ -54,6 +54,16 @@ pub enum ToolError {
         /// Why, and what to run.
         message: String,
     },
+    /// A layer of the call path refused the call: a policy rule, a rate limit, the
+    /// secret egress guard. The message says why (the rule, the wait, the secret's
+    /// reference), never a secret's value.
+    #[error("{message}")]
+    Refused {
+        /// The layer that refused: `policy`, `rate_limit`, `secret_guard`.
+        layer: &'static str,
+        /// Why, for the caller and the model.
+        message: String,
+    },
 }
 
 /// What an agent looks a name up as: a [`ToolError::NotFound`] names it.

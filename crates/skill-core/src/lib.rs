@@ -64,6 +64,7 @@
 
 mod agent;
 mod blocking;
+mod caller;
 pub mod duration;
 mod error;
 mod filter;
@@ -82,13 +83,15 @@ mod source;
 mod store;
 mod tool;
 mod tool_search;
+pub mod trace;
 pub mod trust;
 
 pub use crate::agent::{
-    Agent, AgentBuilder, CallContext, CallLayer, Changes, InitReport, LeftOutKeyword, RegisteredPrompt, RegisteredTool,
-    SkillFailure, SkillHandle, ToolFailure,
+    Agent, AgentBuilder, CallContext, CallFuture, CallLayer, CallOutput, Changes, InitReport, Item, LeftOutKeyword,
+    Next, RegisteredPrompt, RegisteredTool, SkillFailure, SkillHandle, ToolFailure,
 };
 pub use crate::blocking::{drop_off_runtime, off_runtime};
+pub use crate::caller::Caller;
 pub use crate::error::{BoxError, Error, ItemKind, ToolError};
 pub use crate::filter::{FilterReport, ToolFilter, ToolPattern, wildcard_matches};
 pub use crate::hook::{ToolCall, ToolHook};

@@ -68,7 +68,7 @@ impl SkillHandle {
 
     /// The agent, unless it was dropped: to list or call the other skills' tools.
     pub fn agent(&self) -> Option<Agent> {
-        self.agent.upgrade().map(|inner| Agent { inner })
+        self.agent.upgrade().map(Agent::of)
     }
 
     /// Replaces the skill's registered tools with `tools`, all or none (a skill whose

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::layers::CallContext;
+use super::layers::{CallContext, CallOutput, Item};
 use super::trusted::Kind;
 use super::{Agent, read, write};
 use crate::naming::{agent_resource_uri, close_names, split_agent_resource_uri};
@@ -165,6 +165,7 @@ impl Agent {
         prompts
             .values()
             .filter(|prompt| !withholds || self.withheld_item(Kind::Prompt, &prompt.name).is_none())
+            .filter(|prompt| !self.hides(ItemKind::Prompt, &prompt.name, &prompt.skill))
             .cloned()
             .collect()
     }
@@ -177,17 +178,6 @@ impl Agent {
             name: name.to_owned(),
             suggestions: close_names(name, read(&self.inner.prompts).keys().map(String::as_str)),
         })?;
-        let withheld = self.withheld_item(Kind::Prompt, name);
-        let no_arguments = Value::Object(serde_json::Map::new());
-        let context = CallContext {
-            kind: ItemKind::Prompt,
-            name,
-            skill: &prompt.skill,
-            source: None,
-            arguments: &no_arguments,
-            withheld: withheld.as_deref(),
-        };
-        self.inner.layers.check(&context)?;
         let missing: Vec<String> = prompt
             .info()
             .arguments
@@ -198,11 +188,24 @@ impl Agent {
         if !missing.is_empty() {
             return Err(ToolError::InvalidArguments { tool: name.to_owned(), problems: missing });
         }
-        let mut output = prompt.prompt.get(arguments).await?;
-        for message in &mut output.messages {
-            self.name_resources_in(&prompt.skill, std::slice::from_mut(&mut message.content));
-        }
-        Ok(output)
+        let withheld = self.withheld_item(Kind::Prompt, name);
+        let given =
+            Value::Object(arguments.iter().map(|(key, value)| (key.clone(), Value::from(value.as_str()))).collect());
+        let context = CallContext {
+            agent: &self.inner.name,
+            caller: &self.caller,
+            item: Item::plain(ItemKind::Prompt, name, &prompt.skill),
+            arguments: &given,
+            withheld: withheld.as_deref(),
+        };
+        let get = async {
+            let mut output = prompt.prompt.get(arguments).await?;
+            for message in &mut output.messages {
+                self.name_resources_in(&prompt.skill, std::slice::from_mut(&mut message.content));
+            }
+            Ok(CallOutput::Prompt(output))
+        };
+        self.inner.layers.call(&context, get).await?.prompt()
     }
 
     /// Suggestions for an argument of the prompt called `name` (its agent-level name).
@@ -240,10 +243,11 @@ impl Agent {
         let registry = read(&self.inner.resources);
         let listed = registry.iter().flat_map(|(skill, catalog)| catalog.resources.iter().map(move |r| (skill, r)));
         listed
-            .map(|(skill, resource)| ResourceInfo {
-                uri: self.resource_uri(skill, &resource.uri, &plain),
-                ..resource.clone()
+            .map(|(skill, resource)| {
+                (skill, ResourceInfo { uri: self.resource_uri(skill, &resource.uri, &plain), ..resource.clone() })
             })
+            .filter(|(skill, resource)| !self.hides(ItemKind::Resource, &resource.uri, skill))
+            .map(|(_, resource)| resource)
             .collect()
     }
 
@@ -255,11 +259,13 @@ impl Agent {
         let listed = registry.iter().flat_map(|(skill, catalog)| catalog.templates.iter().map(move |t| (skill, t)));
         let withholds = self.withholds(Kind::Template);
         listed
-            .map(|(skill, template)| ResourceTemplateInfo {
-                uri_template: self.resource_uri(skill, &template.uri_template, &plain),
-                ..template.clone()
+            .map(|(skill, template)| {
+                let uri_template = self.resource_uri(skill, &template.uri_template, &plain);
+                (skill, ResourceTemplateInfo { uri_template, ..template.clone() })
             })
-            .filter(|template| !withholds || self.withheld_item(Kind::Template, &template.uri_template).is_none())
+            .filter(|(_, template)| !withholds || self.withheld_item(Kind::Template, &template.uri_template).is_none())
+            .filter(|(skill, template)| !self.hides(ItemKind::ResourceTemplate, &template.uri_template, skill))
+            .map(|(_, template)| template)
             .collect()
     }
 
@@ -298,13 +304,30 @@ impl Agent {
     /// The contents come under agent-level URIs, as the agent lists the resources.
     pub async fn read_resource(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
         let found = self.reader_or_not_found(uri)?;
-        let mut output = found.reader.read(&found.uri).await?;
-        let plain = read(&self.inner.plain);
-        for part in &mut output.contents {
-            let uri = part.uri_mut();
-            *uri = self.resource_uri(&found.skill, uri, &plain);
-        }
-        Ok(output)
+        let no_arguments = Value::Object(serde_json::Map::new());
+        let context = CallContext {
+            agent: &self.inner.name,
+            caller: &self.caller,
+            item: Item::plain(ItemKind::Resource, uri, &found.skill),
+            arguments: &no_arguments,
+            withheld: None,
+        };
+        let read_it = async {
+            let mut output = found.reader.read(&found.uri).await?;
+            let plain = read(&self.inner.plain);
+            for part in &mut output.contents {
+                let uri = part.uri_mut();
+                *uri = self.resource_uri(&found.skill, uri, &plain);
+            }
+            Ok(CallOutput::Resource(output))
+        };
+        self.inner.layers.call(&context, read_it).await?.resource()
+    }
+
+    /// Whether a layer keeps the prompt, resource or template `name` of `skill` from
+    /// this handle's caller.
+    fn hides(&self, kind: ItemKind, name: &str, skill: &str) -> bool {
+        self.inner.layers.hides(&self.caller, &Item::plain(kind, name, skill))
     }
 
     /// The `_meta` of a tool of `skill` as the agent lists it: the MCP App it names

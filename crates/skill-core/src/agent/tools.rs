@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::layers::CallContext;
+use super::layers::{CallContext, CallOutput, Item};
 use super::left_out::{LeftOut, LeftOutKeyword, compile_leaving_out, description_note};
 use super::trusted::Kind;
 use super::{Agent, read, write};
@@ -96,6 +96,18 @@ impl RegisteredTool {
     /// The tool's behaviour hints.
     pub fn annotations(&self) -> ToolAnnotations {
         self.entry.tool.annotations()
+    }
+
+    /// The tool as the layers of the call path see it.
+    pub(super) fn item(&self) -> Item<'_> {
+        let source = self.source();
+        Item {
+            kind: ItemKind::Tool,
+            name: self.name(),
+            skill: &source.skill,
+            source: Some(source),
+            annotations: self.annotations(),
+        }
     }
 
     /// The JSON Schema of the tool's structured content, if it declares one.
@@ -216,10 +228,13 @@ impl Agent {
     /// Every registered tool the agent offers (none its trust withholds), by name.
     pub fn tools(&self) -> Vec<RegisteredTool> {
         let tools = read(&self.inner.tools);
-        if !self.withholds(Kind::Tool) {
-            return tools.values().cloned().collect();
-        }
-        tools.values().filter(|tool| self.withheld_item(Kind::Tool, tool.name()).is_none()).cloned().collect()
+        let withholds = self.withholds(Kind::Tool);
+        tools
+            .values()
+            .filter(|tool| !withholds || self.withheld_item(Kind::Tool, tool.name()).is_none())
+            .filter(|tool| !self.inner.layers.hides(&self.caller, &tool.item()))
+            .cloned()
+            .collect()
     }
 
     /// The tools the loaded skills gave that could not be registered, with the reason, in
@@ -289,25 +304,18 @@ impl Agent {
         );
         let withheld = self.withheld_item(Kind::Tool, &entry.context.name);
         let context = CallContext {
-            kind: ItemKind::Tool,
-            name: &entry.context.name,
-            skill: &source.skill,
-            source: Some(source),
+            agent: &self.inner.name,
+            caller: &self.caller,
+            item: tool.item(),
             arguments: &arguments,
             withheld: withheld.as_deref(),
         };
-        let call = async |arguments| {
-            let mut output = entry.tool.call(&entry.context, arguments).instrument(span).await?;
+        let call = async {
+            let mut output = entry.tool.call(&entry.context, arguments.clone()).instrument(span).await?;
             self.name_resources_in(&source.skill, &mut output.content);
-            Ok(output)
+            Ok(CallOutput::Tool(output))
         };
-        let layers = &self.inner.layers;
-        if !layers.observed() {
-            // No layer sees the end of the call: the arguments move into it uncopied.
-            layers.check(&context)?;
-            return call(arguments).await;
-        }
-        layers.call(&context, call(arguments.clone())).await
+        self.inner.layers.call(&context, call).await?.tool()
     }
 }
 

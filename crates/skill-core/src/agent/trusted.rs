@@ -195,7 +195,7 @@ impl Agent {
         tokio::spawn(async move {
             while generations.changed().await.is_ok() {
                 let Some(inner) = agent.upgrade() else { return };
-                Agent { inner }.judge_again();
+                Agent::of(inner).judge_again();
             }
         });
     }

@@ -1,7 +1,7 @@
 //! Behaviour of the `Agent` host through its public API: per-agent secrets and storage,
 //! how skills that cannot load are skipped, the agent capability (a skill's handle, which
 //! changes only that skill's items, and nothing once the agent is closed), agent-level
-//! tool names, argument validation, hooks, tracing spans, `close`, and tool sources.
+//! tool names, argument validation, hooks and the layers of the call path, tracing spans, `close`, and tool sources.
 //!
 //! The only stand-ins are the small test skills below (each module holds those of its
 //! own tests); the agent, `MemorySkill`,
@@ -24,6 +24,7 @@ mod arguments;
 mod capability;
 mod closing;
 mod hooks;
+mod layers;
 mod loading;
 mod names;
 mod secrets;

@@ -33,14 +33,16 @@ pub(super) fn failed_call(message: impl Into<String>) -> CallToolResult {
 }
 
 /// A failure of a prompt or resource request: an unknown name (which the agent names
-/// as the kind of item it looked for), bad arguments and a withheld item (whose message
-/// names the command that reviews it) are invalid params; anything else an internal
+/// as the kind of item it looked for), bad arguments, a withheld item (whose message
+/// names the command that reviews it) and a refused one (whose message names the rule,
+/// the wait) are invalid params; anything else an internal
 /// error with the message.
 pub(super) fn item_error(error: ToolError) -> ErrorData {
     match error {
-        ToolError::NotFound { .. } | ToolError::InvalidArguments { .. } | ToolError::Withheld { .. } => {
-            ErrorData::invalid_params(error.to_string(), None)
-        }
+        ToolError::NotFound { .. }
+        | ToolError::InvalidArguments { .. }
+        | ToolError::Withheld { .. }
+        | ToolError::Refused { .. } => ErrorData::invalid_params(error.to_string(), None),
         other => ErrorData::internal_error(other.to_string(), None),
     }
 }

@@ -12,7 +12,8 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use skill_core::{Agent, CompletionRequest, ToolError, ToolIndex};
+use skill_core::trace::TraceParent;
+use skill_core::{Agent, Caller, CompletionRequest, ToolError, ToolIndex};
 
 use super::announce::{Subscribed, session_of};
 use super::answer::{call_error, failed_call, item_error, passed_up};
@@ -52,10 +53,24 @@ impl Gateway {
 
     async fn request_agent(&self, context: &RequestContext<RoleServer>) -> Result<Agent, ErrorData> {
         let apps = || apps_settings(context);
-        self.agent(&self.client_of(&context.extensions), apps)
+        let client = self.client_of(&context.extensions);
+        let agent = self
+            .agent(&client, apps)
             .await
-            .map_err(|reason| ErrorData::internal_error(format!("the agent could not start: {reason}"), None))
+            .map_err(|reason| ErrorData::internal_error(format!("the agent could not start: {reason}"), None))?;
+        Ok(agent.acting_for(Caller::new(client).with_trace(trace_of(context))))
     }
+}
+
+/// The trace context a request came with: its `_meta.traceparent` (2026-07-28), else
+/// its HTTP `traceparent` header. One that is malformed is no trace context (W3C: a
+/// receiver starts a new trace).
+fn trace_of(context: &RequestContext<RoleServer>) -> Option<TraceParent> {
+    let header = || {
+        let parts = context.extensions.get::<::http::request::Parts>()?;
+        parts.headers.get("traceparent")?.to_str().ok()
+    };
+    context.meta.get_traceparent().or_else(header)?.parse().ok()
 }
 
 /// The settings of the MCP Apps extension the client of `context` declared, if it shows

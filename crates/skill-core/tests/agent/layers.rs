@@ -1,0 +1,92 @@
+//! The call path: layers given to the builder see every call with its caller, may refuse
+//! it, and may keep items from a caller's lists.
+
+use skill_core::{CallContext, CallFuture, CallLayer, CallOutput, Caller, Item, Next};
+
+use super::*;
+
+/// Refuses the tools whose name holds `word` to the client `client`, whatever the
+/// arguments, and any call whose arguments hold `"stop": true`; writes what it sees.
+struct Guard {
+    label: &'static str,
+    client: &'static str,
+    word: &'static str,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl CallLayer for Guard {
+    fn hides(&self, caller: &Caller, item: &Item<'_>) -> bool {
+        caller.client == self.client && item.name.contains(self.word)
+    }
+
+    fn check(&self, call: &CallContext<'_>) -> Result<(), ToolError> {
+        lock(&self.log).push(format!("{} {} {} {}", self.label, call.caller.client, call.item.name, call.arguments));
+        if self.hides(call.caller, &call.item) || call.arguments.get("stop") == Some(&json!(true)) {
+            return Err(ToolError::Refused { layer: "policy", message: format!("refused by {}", self.label) });
+        }
+        Ok(())
+    }
+}
+
+/// Watches each call run, and notes how it ended.
+struct Watch(Arc<Mutex<Vec<String>>>);
+
+impl CallLayer for Watch {
+    fn call<'a>(&'a self, call: &'a CallContext<'a>, next: Next<'a>) -> CallFuture<'a> {
+        Box::pin(async move {
+            let outcome = next.run().await;
+            let ended = match &outcome {
+                Ok(CallOutput::Tool(output)) => format!("tool ok, error {}", output.is_error),
+                Ok(_) => "other ok".to_owned(),
+                Err(error) => format!("err {error}"),
+            };
+            lock(&self.0).push(format!("watch {} {ended}", call.item.name));
+            outcome
+        })
+    }
+}
+
+#[tokio::test]
+async fn layers_see_each_call_in_order_and_the_first_refusal_ends_it() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let guard = |label, word| Arc::new(Guard { label, client: "bob", word, log: Arc::clone(&log) });
+    let builder = Agent::builder()
+        .layer(Arc::new(Watch(Arc::clone(&log))))
+        .layer(guard("outer", "delete"))
+        .layer(guard("inner", "nothing"));
+    let skill = TestSkill::new("files").tool("read", Action::Echo).tool("delete", Action::Echo);
+    let (agent, _) = load(builder, vec![skill]).await;
+    let bob = agent.acting_for(Caller::new("bob"));
+
+    assert!(bob.call_tool("files__read", json!({})).await.is_ok());
+    let refused = bob.call_tool("files__delete", json!({})).await.unwrap_err();
+    assert!(matches!(&refused, ToolError::Refused { layer: "policy", .. }), "{refused:?}");
+    let stopped = agent.call_tool("files__read", json!({"stop": true})).await.unwrap_err();
+    assert_eq!(stopped.to_string(), "refused by outer");
+    assert_eq!(
+        *lock(&log),
+        [
+            "outer bob files__read {}",
+            "inner bob files__read {}",
+            "watch files__read tool ok, error false",
+            "outer bob files__delete {}",
+            "watch files__delete err refused by outer",
+            r#"outer cli files__read {"stop":true}"#,
+            "watch files__read err refused by outer",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_item_a_layer_hides_is_left_out_of_that_callers_lists_only() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let builder = Agent::builder().layer(Arc::new(Guard { label: "p", client: "bob", word: "delete", log }));
+    let skill = TestSkill::new("files").tool("read", Action::Echo).tool("delete", Action::Echo);
+    let (agent, _) = load(builder, vec![skill]).await;
+    let names = |agent: &Agent| agent.tools().iter().map(|tool| tool.name().to_owned()).collect::<Vec<_>>();
+
+    assert_eq!(names(&agent), ["files__delete", "files__read"]);
+    assert_eq!(names(&agent.acting_for(Caller::new("bob"))), ["files__read"]);
+    assert_eq!(names(&agent.acting_for(Caller::new("alice"))), ["files__delete", "files__read"]);
+    assert_eq!(agent.caller().client, Caller::CLI);
+}
