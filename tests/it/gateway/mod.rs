@@ -17,6 +17,7 @@ mod lifecycle;
 mod oauth;
 mod python_servers;
 mod resources;
+mod sandboxed;
 mod skill_tools;
 mod tool_search;
 mod trust;
