@@ -1,5 +1,6 @@
 //! The gateway under faults: an upstream that crashes or hangs, a thousand calls at once,
-//! a client that goes away mid-call, and SIGTERM.
+//! a client that goes away mid-call, and SIGTERM. The upstreams run under the default
+//! sandbox, which the crash, hang and SIGTERM tests check.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -16,7 +17,8 @@ fn an_upstream_crash_or_hang_fails_only_that_call() {
         ["sample__crash", {}],
         ["sample__echo", {"text": "back after the crash"}],
         ["sample__hang", {}],
-        ["sample__echo", {"text": "back after the hang"}]
+        ["sample__echo", {"text": "back after the hang"}],
+        ["sample__pid", {}]
     ]});
     let started = Instant::now();
     let out = python("2026-07-28", &["http", &gateway.url()], plan, &[]);
@@ -26,6 +28,7 @@ fn an_upstream_crash_or_hang_fails_only_that_call() {
     assert_eq!(text_of(&calls[1]), "back after the crash");
     assert_eq!((&calls[2]["isError"], text_of(&calls[2])), (&json!(true), "timed out after 1s"));
     assert_eq!(text_of(&calls[3]), "back after the hang");
+    assert!(test_peers::is_confined(text_of(&calls[4])), "the upstream runs unconfined");
     assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
 }
 
@@ -73,6 +76,7 @@ fn sigterm_stops_the_gateway_and_every_upstream_process() {
     let grandchild: u32 = text_of(&out["calls"][0]).parse().unwrap();
     let upstream: u32 = text_of(&out["calls"][1]).parse().unwrap();
     assert_eq!(group_members(upstream).len(), 2, "the upstream and its grandchild run in its group");
+    assert!(test_peers::is_confined(upstream) && test_peers::is_confined(grandchild), "they run unconfined");
 
     let status = std::process::Command::new("kill").args(["-TERM", &gateway.child.id().to_string()]).status().unwrap();
     assert!(status.success());

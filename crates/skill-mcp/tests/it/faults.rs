@@ -1,6 +1,7 @@
 //! Faults: a server that crashes, hangs, floods stderr, fails or stays silent at start-up.
 //! Each failure is reported promptly with the server's own words where it has any, and
-//! the next call gets a fresh server.
+//! the next call gets a fresh server. Each server runs under the default sandbox (no
+//! setting turns it off), which the tests that reach a running server check.
 
 use std::time::{Duration, Instant};
 
@@ -39,6 +40,7 @@ async fn skip_reason(args: &[&str], extra: serde_json::Value) -> (String, Durati
 async fn a_crash_fails_the_call_at_once_and_the_next_call_restarts_the_server() {
     let agent = sample_agent(&[], json!({})).await;
     let crashed_pid = server_pid(&agent).await;
+    assert!(test_peers::is_confined(crashed_pid), "the server runs unconfined");
 
     let started = Instant::now();
     let error = agent.call_tool("sample__crash", json!({})).await.expect_err("the crash fails the call");
@@ -56,6 +58,7 @@ async fn a_crash_fails_the_call_at_once_and_the_next_call_restarts_the_server() 
 async fn a_hung_call_times_out_on_time_and_the_next_call_restarts_the_server() {
     let agent = sample_agent(&[], json!({"timeout": {"call": "500ms"}})).await;
     let hung_pid = server_pid(&agent).await;
+    assert!(test_peers::is_confined(hung_pid), "the server runs unconfined");
 
     let started = Instant::now();
     let error = agent.call_tool("sample__hang", json!({})).await.expect_err("hang never answers");
@@ -87,6 +90,7 @@ async fn ten_megabytes_of_stderr_during_a_call_do_not_block_the_server() {
         let agent = sample_agent(&[], json!({})).await;
         assert_eq!(call_text(&agent, "stderr", json!({"megabytes": 10})).await, "wrote 10 MB");
         assert_eq!(call_text(&agent, "echo", json!({"text": "still here"})).await, "still here");
+        assert!(test_peers::is_confined(server_pid(&agent).await), "the server runs unconfined");
         agent.close().await;
     })
     .await
@@ -98,6 +102,7 @@ async fn ten_megabytes_of_stderr_before_start_up_do_not_block_it() {
     tokio::time::timeout(DEADLOCK_BOUND, async {
         let agent = sample_agent(&["--stderr-at-start", "10"], json!({})).await;
         assert_eq!(call_text(&agent, "echo", json!({"text": "up"})).await, "up");
+        assert!(test_peers::is_confined(server_pid(&agent).await), "the server runs unconfined");
         agent.close().await;
     })
     .await
