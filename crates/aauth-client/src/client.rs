@@ -63,10 +63,12 @@ use crate::shared_tokens;
 use crate::tokens::{RequestHints, TokenCache};
 use crate::{AgentKey, Error, exchange};
 
+mod clarification;
 mod missions;
 mod requirements;
 mod token_requests;
 
+pub use self::clarification::{Clarification, ClarificationAnswer};
 pub use self::missions::Mission;
 
 use self::requirements::Channel;
@@ -76,7 +78,7 @@ use self::requirements::Channel;
 const DEFAULT_MAX_ROUNDS: usize = 5;
 
 type InteractionCallback = Arc<dyn Fn(&Url, &str) + Send + Sync>;
-type ClarificationCallback = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+type ClarificationCallback = Arc<dyn Fn(&Clarification<'_>) -> ClarificationAnswer + Send + Sync>;
 
 /// Where a client shares its tokens and `created` with other processes.
 enum StateChoice {
@@ -313,7 +315,22 @@ impl AAuthClientBuilder {
     /// Called with a clarification question (Markdown from the server: untrusted); its
     /// answer is sent back, and `None` withdraws the request. Without this callback a
     /// clarification is an error ([`Error::ClarificationUnhandled`]).
-    pub fn on_clarification(mut self, callback: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
+    pub fn on_clarification(self, callback: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
+        self.on_clarification_answer(move |asked| match callback(asked.question) {
+            Some(answer) => ClarificationAnswer::Respond(answer),
+            None => ClarificationAnswer::Withdraw,
+        })
+    }
+
+    /// Called with a clarification question, as [`on_clarification`](Self::on_clarification)
+    /// is, and answers it with a [`ClarificationAnswer`]: a text, an updated request (a
+    /// new request to the resource, whose resource token replaces the pending one at the
+    /// person server, with the `presented_token` it was issued against: protocol -11,
+    /// "Updated Request"), or withdrawal. Replaces `on_clarification`, if it was called.
+    pub fn on_clarification_answer(
+        mut self,
+        callback: impl Fn(&Clarification<'_>) -> ClarificationAnswer + Send + Sync + 'static,
+    ) -> Self {
         self.on_clarification = Some(Arc::new(callback));
         self
     }

@@ -408,6 +408,15 @@ pub enum Error {
         /// The pending URL.
         url: String,
     },
+    /// The `on_clarification_answer` callback answered with an updated request that
+    /// cannot replace the pending one; the request was withdrawn.
+    #[error("{url}: the updated request cannot replace the pending one: {reason}")]
+    UpdatedRequest {
+        /// The updated request's URL, or the pending URL.
+        url: String,
+        /// Why.
+        reason: String,
+    },
     /// A token cache file (agent token, or person and auth tokens), or its folder, could
     /// not be read or written.
     #[error("token cache {}: cannot {action}: {error}", path.display())]

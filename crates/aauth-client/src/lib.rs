@@ -24,7 +24,8 @@
 //!   `reqwest_middleware` client that signs every request with the agent, person or auth
 //!   token and satisfies `AAuth-Requirement` answers: person token and auth token from the
 //!   person server, deferred `202` delivery, interaction (`on_interaction`), approval and
-//!   clarification (`on_clarification`), polling `Location` as the draft says;
+//!   clarification (`on_clarification`, or `on_clarification_answer` for an updated
+//!   request), polling `Location` as the draft says;
 //! - caching: the agent token, and the person and auth tokens per resource, are used until
 //!   5 minutes before they expire (protocol -11). With a cache folder
 //!   ([`agent_token_cache_dir`](AAuthClientBuilder::agent_token_cache_dir)) other processes
@@ -91,7 +92,9 @@
 //!   `justification` and `mission_s256`), AG-11 (cached per resource and mission: a
 //!   person token of another mission, or of none, is not presented), AG-12, AG-20, AG-21 (`presented_token` always), AG-22 (`iss`,
 //!   `agent_jkt`, `ps`, `sub`, `presented_jti`, `exp`), AG-23, AG-24 (a resource token's
-//!   `login_hint` passed on), AG-26 (`401` and `202` delivery), AG-30 (no
+//!   `login_hint` passed on), AG-25 (an updated request, through
+//!   [`AAuthClientBuilder::on_clarification_answer`], carries the `presented_token` its
+//!   resource token was issued against), AG-26 (`401` and `202` delivery), AG-30 (no
 //!   `AAuth-Mission`), AG-32 (approval `{s256, mission, capabilities, person_tokens}`,
 //!   `s256` verified), AG-33 (completion at `{mission_endpoint}/{s256}`), AG-34
 //!   ([`Error::MissionTerminated`] with its reason, [`Error::MissionNotFound`]), AG-35
@@ -106,8 +109,7 @@
 //!   and not judged against the agent's clock; `exp` has no skew; agent identifiers are
 //!   never case-folded.
 //! - Not done: AG-02 and AG-03 (the agent reads no resource metadata: it follows what
-//!   the resource answers), AG-25 (the client never sends `updated_request`: it answers
-//!   a clarification only with `clarification_response`), AG-31 (no permission, audit or
+//!   the resource answers), AG-31 (no permission, audit or
 //!   interaction endpoint calls), AG-40 (no sub-agents), AG-64 (no interaction endpoint
 //!   calls). AG-70: tokens are refreshed 5 minutes before they expire, top down, and
 //!   none is presented inside that margin; a person token is refreshed through the
@@ -199,7 +201,9 @@ mod shared_tokens;
 mod signing;
 mod tokens;
 
-pub use crate::client::{AAuthClient, AAuthClientBuilder, AAuthMiddleware, AgentIdentity, Mission};
+pub use crate::client::{
+    AAuthClient, AAuthClientBuilder, AAuthMiddleware, AgentIdentity, Clarification, ClarificationAnswer, Mission,
+};
 pub use crate::digest::content_digest;
 pub use crate::error::{Error, Step, url_for_errors};
 pub use crate::jwt::{Audience, Claims, Confirmation, Jwt, JwtHeader, TokenKind};

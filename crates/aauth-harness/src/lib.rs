@@ -168,7 +168,8 @@ pub(crate) struct HarnessState {
     pub(crate) held: Mutex<HashMap<String, HeldCall>>,
     issued: Mutex<Vec<String>>,
     pub(crate) clarification_answers: Mutex<Vec<String>>,
-    /// The bodies of the person and auth token requests, in order (`person`, `auth`).
+    /// The bodies of the person and auth token requests and updated requests, in order
+    /// (`person`, `auth`, `updated`).
     pub(crate) ps_requests: Mutex<Vec<(&'static str, Value)>>,
     next_id: AtomicUsize,
     /// The number of polls the person server has answered, for tests to wait on.
@@ -341,8 +342,9 @@ impl Harness {
         self.state.clarification_answers.lock().unwrap().clone()
     }
 
-    /// The bodies of the person token (`person`) and auth token (`auth`) requests the person
-    /// server received, in order; the tokens in them are the issued ones.
+    /// The bodies of the person token (`person`) and auth token (`auth`) requests, and of
+    /// the updated requests (`updated`), the person server received, in order; the tokens
+    /// in them are the issued ones.
     pub fn ps_requests(&self) -> Vec<(&'static str, Value)> {
         self.state.ps_requests.lock().unwrap().clone()
     }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use aauth_client::{Jwt, TokenKind};
+use aauth_client::{Claims, Jwt, TokenKind};
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
@@ -69,6 +69,62 @@ fn agent_token_required() -> Response {
     response
 }
 
+/// Verifies the `resource_token` and `presented_token` of an auth token request or an
+/// updated request (protocol -11): the resource's signature, audience and binding, and the
+/// presented token is the one whose `jti` the resource token names. The resource token's
+/// claims, or the refusal.
+fn verify_pair(state: &HarnessState, verified: &Verified, body: &Value) -> Result<Claims, Box<Response>> {
+    let (Some(resource_token), Some(presented_token)) =
+        (body["resource_token"].as_str(), body["presented_token"].as_str())
+    else {
+        return Err(Box::new(problem(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "resource_token and presented_token are required",
+        )));
+    };
+    let (signing_input, signature) = resource_token.rsplit_once('.').unwrap();
+    let resource_x = URL_SAFE_NO_PAD.decode(state.resource_key.public_jwk()["x"].as_str().unwrap()).unwrap();
+    let resource_key = PublicKey::from_bytes(&AlgorithmName::Ed25519, &resource_x).unwrap();
+    if resource_key.verify(signing_input.as_bytes(), &URL_SAFE_NO_PAD.decode(signature).unwrap()).is_err() {
+        return Err(Box::new(problem(StatusCode::BAD_REQUEST, "invalid_resource_token", "bad signature")));
+    }
+    let claims = Jwt::decode(resource_token, TokenKind::Resource).unwrap().claims;
+    if claims.aud.as_ref().and_then(|aud| aud.single()) != Some(&state.ps_id)
+        || claims.agent_jkt.as_deref() != Some(&verified.jkt)
+    {
+        return Err(Box::new(problem(StatusCode::BAD_REQUEST, "invalid_resource_token", "not for this PS or agent")));
+    }
+    let presented_jti = presented_token
+        .split('.')
+        .nth(1)
+        .and_then(|claims| URL_SAFE_NO_PAD.decode(claims).ok())
+        .and_then(|claims| serde_json::from_slice::<Value>(&claims).ok())
+        .and_then(|claims| claims["jti"].as_str().map(str::to_owned));
+    if presented_jti.is_none() || presented_jti != claims.presented_jti {
+        return Err(Box::new(problem(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "presented_token is not the token presented",
+        )));
+    }
+    Ok(claims)
+}
+
+/// The auth token the person server issues for the resource token `claims` to the agent
+/// of `verified`.
+fn issue_auth_token(state: &HarnessState, verified: &Verified, claims: &Claims, lifetime: u64) -> String {
+    let now = now();
+    state.issue(
+        &state.ps_key,
+        "ps-1",
+        TokenKind::Auth,
+        json!({"iss": state.ps_id, "dwk": "aauth-person.json", "aud": claims.iss, "jti": format!("au-{}", state.next_id()),
+            "ps": state.ps_id, "sub": claims.sub, "cnf": {"jwk": verified.jwk}, "scope": claims.scope,
+            "iat": now, "exp": now + lifetime}),
+    )
+}
+
 pub(crate) async fn auth_token(
     State(state): State<Arc<HarnessState>>,
     axum::Extension(verified): axum::Extension<Verified>,
@@ -87,47 +143,14 @@ pub(crate) async fn auth_token(
         response.headers_mut().insert("retry-after", axum::http::HeaderValue::from_static("0"));
         return response;
     }
-    let (Some(resource_token), Some(presented_token)) =
-        (body["resource_token"].as_str(), body["presented_token"].as_str())
-    else {
-        return problem(StatusCode::BAD_REQUEST, "invalid_request", "resource_token and presented_token are required");
+    let claims = match verify_pair(&state, &verified, &body) {
+        Ok(claims) => claims,
+        Err(refusal) => return *refusal,
     };
-    let resource_token = resource_token.to_owned();
-    // The PS verifies the resource token: the resource's signature, audience and binding.
-    let (signing_input, signature) = resource_token.rsplit_once('.').unwrap();
-    let resource_x = URL_SAFE_NO_PAD.decode(state.resource_key.public_jwk()["x"].as_str().unwrap()).unwrap();
-    let resource_key = PublicKey::from_bytes(&AlgorithmName::Ed25519, &resource_x).unwrap();
-    if resource_key.verify(signing_input.as_bytes(), &URL_SAFE_NO_PAD.decode(signature).unwrap()).is_err() {
-        return problem(StatusCode::BAD_REQUEST, "invalid_resource_token", "bad signature");
-    }
-    let claims = Jwt::decode(&resource_token, TokenKind::Resource).unwrap().claims;
-    if claims.aud.as_ref().and_then(|aud| aud.single()) != Some(&state.ps_id)
-        || claims.agent_jkt.as_deref() != Some(&verified.jkt)
-    {
-        return problem(StatusCode::BAD_REQUEST, "invalid_resource_token", "not for this PS or agent");
-    }
-    // Protocol -11: the presented token is the one whose `jti` the resource token names.
-    let presented_jti = presented_token
-        .split('.')
-        .nth(1)
-        .and_then(|claims| URL_SAFE_NO_PAD.decode(claims).ok())
-        .and_then(|claims| serde_json::from_slice::<Value>(&claims).ok())
-        .and_then(|claims| claims["jti"].as_str().map(str::to_owned));
-    if presented_jti.is_none() || presented_jti != claims.presented_jti {
-        return problem(StatusCode::BAD_REQUEST, "invalid_request", "presented_token is not the token presented");
-    }
     state.count("ps.auth_token");
-    let now = now();
     let scenario = state.scenario();
     let lifetime = scenario.auth_token_lifetime;
-    let auth_token = state.issue(
-        &state.ps_key,
-        "ps-1",
-        TokenKind::Auth,
-        json!({"iss": state.ps_id, "dwk": "aauth-person.json", "aud": claims.iss, "jti": format!("au-{}", state.next_id()),
-            "ps": state.ps_id, "sub": claims.sub, "cnf": {"jwk": verified.jwk}, "scope": claims.scope,
-            "iat": now, "exp": now + lifetime}),
-    );
+    let auth_token = issue_auth_token(&state, &verified, &claims, lifetime);
     let consent = scenario.consent;
     if consent == Consent::Immediate {
         return json_response(StatusCode::OK, json!({"auth_token": auth_token, "expires_in": lifetime}));
@@ -225,18 +248,35 @@ pub(crate) async fn clarification_response(
     request: Request,
 ) -> Response {
     let body = body_json(request).await.unwrap_or(Value::Null);
-    if body["action"] != "clarification_response" {
-        return problem(StatusCode::BAD_REQUEST, "invalid_request", "missing or unknown action");
-    }
-    let Some(answer) = body["clarification_response"].as_str() else {
-        return problem(StatusCode::BAD_REQUEST, "invalid_request", "no clarification_response");
+    // An updated request replaces the pending one: its resource token and the token it
+    // was issued against are verified as an auth token request's are (protocol -11).
+    let updated = match body["action"].as_str() {
+        Some("clarification_response") => None,
+        Some("updated_request") => match verify_pair(&state, &verified, &body) {
+            Ok(claims) => Some(claims),
+            Err(refusal) => return *refusal,
+        },
+        _ => return problem(StatusCode::BAD_REQUEST, "invalid_request", "missing or unknown action"),
+    };
+    let answer = match &updated {
+        None => match body["clarification_response"].as_str() {
+            Some(answer) => answer.to_owned(),
+            None => return problem(StatusCode::BAD_REQUEST, "invalid_request", "no clarification_response"),
+        },
+        Some(_) => body["justification"].as_str().unwrap_or_default().to_owned(),
     };
     let mut pending = state.ps_pending.lock().unwrap();
     let Some(entry) = pending.get_mut(&id).filter(|entry| entry.owner_jkt == verified.jkt) else {
         return problem(StatusCode::GONE, "invalid_code", "no such pending request");
     };
-    state.count("ps.clarification_response");
-    state.clarification_answers.lock().unwrap().push(answer.to_owned());
+    if let Some(claims) = updated {
+        state.count("ps.updated_request");
+        state.ps_requests.lock().unwrap().push(("updated", body.clone()));
+        entry.auth_token = issue_auth_token(&state, &verified, &claims, entry.expires_in);
+    } else {
+        state.count("ps.clarification_response");
+    }
+    state.clarification_answers.lock().unwrap().push(answer);
     entry.decision = Decision::Approved;
     json_response(StatusCode::ACCEPTED, json!({"status": "pending"}))
 }

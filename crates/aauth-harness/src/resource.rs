@@ -15,13 +15,14 @@ use crate::responses::{json_response, pending, problem, requirement};
 use crate::verify::Verified;
 use crate::{HarnessState, HeldCall, now};
 
-fn resource_token(state: &HarnessState, verified: &Verified, person: &Claims) -> String {
+/// A resource token for the token `person` presented, for `scope`.
+fn resource_token(state: &HarnessState, verified: &Verified, person: &Claims, scope: &str) -> String {
     let now = now();
     let scenario = state.scenario();
     let agent_jkt = if scenario.foreign_agent_jkt { AgentKey::generate().thumbprint() } else { verified.jkt.clone() };
     let mut claims = json!({"iss": state.resource_id, "dwk": "aauth-resource.json", "aud": state.ps_id,
         "jti": format!("rt-{}", state.next_id()), "ps": state.ps_id, "sub": person.sub,
-        "presented_jti": person.jti, "agent_jkt": agent_jkt, "iat": now, "exp": now + 300, "scope": "data.read"});
+        "presented_jti": person.jti, "agent_jkt": agent_jkt, "iat": now, "exp": now + 300, "scope": scope});
     if let Some(login_hint) = scenario.resource_login_hint {
         claims["login_hint"] = json!(login_hint);
     }
@@ -34,6 +35,12 @@ pub(crate) async fn data(
     request: Request,
 ) -> Response {
     let method = request.method().to_string();
+    // `?scope=…` asks for another scope than `data.read` (an updated request asks for less).
+    let scope = request
+        .uri()
+        .query()
+        .and_then(|query| url::form_urlencoded::parse(query.as_bytes()).find(|(name, _)| name == "scope"))
+        .map_or_else(|| "data.read".to_owned(), |(_, scope)| scope.into_owned());
     let body = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap();
     let body = String::from_utf8_lossy(&body).into_owned();
     let Some((kind, claims)) = verified.token.clone() else {
@@ -65,7 +72,7 @@ pub(crate) async fn data(
                 return problem(StatusCode::UNAUTHORIZED, "invalid_person_token", "wrong aud or iss");
             }
             state.count("resource.person_token");
-            let token = resource_token(&state, &verified, &claims);
+            let token = resource_token(&state, &verified, &claims, &scope);
             let value = format!(r#"requirement=auth-token; resource-token="{token}""#);
             if scenario.deferred_auth {
                 state.count("resource.deferred");
@@ -86,7 +93,7 @@ pub(crate) async fn data(
             }
             state.count("resource.auth_token");
             if scenario.endless_step_up {
-                let token = resource_token(&state, &verified, &claims);
+                let token = resource_token(&state, &verified, &claims, &scope);
                 return requirement(
                     StatusCode::UNAUTHORIZED,
                     format!(r#"requirement=auth-token; resource-token="{token}""#),

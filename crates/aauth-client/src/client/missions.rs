@@ -71,7 +71,7 @@ impl AAuthClient {
                 body[member] = json!(value);
             }
         }
-        let answer = inner.call_person_server(Step::Mission, &endpoint, body.to_string(), &agent, false).await?;
+        let answer = inner.call_person_server(Step::Mission, &endpoint, body.to_string(), &agent, None).await?;
         let invalid =
             |reason: String| Error::InvalidResponse { step: Step::Mission, url: url_for_errors(&endpoint), reason };
         let approval: Approval = serde_json::from_slice(&answer)
@@ -143,7 +143,7 @@ impl Inner {
         if let Some(tenant) = &self.hints.tenant {
             body["tenant"] = json!(tenant);
         }
-        self.call_person_server(Step::Mission, &endpoint, body.to_string(), &agent, false).await.map(|_| ())
+        self.call_person_server(Step::Mission, &endpoint, body.to_string(), &agent, None).await.map(|_| ())
     }
 }
 

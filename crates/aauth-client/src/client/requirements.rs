@@ -4,15 +4,16 @@
 
 use std::time::Duration;
 
-use reqwest::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+use reqwest::header::{HeaderName, HeaderValue};
 use reqwest::{Method, Request, Response};
 use reqwest_middleware::Next;
 use skill_core::{ExposeSecret as _, SecretString};
 use url::Url;
 
+use super::clarification::Updating;
 use super::{Inner, now};
 use crate::error::{Step, url_for_errors};
-use crate::interaction::{self, ClarificationBody, PollSchedule, Problem};
+use crate::interaction::{self, PollSchedule, Problem};
 use crate::jwt::TokenKind;
 use crate::metadata::{Role, ServerId};
 use crate::requirement::{AAUTH_REQUIREMENT, Requirement, RequirementError};
@@ -49,6 +50,17 @@ pub(super) struct Presented {
     pub(super) kind: TokenKind,
     pub(super) token: SecretString,
     pub(super) obtained_now: bool,
+}
+
+/// What a pending request is, for what its answers may ask.
+pub(super) enum Pending<'a> {
+    /// The caller's request to this URL: a deferred `auth-token` requirement may arrive.
+    Resource(&'a Url),
+    /// An auth token request at the person server: a clarification may be answered with
+    /// an updated request.
+    AuthTokenRequest(&'a Updating<'a>),
+    /// Another exchange with the person server.
+    Exchange,
 }
 
 /// The requirement rounds one request has used.
@@ -135,7 +147,9 @@ impl Inner {
             if status == 202 {
                 // A pending answer: the resource holds the call, and its result comes at
                 // `Location`; the requirement is handled (and counted) there.
-                return self.follow_pending(channel, &url, response, presented, Some(&url), &mut rounds).await;
+                return self
+                    .follow_pending(channel, &url, response, presented, Pending::Resource(&url), &mut rounds)
+                    .await;
             }
             rounds.take(requirement.name())?;
             presented = match requirement {
@@ -276,18 +290,22 @@ impl Inner {
     }
 
     /// Follows a `202`: handles its requirement, then polls `Location` with signed GETs
-    /// until a final answer. `resource_url` is set for the caller's own requests, where a
-    /// deferred `auth-token` requirement may arrive; `presented` is what the request
-    /// presented, which the polls present too until an auth token replaces it.
+    /// until a final answer. `presented` is what the request presented, which the polls
+    /// present too until an auth token replaces it.
     pub(super) async fn follow_pending(
         &self,
         channel: &mut Channel<'_>,
         request_url: &Url,
         first: Response,
         presented: Presented,
-        resource_url: Option<&Url>,
+        context: Pending<'_>,
         rounds: &mut Rounds,
     ) -> Result<Response, Error> {
+        let (resource_url, updating) = match context {
+            Pending::Resource(url) => (Some(url), None),
+            Pending::AuthTokenRequest(updating) => (None, Some(updating)),
+            Pending::Exchange => (None, None),
+        };
         let mut token = presented.token.clone();
         let location = interaction::pending_location(request_url, first.headers())?;
         let mut schedule = PollSchedule::new(interaction::retry_after(first.headers()));
@@ -321,7 +339,7 @@ impl Inner {
                     }
                     (Some(Requirement::Clarification), _) => {
                         rounds.take("clarification")?;
-                        self.clarify(channel, &location, response, &token).await?;
+                        self.clarify(channel, &location, response, &token, updating).await?;
                     }
                     (Some(Requirement::AuthToken { resource_token }), Some(resource_url)) => {
                         // Deferred delivery: exchange the resource token once, then present
@@ -363,46 +381,9 @@ impl Inner {
         }
     }
 
-    /// Answers a `202 requirement=clarification` through the callback (or withdraws the
-    /// request), as `{"action":"clarification_response","clarification_response":…}`.
-    async fn clarify(
-        &self,
-        channel: &mut Channel<'_>,
-        location: &Url,
-        response: Response,
-        token: &SecretString,
-    ) -> Result<(), Error> {
-        let body = exchange::read_body(Step::Poll, location, response).await?;
-        let question: ClarificationBody = serde_json::from_slice(&body).map_err(|_| Error::InvalidResponse {
-            step: Step::Poll,
-            url: url_for_errors(location),
-            reason: "a clarification without a string `clarification` in its body".to_owned(),
-        })?;
-        let question = interaction::printable(&question.clarification, 2000);
-        let Some(callback) = &self.on_clarification else {
-            self.withdraw(channel, location, token).await;
-            return Err(Error::ClarificationUnhandled { url: url_for_errors(location), question });
-        };
-        let Some(answer) = callback(&question) else {
-            self.withdraw(channel, location, token).await;
-            return Err(Error::ClarificationDeclined { url: url_for_errors(location) });
-        };
-        let body = serde_json::json!({"action": "clarification_response", "clarification_response": answer});
-        let mut request = Request::new(Method::POST, location.clone());
-        request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        *request.body_mut() = Some(body.to_string().into());
-        let created = created::created_for(&self.key, &request, self.shared.as_deref()).await?;
-        sign_request(&self.key, &mut request, &SignatureKey::Jwt(token.clone()), created)?;
-        let response = channel.send(request, Step::Clarification).await?;
-        if !response.status().is_success() {
-            return Err(error_from_response(Step::Clarification, location, response).await);
-        }
-        Ok(())
-    }
-
     /// Withdraws a pending request (a signed `DELETE` of its URL), as far as the server
     /// lets it: the error the caller gets is the reason for withdrawing, not this.
-    async fn withdraw(&self, channel: &mut Channel<'_>, location: &Url, token: &SecretString) {
+    pub(super) async fn withdraw(&self, channel: &mut Channel<'_>, location: &Url, token: &SecretString) {
         let mut request = Request::new(Method::DELETE, location.clone());
         let created = match created::created_for(&self.key, &request, self.shared.as_deref()).await {
             Ok(created) => created,
@@ -420,7 +401,7 @@ impl Inner {
 }
 
 /// The requirement a response carries, if any.
-fn requirement_of(url: &Url, response: &Response) -> Result<Option<Requirement>, Error> {
+pub(super) fn requirement_of(url: &Url, response: &Response) -> Result<Option<Requirement>, Error> {
     let Some(value) = response.headers().get(AAUTH_REQUIREMENT) else { return Ok(None) };
     let value = value.to_str().map_err(|_| Error::Requirement {
         url: url_for_errors(url),

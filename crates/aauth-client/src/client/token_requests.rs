@@ -11,7 +11,8 @@ use reqwest::{Method, Request, StatusCode};
 use skill_core::{ExposeSecret as _, SecretString};
 use url::Url;
 
-use super::requirements::{Channel, Presented, Rounds, error_from_response};
+use super::clarification::Updating;
+use super::requirements::{Channel, Pending, Presented, Rounds, error_from_response};
 use super::{AgentIdentity, Inner, now};
 use crate::enroll::{self, AgentToken, Enrollment};
 use crate::error::{Step, url_for_errors};
@@ -199,7 +200,7 @@ impl Inner {
         let metadata = self.person_server_metadata(&person_server).await?;
         let endpoint = &metadata.person_token_endpoint;
         let body = tokens::person_token_request_body(&resource, &self.request_hints());
-        let answer = self.call_person_server(Step::PersonToken, endpoint, body, &agent, false).await?;
+        let answer = self.call_person_server(Step::PersonToken, endpoint, body, &agent, None).await?;
         let (token, expires_in) = tokens::token_from_response(Step::PersonToken, endpoint, &answer, "person_token")?;
         let person = tokens::check_person_token(token, expires_in, &resource, &person_server, &self.key, now())?;
         self.tokens.insert(resource.as_str(), TokenKind::Person, person.clone());
@@ -229,7 +230,8 @@ impl Inner {
         let mut hints = self.request_hints();
         hints.mission_s256 = None;
         let body = tokens::auth_token_request_body(resource_token, &checked, &presented.token, &hints);
-        let answer = self.call_person_server(Step::AuthToken, endpoint, body, &agent, true).await?;
+        let updating = Updating { resource_url: url, resource: &resource, person_server: &person_server, presented };
+        let answer = self.call_person_server(Step::AuthToken, endpoint, body, &agent, Some(&updating)).await?;
         let (token, expires_in) = tokens::token_from_response(Step::AuthToken, endpoint, &answer, "auth_token")?;
         let auth = tokens::check_auth_token(token, expires_in, &resource, &checked, &self.key, now())?;
         self.tokens.insert(resource.as_str(), TokenKind::Auth, auth.clone());
@@ -319,7 +321,9 @@ impl Inner {
     }
 
     /// POSTs `body` to a person server endpoint, signed with the agent token, follows a
-    /// pending answer to its end, and returns the final `200` body.
+    /// pending answer to its end, and returns the final `200` body. An auth token request
+    /// (`updating` set) lets the person server wait 45 s before deferring
+    /// (`Prefer: wait=45`), and its clarification may be answered with an updated request.
     ///
     /// The future is boxed: a pending answer may, through an auth token exchange, lead
     /// here again, and a boxed `Send` future ends that cycle of types.
@@ -329,7 +333,7 @@ impl Inner {
         endpoint: &'a Url,
         body: String,
         agent: &'a AgentToken,
-        prefer_wait: bool,
+        updating: Option<&'a Updating<'a>>,
     ) -> Pin<Box<dyn Future<Output = Result<Vec<u8>, Error>> + Send + 'a>> {
         Box::pin(async move {
             let mut request = Request::new(Method::POST, endpoint.clone());
@@ -337,7 +341,7 @@ impl Inner {
             headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
             let mut timeout = self.exchange_timeout;
-            if prefer_wait {
+            if updating.is_some() {
                 // As in the draft's token request: the agent is willing to wait 45 s for a
                 // direct answer before the server defers.
                 headers.insert(HeaderName::from_static("prefer"), HeaderValue::from_static("wait=45"));
@@ -353,7 +357,9 @@ impl Inner {
             if response.status() == StatusCode::ACCEPTED {
                 let mut rounds = Rounds { used: 0, max: self.max_rounds, url: url_for_errors(endpoint) };
                 let presented = Presented { kind: TokenKind::Agent, token: agent.token.clone(), obtained_now: false };
-                response = self.follow_pending(&mut channel, endpoint, response, presented, None, &mut rounds).await?;
+                let context = updating.map_or(Pending::Exchange, Pending::AuthTokenRequest);
+                response =
+                    self.follow_pending(&mut channel, endpoint, response, presented, context, &mut rounds).await?;
             }
             if response.status() == StatusCode::BAD_GATEWAY {
                 let retry_after = interaction::retry_after(response.headers());

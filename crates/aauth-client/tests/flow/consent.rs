@@ -104,6 +104,70 @@ async fn clarification_is_answered_through_the_callback() {
     assert_eq!(harness.count("ps.clarification_response"), 1);
 }
 
+/// A clarification answered with an updated request (protocol -11, AG-25): the client asks
+/// the resource again for less, presenting the person token it presented first, and hands
+/// the person server the new resource token with that person token as `presented_token`;
+/// the auth token it gets is for the reduced scope.
+#[tokio::test]
+async fn clarification_answered_with_an_updated_request_sends_presented_token() {
+    let harness = Harness::start().await;
+    harness.set(|scenario| scenario.consent = Consent::Clarification);
+    let dir = tempfile::tempdir().unwrap();
+    let resources = Arc::new(Mutex::new(Vec::new()));
+    let seen = resources.clone();
+    let client = builder(&harness, AgentKey::generate(), dir.path())
+        .on_clarification_answer(move |asked| {
+            let resource = asked.resource_request.unwrap().clone();
+            seen.lock().unwrap().push((asked.question.to_owned(), resource.clone()));
+            let mut reduced = resource;
+            reduced.set_query(Some("scope=data.summary"));
+            ClarificationAnswer::UpdatedRequest {
+                request: Box::new(reqwest::Request::new(reqwest::Method::GET, reduced)),
+                justification: Some("A summary is enough.".to_owned()),
+            }
+        })
+        .build()
+        .unwrap();
+    let response = client.http_client().get(data_url(&harness)).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let body: serde_json::Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+    assert_eq!(body["scope"], "data.summary", "{body}");
+    assert_eq!(*resources.lock().unwrap(), [("Why do you need to read my data?".to_owned(), data_url(&harness))]);
+    assert_eq!(harness.count("ps.updated_request"), 1);
+    assert_eq!(harness.count("ps.clarification_response"), 0);
+    assert_eq!(harness.clarification_answers(), ["A summary is enough."]);
+    // The updated request names the person token presented for both resource tokens.
+    let requests = harness.ps_requests();
+    let (_, auth) = requests.iter().find(|(kind, _)| *kind == "auth").unwrap();
+    let (_, updated) = requests.iter().find(|(kind, _)| *kind == "updated").unwrap();
+    assert_eq!(updated["action"], "updated_request");
+    assert_eq!(updated["presented_token"], auth["presented_token"]);
+    assert_ne!(updated["resource_token"], auth["resource_token"]);
+    assert_eq!(harness.count("resource.person_token"), 2);
+}
+
+/// An updated request is refused where it cannot replace the pending request: for a
+/// resource other than the one whose auth token is asked for; the request is withdrawn.
+#[tokio::test]
+async fn an_updated_request_to_another_origin_is_refused_and_withdraws() {
+    let harness = Harness::start().await;
+    harness.set(|scenario| scenario.consent = Consent::Clarification);
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = harness.ps.join("/data").unwrap();
+    let client = builder(&harness, AgentKey::generate(), dir.path())
+        .on_clarification_answer(move |_| ClarificationAnswer::UpdatedRequest {
+            request: Box::new(reqwest::Request::new(reqwest::Method::GET, elsewhere.clone())),
+            justification: None,
+        })
+        .build()
+        .unwrap();
+    let error = client.http_client().get(data_url(&harness)).send().await.unwrap_err();
+    let Error::UpdatedRequest { reason, .. } = aauth_error(&error) else { panic!("{error:?}") };
+    assert!(reason.contains("not on the origin"), "{reason}");
+    assert_eq!(harness.count("ps.withdrawn"), 1);
+    assert_eq!(harness.count("ps.updated_request"), 0);
+}
+
 #[tokio::test]
 async fn clarification_without_a_callback_is_a_typed_error_and_withdraws() {
     let harness = Harness::start().await;

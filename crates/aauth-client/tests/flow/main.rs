@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use aauth_client::{AAuthClient, AgentKey, Error, SignatureKey, Step, TokenKind, sign_request};
+use aauth_client::{AAuthClient, AgentKey, ClarificationAnswer, Error, SignatureKey, Step, TokenKind, sign_request};
 use aauth_harness::{Consent, Harness};
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use skill_core::SecretString;
