@@ -14,6 +14,7 @@ use skill_markdown::SkillsConfig;
 use crate::HostError;
 
 mod location;
+mod policy;
 mod sections;
 #[cfg(feature = "mcp")]
 mod serve;
@@ -331,8 +332,20 @@ impl AgentConfig {
 }
 
 /// The top-level keys a config file may have.
-const TOP_LEVEL_KEYS: [&str; 10] =
-    ["skills", "mcp", "mcpServers", "openapi", "aauth", "storage", "compiled", "tools", "serve", "agents"];
+const TOP_LEVEL_KEYS: [&str; 12] = [
+    "skills",
+    "mcp",
+    "mcpServers",
+    "openapi",
+    "aauth",
+    "storage",
+    "compiled",
+    "tools",
+    "trust",
+    "serve",
+    "policy",
+    "agents",
+];
 
 fn yaml_key(key: &Value) -> String {
     serde_yaml_ng::to_string(key).map(|text| text.trim_end().to_owned()).unwrap_or_default()
@@ -416,7 +429,7 @@ mod tests {
         );
         check(
             "skils: {}\n",
-            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `openapi`, `aauth`, `storage`, `compiled`, `tools`, `trust`, `serve`, `agents`",
+            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `openapi`, `aauth`, `storage`, `compiled`, `tools`, `trust`, `serve`, `policy`, `agents`",
         );
         check("storage: [\n", "config.yaml:2:1: did not find expected node content, while parsing a flow node");
         check(

@@ -9,6 +9,7 @@ use skill_markdown::SkillsConfig;
 
 #[cfg(feature = "mcp")]
 use super::ServeConfig;
+use super::policy::PolicyConfig;
 use super::storage::StorageConfig;
 
 /// What a config file may hold, and what an agent's overrides may hold. Unknown keys are
@@ -57,6 +58,9 @@ pub(crate) struct Sections<Overrides = serde_yaml_ng::Value> {
     #[cfg(feature = "mcp")]
     #[serde(default, skip_serializing_if = "ServeConfig::is_empty")]
     pub(crate) serve: ServeConfig,
+    /// Rules that may refuse calls, rate limits and the secret egress guard.
+    #[serde(default, skip_serializing_if = "PolicyConfig::is_empty")]
+    pub(crate) policy: PolicyConfig,
     /// Per-agent overrides of the sections above, selected by agent name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) agents: BTreeMap<String, Overrides>,
