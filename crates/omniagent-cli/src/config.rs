@@ -14,6 +14,7 @@ use skill_markdown::SkillsConfig;
 use crate::HostError;
 
 mod location;
+mod observability;
 mod policy;
 mod sections;
 #[cfg(feature = "mcp")]
@@ -332,7 +333,7 @@ impl AgentConfig {
 }
 
 /// The top-level keys a config file may have.
-const TOP_LEVEL_KEYS: [&str; 12] = [
+const TOP_LEVEL_KEYS: [&str; 13] = [
     "skills",
     "mcp",
     "mcpServers",
@@ -344,6 +345,7 @@ const TOP_LEVEL_KEYS: [&str; 12] = [
     "trust",
     "serve",
     "policy",
+    "observability",
     "agents",
 ];
 
@@ -429,7 +431,7 @@ mod tests {
         );
         check(
             "skils: {}\n",
-            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `openapi`, `aauth`, `storage`, `compiled`, `tools`, `trust`, `serve`, `policy`, `agents`",
+            "config.yaml:1:1: unknown field `skils`, expected one of `skills`, `mcp`, `mcpServers`, `openapi`, `aauth`, `storage`, `compiled`, `tools`, `trust`, `serve`, `policy`, `observability`, `agents`",
         );
         check("storage: [\n", "config.yaml:2:1: did not find expected node content, while parsing a flow node");
         check(

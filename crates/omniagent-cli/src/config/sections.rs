@@ -9,6 +9,7 @@ use skill_markdown::SkillsConfig;
 
 #[cfg(feature = "mcp")]
 use super::ServeConfig;
+use super::observability::ObservabilityConfig;
 use super::policy::PolicyConfig;
 use super::storage::StorageConfig;
 
@@ -61,6 +62,9 @@ pub(crate) struct Sections<Overrides = serde_yaml_ng::Value> {
     /// Rules that may refuse calls, rate limits and the secret egress guard.
     #[serde(default, skip_serializing_if = "PolicyConfig::is_empty")]
     pub(crate) policy: PolicyConfig,
+    /// What the host records of its calls and where it sends it.
+    #[serde(default, skip_serializing_if = "ObservabilityConfig::is_empty")]
+    pub(crate) observability: ObservabilityConfig,
     /// Per-agent overrides of the sections above, selected by agent name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) agents: BTreeMap<String, Overrides>,
