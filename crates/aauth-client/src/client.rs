@@ -65,6 +65,7 @@ use crate::{AgentKey, Error, exchange};
 
 mod clarification;
 mod missions;
+mod relay;
 mod requirements;
 mod token_requests;
 

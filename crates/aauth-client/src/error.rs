@@ -495,6 +495,8 @@ pub enum Step {
     Clarification,
     /// Proposing a mission, or asking for its update or completion.
     Mission,
+    /// Relaying an interaction to the person through the person server.
+    Interaction,
 }
 
 impl std::fmt::Display for Step {
@@ -510,6 +512,7 @@ impl std::fmt::Display for Step {
             Self::Poll => "polling the pending request",
             Self::Clarification => "answering a clarification",
             Self::Mission => "at the mission endpoint",
+            Self::Interaction => "relaying the interaction through the person server",
         })
     }
 }

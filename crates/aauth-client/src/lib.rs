@@ -105,13 +105,19 @@
 //!   `revoked_presented_token`: a fresh person token; `revoked_resource_token`: never
 //!   resubmitted; `as_unreachable`: once more after `Retry-After`; no
 //!   `invalid_agent_token`), AG-62 ([`Error::Revoked`]), AG-63 (polling goes on until a
-//!   final answer, however the interaction completed). `iat` is required on every token
-//!   and not judged against the agent's clock; `exp` has no skew; agent identifiers are
-//!   never case-folded.
+//!   final answer, however the interaction completed: the resource's pending URL is the
+//!   one polled, also when the person server relayed its interaction), AG-64 (the
+//!   interaction endpoint gets `type: interaction`, with `url`, `code` and the
+//!   `mission_s256`), and the SHOULD of "Relaying Through the Person Server": a
+//!   resource's interaction goes to the person server's `interaction_endpoint` first, and
+//!   the agent directs the person itself (`on_interaction`) after `424
+//!   interaction_unavailable`, or when the person server lists no such endpoint. `iat`
+//!   is required on every token and not judged against the agent's clock; `exp` has no
+//!   skew; agent identifiers are never case-folded.
 //! - Not done: AG-02 and AG-03 (the agent reads no resource metadata: it follows what
-//!   the resource answers), AG-31 (no permission, audit or
-//!   interaction endpoint calls), AG-40 (no sub-agents), AG-64 (no interaction endpoint
-//!   calls). AG-70: tokens are refreshed 5 minutes before they expire, top down, and
+//!   the resource answers), AG-31 (the interaction endpoint gets `mission_s256`; the
+//!   permission and audit endpoints are not called), AG-40 (no sub-agents). AG-70: tokens
+//!   are refreshed 5 minutes before they expire, top down, and
 //!   none is presented inside that margin; a person token is refreshed through the
 //!   resource asking for it again.
 //! - Bootstrap -02: issuance with `hwk` (body covered) at a configured URL, answers

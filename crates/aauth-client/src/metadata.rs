@@ -174,6 +174,8 @@ pub(crate) struct PersonServerMetadata {
     pub(crate) auth_token_endpoint: Url,
     /// Where the agent proposes missions (optional in protocol -11).
     pub(crate) mission_endpoint: Option<Url>,
+    /// Where the agent relays interactions to the person (optional).
+    pub(crate) interaction_endpoint: Option<Url>,
 }
 
 #[derive(Deserialize)]
@@ -189,6 +191,7 @@ struct RawPersonServerMetadata {
     person_token_endpoint: Option<String>,
     auth_token_endpoint: Option<String>,
     mission_endpoint: Option<String>,
+    interaction_endpoint: Option<String>,
 }
 
 /// Fetches the agent provider's `/.well-known/aauth-agent.json`, within `timeout`.
@@ -239,6 +242,10 @@ pub(crate) async fn person_server(
         mission_endpoint: raw
             .mission_endpoint
             .map(|value| endpoint(role, "mission_endpoint", &value, allow_http_loopback))
+            .transpose()?,
+        interaction_endpoint: raw
+            .interaction_endpoint
+            .map(|value| endpoint(role, "interaction_endpoint", &value, allow_http_loopback))
             .transpose()?,
     })
 }

@@ -99,6 +99,14 @@ pub struct Scenario {
     pub poll_revoked: bool,
     /// The `login_hint` the resource puts in its resource tokens.
     pub resource_login_hint: Option<String>,
+    /// A call with an agent token makes the resource ask the person to act at its own
+    /// `/interact` (`202 requirement=interaction`); its pending URL answers `200` once the
+    /// person approved there, or [`Harness::complete_resource_interactions`] completed it
+    /// out of band.
+    pub resource_interaction: bool,
+    /// The person server's `interaction_endpoint` answers `424 interaction_unavailable`
+    /// rather than relaying.
+    pub interaction_unavailable: bool,
 }
 
 impl Default for Scenario {
@@ -115,6 +123,8 @@ impl Default for Scenario {
             auth_token_errors: VecDeque::new(),
             poll_revoked: false,
             resource_login_hint: None,
+            resource_interaction: false,
+            interaction_unavailable: false,
         }
     }
 }
@@ -150,6 +160,14 @@ pub(crate) struct HeldCall {
     pub(crate) result: Option<String>,
 }
 
+/// A call the resource holds until the person acts at its `/interact`.
+pub(crate) struct ResourceInteraction {
+    pub(crate) owner_jkt: String,
+    pub(crate) code: String,
+    pub(crate) method: String,
+    pub(crate) done: bool,
+}
+
 /// The servers' shared state.
 pub(crate) struct HarnessState {
     pub(crate) ap_id: String,
@@ -166,6 +184,9 @@ pub(crate) struct HarnessState {
     pub(crate) agents: Mutex<HashMap<String, String>>,
     pub(crate) ps_pending: Mutex<HashMap<String, PsPending>>,
     pub(crate) held: Mutex<HashMap<String, HeldCall>>,
+    pub(crate) interactions: Mutex<HashMap<String, ResourceInteraction>>,
+    /// The bodies of the interactions relayed to the person server, in order.
+    pub(crate) relayed: Mutex<Vec<Value>>,
     issued: Mutex<Vec<String>>,
     pub(crate) clarification_answers: Mutex<Vec<String>>,
     /// The bodies of the person and auth token requests and updated requests, in order
@@ -272,6 +293,8 @@ impl Harness {
             agents: Mutex::new(HashMap::new()),
             ps_pending: Mutex::new(HashMap::new()),
             held: Mutex::new(HashMap::new()),
+            interactions: Mutex::new(HashMap::new()),
+            relayed: Mutex::new(Vec::new()),
             issued: Mutex::new(Vec::new()),
             clarification_answers: Mutex::new(Vec::new()),
             ps_requests: Mutex::new(Vec::new()),
@@ -294,11 +317,13 @@ impl Harness {
                 get(person_server::poll).post(person_server::clarification_response).delete(person_server::withdraw),
             )
             .route("/interact", get(person_server::interaction_page).post(person_server::interaction_decision))
+            .route("/interaction", post(person_server::relay))
             .layer(verify.clone())
             .with_state(state.clone());
         let resource = Router::new()
             .route("/data", any(resource::data))
             .route("/pending/{id}", get(resource::poll))
+            .route("/interact", get(resource::interaction_page).post(resource::interaction_decision))
             .layer(verify)
             .with_state(state.clone());
         let tasks = if tls {
@@ -347,6 +372,20 @@ impl Harness {
     /// in them are the issued ones.
     pub fn ps_requests(&self) -> Vec<(&'static str, Value)> {
         self.state.ps_requests.lock().unwrap().clone()
+    }
+
+    /// The bodies of the interactions relayed to the person server's
+    /// `interaction_endpoint`, in order.
+    pub fn relayed_interactions(&self) -> Vec<Value> {
+        self.state.relayed.lock().unwrap().clone()
+    }
+
+    /// Completes every interaction the resource waits for, without the person visiting
+    /// its page (completion out of band, as a person server with its own channel may do).
+    pub fn complete_resource_interactions(&self) {
+        for interaction in self.state.interactions.lock().unwrap().values_mut() {
+            interaction.done = true;
+        }
     }
 
     /// An agent token for `key`, as the agent provider would issue it.

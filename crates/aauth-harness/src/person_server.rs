@@ -294,6 +294,30 @@ pub(crate) async fn withdraw(
     Response::builder().status(StatusCode::NO_CONTENT).body(Body::empty()).unwrap()
 }
 
+/// The `interaction_endpoint`: an agent relays an interaction a resource asks for; the
+/// person server "reaches the person" (records it, for the test to act on) and answers a
+/// pending `202`, or `424 interaction_unavailable` when the scenario says so.
+pub(crate) async fn relay(
+    State(state): State<Arc<HarnessState>>,
+    axum::Extension(verified): axum::Extension<Verified>,
+    request: Request,
+) -> Response {
+    if token_kind(&verified) != Some(TokenKind::Agent) {
+        return agent_token_required();
+    }
+    let body = body_json(request).await.unwrap_or(Value::Null);
+    if state.scenario().interaction_unavailable {
+        state.count("ps.interaction_unavailable");
+        return problem(StatusCode::FAILED_DEPENDENCY, "interaction_unavailable", "no channel to the person");
+    }
+    if body["type"] != "interaction" || body["url"].as_str().is_none() || body["code"].as_str().is_none() {
+        return problem(StatusCode::BAD_REQUEST, "invalid_request", "type interaction with url and code expected");
+    }
+    state.count("ps.relay");
+    state.relayed.lock().unwrap().push(body);
+    pending(&format!("/relay/{}", state.next_id()), None, json!({"status": "pending"}))
+}
+
 pub(crate) async fn interaction_page(State(state): State<Arc<HarnessState>>) -> Response {
     state.count("ps.interaction_page");
     Response::builder().status(StatusCode::OK).body(Body::from("enter your code")).unwrap()

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::responses::{json_response, pending, problem, requirement};
 use crate::verify::Verified;
-use crate::{HarnessState, HeldCall, now};
+use crate::{HarnessState, HeldCall, ResourceInteraction, now};
 
 /// A resource token for the token `person` presented, for `scope`.
 fn resource_token(state: &HarnessState, verified: &Verified, person: &Claims, scope: &str) -> String {
@@ -61,6 +61,15 @@ pub(crate) async fn data(
     }
     let scenario = state.scenario();
     match kind {
+        TokenKind::Agent if scenario.resource_interaction => {
+            state.count("resource.interaction");
+            let id = state.next_id();
+            let code = format!("{:04X}-{:04X}", 0xB0B0 + id, 0xD0D0 + id);
+            let interaction = ResourceInteraction { owner_jkt: verified.jkt.clone(), code, method, done: false };
+            let answer = interaction_pending(&state, &id.to_string(), &interaction);
+            state.interactions.lock().unwrap().insert(id.to_string(), interaction);
+            answer
+        }
         TokenKind::Agent => {
             state.count("resource.agent_token");
             requirement(StatusCode::UNAUTHORIZED, "requirement=person-token".to_owned())
@@ -108,12 +117,30 @@ pub(crate) async fn data(
     }
 }
 
+fn interaction_pending(state: &HarnessState, id: &str, interaction: &ResourceInteraction) -> Response {
+    pending(
+        &format!("/pending/{id}"),
+        Some(format!(r#"requirement=interaction; url="{}/interact"; code="{}""#, state.resource_id, interaction.code)),
+        json!({"status": "pending"}),
+    )
+}
+
 pub(crate) async fn poll(
     State(state): State<Arc<HarnessState>>,
     axum::Extension(verified): axum::Extension<Verified>,
     Path(id): Path<String>,
 ) -> Response {
     state.count("resource.poll");
+    if let Some(interaction) = state.interactions.lock().unwrap().get(&id) {
+        if interaction.owner_jkt != verified.jkt {
+            return problem(StatusCode::GONE, "invalid_code", "no such pending call");
+        }
+        if !interaction.done {
+            return interaction_pending(&state, &id, interaction);
+        }
+        state.count("resource.executed");
+        return json_response(StatusCode::OK, json!({"method": interaction.method, "interaction": true}));
+    }
     let mut held = state.held.lock().unwrap();
     let Some(call) = held.get_mut(&id).filter(|call| call.owner_jkt == verified.jkt) else {
         return problem(StatusCode::GONE, "invalid_code", "no such pending call");
@@ -139,4 +166,27 @@ pub(crate) async fn poll(
             json!({"status": "pending"}),
         ),
     }
+}
+
+pub(crate) async fn interaction_page(State(state): State<Arc<HarnessState>>) -> Response {
+    state.count("resource.interaction_page");
+    Response::builder().status(StatusCode::OK).body(Body::from("enter your code")).unwrap()
+}
+
+/// The person's decision at the resource, from their browser: `code=…&decision=approve`.
+pub(crate) async fn interaction_decision(State(state): State<Arc<HarnessState>>, request: Request) -> Response {
+    let body = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap();
+    let form: std::collections::HashMap<String, String> = url::form_urlencoded::parse(&body).into_owned().collect();
+    let normalize = |code: &str| code.replace('-', "").to_ascii_uppercase();
+    let code = normalize(form.get("code").map(String::as_str).unwrap_or_default());
+    let mut interactions = state.interactions.lock().unwrap();
+    let Some(interaction) = interactions.values_mut().find(|interaction| normalize(&interaction.code) == code) else {
+        return problem(StatusCode::GONE, "invalid_code", "unknown code");
+    };
+    if form.get("decision").map(String::as_str) != Some("approve") {
+        return problem(StatusCode::BAD_REQUEST, "invalid_request", "only approval is played here");
+    }
+    state.count("resource.interaction_decision");
+    interaction.done = true;
+    Response::builder().status(StatusCode::OK).body(Body::from("thank you")).unwrap()
 }

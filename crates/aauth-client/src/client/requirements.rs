@@ -318,22 +318,37 @@ impl Inner {
                     (None | Some(Requirement::Approval), _) => {}
                     (Some(Requirement::Interaction { url, code }), _) => {
                         interaction::check_interaction_url(&location, &url, self.allow_http_loopback)?;
-                        // Every pending answer may repeat the requirement: tell the person once.
+                        // Every pending answer may repeat the requirement: tell the person once,
+                        // through the person server when it takes the interaction, else
+                        // through the callback.
                         if announced.as_ref() != Some(&(url.clone(), code.clone())) {
-                            let Some(callback) = &self.on_interaction else {
-                                self.withdraw(channel, &location, &token).await;
-                                return Err(Error::InteractionUnhandled {
-                                    url: url_for_errors(&location),
-                                    interaction_url: url_for_errors(&url),
-                                    code,
-                                });
+                            let relayed = match self.relay_interaction(&location, &url, &code).await {
+                                Ok(relayed) => relayed,
+                                Err(error) if self.on_interaction.is_some() => {
+                                    tracing::warn!(%error, "the interaction was not relayed; the agent directs the person");
+                                    false
+                                }
+                                Err(error) => {
+                                    self.withdraw(channel, &location, &token).await;
+                                    return Err(error);
+                                }
                             };
-                            tracing::info!(
-                                pending = %url_for_errors(&location),
-                                interaction = %url_for_errors(&url),
-                                "a person must act"
-                            );
-                            callback(&url, &code);
+                            if !relayed {
+                                let Some(callback) = &self.on_interaction else {
+                                    self.withdraw(channel, &location, &token).await;
+                                    return Err(Error::InteractionUnhandled {
+                                        url: url_for_errors(&location),
+                                        interaction_url: url_for_errors(&url),
+                                        code,
+                                    });
+                                };
+                                tracing::info!(
+                                    pending = %url_for_errors(&location),
+                                    interaction = %url_for_errors(&url),
+                                    "a person must act"
+                                );
+                                callback(&url, &code);
+                            }
                             announced = Some((url, code));
                         }
                     }

@@ -18,6 +18,7 @@ mod agent_token;
 mod consent;
 mod draft_11;
 mod errors;
+mod relay;
 mod signatures;
 mod token_cache;
 mod token_dance;
