@@ -29,7 +29,10 @@ pub struct Policy {
     pub network: Network,
     /// Its data (heap) limit in bytes, per process (`RLIMIT_DATA`).
     pub memory: Option<u64>,
-    /// How many tasks (processes and threads) it and its descendants may run at once.
+    /// How many tasks (processes and threads) it and its descendants may run at once: in
+    /// a pids cgroup of its own; where none can be made (an ordinary user without a
+    /// delegated cgroup), through `RLIMIT_NPROC`, set to the tasks its user runs when it
+    /// is prepared plus this many (root, whom that limit does not hold, needs the cgroup).
     pub processes: Option<u64>,
     /// How many files each of its processes may hold open.
     pub open_files: Option<u64>,

@@ -94,7 +94,10 @@ impl Sandbox {
             Some(processes) => match Cgroup::create(processes) {
                 Ok(cgroup) => Some(cgroup),
                 Err(reason) => {
-                    missing.push(Missing { part: Part::Processes, reason });
+                    match user_process_limit(processes) {
+                        Some(limit) => limits.push((Resource::RLIMIT_NPROC, limit)),
+                        None => missing.push(Missing { part: Part::Processes, reason }),
+                    }
                     None
                 }
             },
@@ -195,6 +198,37 @@ fn ruleset(policy: &Policy, abi: ABI) -> Result<RulesetCreated, landlock::Rulese
         created = created.add_rule(NetPort::new(port, AccessNet::ConnectTcp))?;
     }
     Ok(created)
+}
+
+/// Without a pids cgroup, the process limit of an ordinary user's child: `RLIMIT_NPROC`,
+/// which counts every task (process and thread) of the user, so set to those the user
+/// runs now plus `processes`. `None` for root, whom the kernel exempts from it.
+fn user_process_limit(processes: u64) -> Option<u64> {
+    let (user, _) = real_user_and_threads(&std::fs::read_to_string("/proc/self/status").ok()?)?;
+    if user == 0 {
+        return None;
+    }
+    let (_, hard) = getrlimit(Resource::RLIMIT_NPROC).ok()?;
+    Some(user_tasks(user).saturating_add(processes).min(hard))
+}
+
+/// How many tasks run with the real user id `user`, from `/proc`.
+fn user_tasks(user: u32) -> u64 {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    entries
+        .flatten()
+        .filter(|entry| entry.file_name().to_str().is_some_and(|name| name.bytes().all(|byte| byte.is_ascii_digit())))
+        .filter_map(|entry| real_user_and_threads(&std::fs::read_to_string(entry.path().join("status")).ok()?))
+        .filter_map(|(real, threads)| (real == user).then_some(threads))
+        .sum()
+}
+
+/// The real user id and the thread count a `/proc/PID/status` gives.
+fn real_user_and_threads(status: &str) -> Option<(u32, u64)> {
+    let field = |name: &str| status.lines().find_map(|line| line.strip_prefix(name));
+    let real = field("Uid:")?.split_whitespace().next()?.parse().ok()?;
+    let threads = field("Threads:")?.trim().parse().ok()?;
+    Some((real, threads))
 }
 
 /// The Landlock ABI of the running kernel, as far as the `landlock` crate knows ABIs.

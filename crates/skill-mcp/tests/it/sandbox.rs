@@ -218,3 +218,68 @@ async fn a_network_list_lets_through_its_hosts_only_and_through_the_proxy_only()
     assert_serving(&agent).await;
     agent.close().await;
 }
+
+/// An ordinary user's ids for `setpriv`: `nobody` and its group, by number, as every
+/// distribution numbers them.
+const ORDINARY_USER: [&str; 3] = ["--reuid=65534", "--regid=65534", "--clear-groups"];
+
+/// Whether this process runs as root (its real user id is 0).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status.lines().any(|line| line.starts_with("Uid:") && line.split_whitespace().nth(1) == Some("0"))
+    })
+}
+
+/// Whether the ordinary user can run `program` (it is not in a folder only root reaches,
+/// and `setpriv` is installed).
+fn ordinary_user_runs(program: &Path) -> bool {
+    std::process::Command::new("setpriv")
+        .args(ORDINARY_USER)
+        .args(["test", "-x"])
+        .arg(program)
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// Run as root, the sandbox tests of this file run again as an ordinary user (`nobody`,
+/// through `setpriv`), where the machine lets that user run this test binary and the
+/// sample server. There no network namespace and no pids cgroup can be made (the process
+/// limit is `RLIMIT_NPROC` instead), and each attempt is denied all the same. Run as an
+/// ordinary user, the tests above already are that run.
+#[test]
+fn the_same_attempts_are_denied_as_an_ordinary_user() {
+    if !is_root() {
+        return;
+    }
+    let tests = std::env::current_exe().expect("the test binary");
+    let server = test_peers::sample_server_or_panic();
+    if !(ordinary_user_runs(&tests) && ordinary_user_runs(&server)) {
+        #[expect(clippy::print_stderr, reason = "why a test that needs the machine's leave did nothing")]
+        {
+            eprintln!("nobody cannot run {} and {}: not run as an ordinary user", tests.display(), server.display());
+        }
+        return;
+    }
+    let output = std::process::Command::new("setpriv")
+        .args(ORDINARY_USER)
+        .arg("env")
+        .arg("-i")
+        .arg(format!("PATH={}", std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned())))
+        .arg(format!("{}={}", test_peers::SAMPLE_SERVER_VAR, server.display()))
+        .arg(&tests)
+        .arg("sandbox::")
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("setpriv runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "as nobody:\n{stdout}\n{stderr}");
+    for test in [
+        "the_default_profile_denies_each_attempt_and_everyone_keeps_serving",
+        "network_none_reaches_no_listener",
+        "a_network_list_lets_through_its_hosts_only_and_through_the_proxy_only",
+        "read_and_write_paths_open_what_they_name_and_nothing_beside",
+    ] {
+        assert!(stdout.contains(&format!("sandbox::{test} ... ok")), "{test} as nobody:\n{stdout}\n{stderr}");
+    }
+}
