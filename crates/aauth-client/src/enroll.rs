@@ -4,11 +4,17 @@
 //! each provider defines its own. The issuance and refresh URLs are configured
 //! (`enroll_url`, `refresh_url`); a provider that still lists the first revision's
 //! `bootstrap_endpoint` and `refresh_endpoint` in `/.well-known/aauth-agent.json` is read
-//! for what is not configured. Both take a `POST` signed under the `hwk` scheme (the bare
-//! public key, with the body covered: the provider looks the agent up by its key), with
-//! the optional body `{"ps": URL}`, and answer `{"agent_token", "expires_in"}`, perhaps
-//! with `agent_id` and `ps` (which must then agree with the token). Without a refresh URL
-//! the agent enrolls again at the issuance URL.
+//! for what is not configured. Both take a `POST` with the optional body `{"ps": URL}`,
+//! and answer `{"agent_token", "expires_in"}`, perhaps with `agent_id` and `ps` (which
+//! must then agree with the token). Issuance is signed under the `hwk` scheme (the bare
+//! public key, with the body covered); refresh under `jkt-jwt`, as bootstrap -02's
+//! two-key refresh is: a naming JWT signed by the enrolled key, whose thumbprint the
+//! provider looks the enrollment up by, delegating to the key that signs the request.
+//! The agent keeps one key, so the naming JWT delegates to that same key and the new
+//! agent token stays bound to it (rotating to a fresh key at each refresh would void
+//! every person and auth token held, and every process sharing the token folder would
+//! need the new private key). Without a refresh URL the agent enrolls again at the
+//! issuance URL, under `hwk`.
 //!
 //! The cache is a folder with one file per agent provider and key,
 //! `agent-token-<16 hex digits>.json` (the start of the SHA-256 of the provider's
@@ -136,7 +142,11 @@ pub(crate) async fn request_agent_token(
         .build()
         .map_err(|source| Error::http(step, endpoint, source))?;
     let created = created::created_for(key, &request, shared).await?;
-    sign_request(key, &mut request, &SignatureKey::Hwk, created)?;
+    let signature_key = match step {
+        Step::Refresh => SignatureKey::JktJwt(naming_jwt(key, now)),
+        _ => SignatureKey::Hwk,
+    };
+    sign_request(key, &mut request, &signature_key, created)?;
     let response = http.execute(request).await.map_err(|source| Error::http(step, endpoint, source))?;
     let status = response.status();
     if status != reqwest::StatusCode::OK {
@@ -172,6 +182,27 @@ pub(crate) async fn request_agent_token(
     };
     let expires_at = answer.expires_in.map_or(exp, |seconds| exp.min(now.saturating_add(seconds)));
     Ok(AgentToken { token, agent_id, expires_at, person_server })
+}
+
+/// How long a naming JWT is valid: long enough for the one refresh request it signs.
+const NAMING_JWT_LIFETIME: u64 = 300;
+
+/// The `jkt-jwt` naming JWT of a refresh (Signature-Key -09, "JWK Thumbprint JWT"):
+/// header `{"typ":"jkt-s256+jwt","alg":…,"jwk":<the key>}`, claims `iss`
+/// (`urn:jkt:sha-256:<thumbprint>`), `iat`, `exp`, a random `jti`, and `cnf.jwk`, the key
+/// delegated to sign the request: the same key.
+pub(crate) fn naming_jwt(key: &AgentKey, now: u64) -> SecretString {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut jti = [0u8; 16];
+    getrandom::fill(&mut jti).expect("the operating system's random number generator failed");
+    let header = serde_json::json!({"typ": "jkt-s256+jwt", "alg": key.alg(), "jwk": key.public_jwk()});
+    let claims = serde_json::json!({"iss": format!("urn:jkt:sha-256:{}", key.thumbprint()), "iat": now,
+        "exp": now + NAMING_JWT_LIFETIME, "jti": URL_SAFE_NO_PAD.encode(jti), "cnf": {"jwk": key.public_jwk()}});
+    let signing_input =
+        format!("{}.{}", URL_SAFE_NO_PAD.encode(header.to_string()), URL_SAFE_NO_PAD.encode(claims.to_string()));
+    let signature = URL_SAFE_NO_PAD.encode(key.sign(signing_input.as_bytes()));
+    SecretString::from(format!("{signing_input}.{signature}"))
 }
 
 /// The cache file, read: which provider and key the token belongs to, so that a file left
@@ -431,6 +462,31 @@ mod tests {
         );
         let error = load_cached(&path, &provider(), &key).unwrap_err();
         assert!(matches!(error, Error::FolderPermissions { purpose: "token cache", .. }), "{error:?}");
+    }
+
+    /// The naming JWT verifies with the key in its header, names that key's thumbprint
+    /// as `iss` and delegates to it in `cnf.jwk`, for both kinds of key.
+    #[test]
+    fn naming_jwt_is_self_issued_by_the_agent_key() {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        for key in [AgentKey::generate(), AgentKey::generate_of(crate::KeyType::Es256)] {
+            let token = naming_jwt(&key, 1_000);
+            let parts: Vec<&str> = token.expose_secret().split('.').collect();
+            let decode = |part: &str| -> serde_json::Value {
+                serde_json::from_slice(&URL_SAFE_NO_PAD.decode(part).unwrap()).unwrap()
+            };
+            let (header, claims) = (decode(parts[0]), decode(parts[1]));
+            assert_eq!(header["typ"], "jkt-s256+jwt");
+            assert_eq!(header["alg"], key.alg());
+            assert_eq!(header["jwk"], key.public_jwk());
+            assert_eq!(claims["iss"], format!("urn:jkt:sha-256:{}", key.thumbprint()));
+            assert_eq!((claims["iat"].as_u64(), claims["exp"].as_u64()), (Some(1_000), Some(1_300)));
+            assert_eq!(claims["cnf"]["jwk"], key.public_jwk());
+            assert_eq!(claims["jti"].as_str().unwrap().len(), 22);
+            let signing_input = format!("{}.{}", parts[0], parts[1]);
+            assert_eq!(URL_SAFE_NO_PAD.decode(parts[2]).unwrap(), key.sign(signing_input.as_bytes()));
+        }
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! a person. Every request the agent sends carries an HTTP Message Signature (RFC 9421)
 //! made with the agent's key, and a `Signature-Key` header
 //! (draft-hardt-httpbis-signature-key) through which the server finds that key: inline
-//! (`hwk`, only towards the agent provider) or inside a token whose `cnf.jwk` it is (`jwt`:
-//! the agent, person or auth token).
+//! (`hwk`, only to enroll at the agent provider), in a naming JWT it signs (`jkt-jwt`, only
+//! to refresh there), or inside a token whose `cnf.jwk` it is (`jwt`: the agent, person or
+//! auth token).
 //!
 //! This crate is the agent side:
 //! - [`AgentKey`]: the agent's Ed25519 or ES256 key, generated or kept in a JWK file
@@ -120,9 +121,11 @@
 //!   are refreshed 5 minutes before they expire, top down, and
 //!   none is presented inside that margin; a person token is refreshed through the
 //!   resource asking for it again.
-//! - Bootstrap -02: issuance with `hwk` (body covered) at a configured URL, answers
-//!   `{agent_token, expires_in}`; not done: `jkt-jwt` refresh (the client re-enrolls
-//!   with `hwk` instead) and self-hosted enrollment.
+//! - Bootstrap -02: issuance with `hwk` (body covered) at a configured URL, refresh with
+//!   `jkt-jwt` at a configured URL (the naming JWT, signed by the agent key, delegates to
+//!   that same key: the agent keeps one key rather than rotate an ephemeral one, which
+//!   would void every person and auth token it holds), answers `{agent_token,
+//!   expires_in}`; not done: self-hosted enrollment.
 //!
 //! # Not done
 //!

@@ -53,6 +53,11 @@ pub enum SignatureKey {
     /// A token whose `cnf.jwk` is our key (`jwt`): `sig=jwt;jwt="…"`, with the agent,
     /// person or auth token. `Debug` does not show it.
     Jwt(SecretString),
+    /// A self-issued delegation JWT (`jkt-jwt`, Signature-Key -09): `sig=jkt-jwt;jwt="…"`,
+    /// signed by the key whose RFC 7638 thumbprint is its `iss` (`urn:jkt:sha-256:…`) and
+    /// naming in `cnf.jwk` the key that signs the request. AAuth uses it only to refresh
+    /// the agent token at the agent provider (bootstrap -02). `Debug` does not show it.
+    JktJwt(SecretString),
 }
 
 impl SignatureKey {
@@ -78,9 +83,10 @@ impl SignatureKey {
                     _ = item.parameter(key_ref("y"), StringRef::from_str(y).expect("base64url is a valid sf-string"));
                 }
             }
-            SignatureKey::Jwt(token) => {
+            SignatureKey::Jwt(token) | SignatureKey::JktJwt(token) => {
+                let scheme = if matches!(self, SignatureKey::Jwt(_)) { "jwt" } else { "jkt-jwt" };
                 let token = StringRef::from_str(token.expose_secret()).ok()?;
-                _ = dictionary.bare_item(key_ref(SIGNATURE_LABEL), token_ref("jwt")).parameter(key_ref("jwt"), token);
+                _ = dictionary.bare_item(key_ref(SIGNATURE_LABEL), token_ref(scheme)).parameter(key_ref("jwt"), token);
             }
         }
         dictionary.finish()
@@ -133,7 +139,7 @@ pub fn sign_request(
             Error::InvalidToken { method: request.method().to_string(), url: url_for_errors(request.url()) }
         })?;
     let headers = request.headers_mut();
-    headers.insert(SIGNATURE_KEY, sensitive(signature_key_value, matches!(signature_key, SignatureKey::Jwt(_))));
+    headers.insert(SIGNATURE_KEY, sensitive(signature_key_value, !matches!(signature_key, SignatureKey::Hwk)));
     if let Some(digest) = digest {
         headers.insert(CONTENT_DIGEST, HeaderValue::try_from(digest).expect("a digest is visible ASCII"));
     }

@@ -52,6 +52,37 @@ async fn es256_agent_keys_work_with_the_pypi_peers() {
     assert_eq!(response.status(), 200);
 }
 
+/// An agent token about to expire is refreshed at the provider's refresh URL under
+/// `jkt-jwt` (bootstrap -02), which `aauth-signing`'s verifier checks (the naming JWT's
+/// key, `iss` and signature, and the request with the key it delegates to), for an
+/// Ed25519 and an ES256 key; the refreshed token is then fresh and used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_tokens_are_refreshed_under_jkt_jwt_at_the_pypi_provider() {
+    let world = Arc::new(PeerWorld::start(14));
+    for (n, key) in [AgentKey::generate(), AgentKey::generate_of(aauth_client::KeyType::Es256)].into_iter().enumerate()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let client = AAuthClient::builder(key, world.url("ap"))
+            .ca_file(&world.ca_file())
+            .enroll_url(world.enroll_url())
+            .refresh_url(world.refresh_url())
+            .agent_token_cache_dir(dir.path().to_owned())
+            .build()
+            .unwrap();
+        // Within the 5-minute margin from the start: the next use refreshes it.
+        world.set_agent_token_lifetime(120);
+        let first = client.enroll().await.unwrap();
+        world.set_agent_token_lifetime(3600);
+        let refreshed = client.agent_identity().await.unwrap();
+        let n = n as u64 + 1;
+        assert_eq!(world.agent_provider_calls(), (n, n));
+        assert_eq!(refreshed.agent_id, first.agent_id);
+        assert!(refreshed.expires_at > first.expires_at);
+        client.agent_identity().await.unwrap();
+        assert_eq!(world.agent_provider_calls(), (n, n));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_flow_with_introspection_aauth_and_aauth() {
     let world = Arc::new(PeerWorld::start(2));

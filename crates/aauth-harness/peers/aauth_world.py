@@ -99,10 +99,23 @@ def jwt_parts(token):
 
 
 # The agent provider, on `aauth`: agent tokens at `POST /ap/token` for a request signed
-# with the bare key (`hwk`), answered `{agent_token, expires_in}` (bootstrap -02).
+# with the bare key (`hwk`), and at `POST /ap/refresh` for one signed under `jkt-jwt` by an
+# enrolled key (bootstrap -02's two-key refresh: the enrollment is the naming JWT's key,
+# the new token is bound to the key it delegates to), both answered
+# `{agent_token, expires_in}`. The lifetime of its tokens can be changed through the
+# control server, which also counts the calls.
 ap_key, _ = aauth.generate_ed25519_keypair()
 ap_jwk = aauth.public_key_to_jwk(ap_key.public_key(), kid="ap-1")
 ap = FastAPI()
+enrolled = set()
+ap_settings = {"lifetime": AGENT_TOKEN_LIFETIME}
+ap_calls = {"token": 0, "refresh": 0}
+
+
+def agent_token_answer(jwk):
+    lifetime = ap_settings["lifetime"]
+    token = aauth.create_agent_token(AP, AGENT_ID, jwk, ap_key, "ap-1", exp=int(time.time()) + lifetime, ps=PS)
+    return {"agent_token": token, "expires_in": lifetime}
 
 
 @ap.get("/.well-known/aauth-agent.json")
@@ -125,10 +138,27 @@ async def ap_token(request: Request):
     if key["scheme"] != "hwk":
         return JSONResponse({"error": "invalid_request", "detail": "sign with hwk"}, 400)
     jwk = {name: key["params"][name] for name in ("kty", "crv", "x", "y", "alg") if name in key["params"]}
-    token = aauth.create_agent_token(
-        AP, AGENT_ID, jwk, ap_key, "ap-1", exp=int(time.time()) + AGENT_TOKEN_LIFETIME, ps=PS
-    )
-    return {"agent_token": token, "expires_in": AGENT_TOKEN_LIFETIME}
+    enrolled.add(aauth.calculate_jwk_thumbprint(jwk))
+    ap_calls["token"] += 1
+    return agent_token_answer(jwk)
+
+
+@ap.post("/ap/refresh")
+async def ap_refresh(request: Request):
+    body = await request.body()
+    headers = dict(request.headers)
+    key = aauth.parse_signature_key(headers["signature-key"])
+    if key["scheme"] != "jkt-jwt":
+        return JSONResponse({"error": "invalid_request", "detail": "sign with jkt-jwt"}, 400)
+    # `aauth-signing` verifies the naming JWT (its key, `iss`, signature) and the request
+    # with the key it delegates to.
+    if not verified("POST", f"{AP}/ap/refresh", headers, body):
+        return JSONResponse({"error": "invalid_signature"}, 401)
+    header, claims = jwt_parts(key["params"]["jwt"])
+    if aauth.calculate_jwk_thumbprint(header["jwk"]) not in enrolled:
+        return JSONResponse({"error": "not_enrolled"}, 403)
+    ap_calls["refresh"] += 1
+    return agent_token_answer(claims["cnf"]["jwk"])
 
 
 # The resource, on `aauth`: an agent token gets `requirement=person-token`; a person
@@ -234,6 +264,17 @@ def approvals():
          "description": approval.description}
         for tenant, approval in waiting.values()
     ]
+
+
+@control.post("/agent-token-lifetime")
+async def agent_token_lifetime(request: Request):
+    ap_settings["lifetime"] = (await request.json())["seconds"]
+    return ap_settings
+
+
+@control.get("/ap-calls")
+def agent_provider_calls():
+    return ap_calls
 
 
 @control.post("/decide")

@@ -1,5 +1,7 @@
 //! The agent provider: its metadata, and agent tokens at `/bootstrap` (a key it does not
-//! know yet) and `/refresh` (an enrolled key), both signed under `hwk`.
+//! know yet, signed under `hwk`) and `/refresh` (an enrolled key, signed under `jkt-jwt`:
+//! a naming JWT of the enrolled key delegating to the key that signs, as bootstrap -02's
+//! two-key refresh is).
 
 use std::sync::Arc;
 
@@ -41,7 +43,7 @@ pub(crate) async fn bootstrap(
     axum::Extension(verified): axum::Extension<Verified>,
     request: Request,
 ) -> Response {
-    if verified.token.is_some() {
+    if verified.token.is_some() || verified.naming_jkt.is_some() {
         return problem(StatusCode::BAD_REQUEST, "invalid_request", "bootstrap is signed with hwk");
     }
     state.count("ap.bootstrap");
@@ -57,10 +59,11 @@ pub(crate) async fn refresh(
     axum::Extension(verified): axum::Extension<Verified>,
     request: Request,
 ) -> Response {
-    if verified.token.is_some() {
-        return problem(StatusCode::BAD_REQUEST, "invalid_request", "refresh is signed with hwk");
-    }
-    let Some(agent_id) = state.agents.lock().unwrap().get(&verified.jkt).cloned() else {
+    let Some(naming_jkt) = verified.naming_jkt.as_ref() else {
+        return problem(StatusCode::BAD_REQUEST, "invalid_request", "refresh is signed with jkt-jwt");
+    };
+    // The enrollment is the naming key's; the new token is bound to the key it delegated to.
+    let Some(agent_id) = state.agents.lock().unwrap().get(naming_jkt).cloned() else {
         return problem(StatusCode::BAD_REQUEST, "unknown_agent", "this key is not enrolled");
     };
     state.count("ap.refresh");

@@ -66,6 +66,23 @@ impl PeerWorld {
         self.url("ap").join("/ap/token").unwrap()
     }
 
+    /// The agent provider's refresh URL (`jkt-jwt`).
+    pub fn refresh_url(&self) -> Url {
+        self.url("ap").join("/ap/refresh").unwrap()
+    }
+
+    /// Makes the agent provider issue agent tokens that last `seconds` from now on.
+    pub fn set_agent_token_lifetime(&self, seconds: u64) {
+        self.control("POST", "/agent-token-lifetime", &serde_json::json!({"seconds": seconds}).to_string());
+    }
+
+    /// How many agent tokens the agent provider issued at its issuance URL and at its
+    /// refresh URL.
+    pub fn agent_provider_calls(&self) -> (u64, u64) {
+        let calls: Value = serde_json::from_str(&self.control("GET", "/ap-calls", "")).unwrap();
+        (calls["token"].as_u64().unwrap(), calls["refresh"].as_u64().unwrap())
+    }
+
     /// The agent identifier the agent provider gives.
     pub fn agent_id(&self) -> String {
         self.ready["agent_id"].as_str().unwrap().to_owned()

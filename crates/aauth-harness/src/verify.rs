@@ -26,8 +26,11 @@ pub(crate) struct Verified {
     pub(crate) jkt: String,
     /// The signing key as a public JWK, with `alg`.
     pub(crate) jwk: Value,
-    /// The token in `Signature-Key` (`None` for `hwk`).
+    /// The token in `Signature-Key` (`None` for `hwk` and `jkt-jwt`).
     pub(crate) token: Option<(TokenKind, Claims)>,
+    /// Under `jkt-jwt`: the thumbprint of the key that signed the naming JWT (the
+    /// enrolled key), which delegated to the signing key.
+    pub(crate) naming_jkt: Option<String>,
 }
 
 /// What the replay cache keys a state-changing request by.
@@ -128,6 +131,7 @@ fn verify(
         return Err(("invalid_key", "no sig member in signature-key"));
     };
     let param = |name: &str| item.params.get(name).and_then(|value| value.as_string()).map(|value| value.as_str());
+    let mut naming_jkt = None;
     let (x, token) = match item.bare_item.as_token().map(|token| token.as_str()) {
         Some("hwk") => {
             if param("kty") != Some("OKP") || param("crv") != Some("Ed25519") || param("alg") != Some("Ed25519") {
@@ -143,6 +147,12 @@ fn verify(
             let (kind, claims) = verify_jwt(state, jwt)?;
             let x = claims.cnf.as_ref().and_then(|cnf| cnf.jwk["x"].as_str()).ok_or(("invalid_jwt", "no cnf.jwk"))?;
             (x.to_owned(), Some((kind, claims)))
+        }
+        Some("jkt-jwt") => {
+            let jwt = param("jwt").ok_or(("invalid_key", "jkt-jwt scheme without jwt"))?;
+            let (naming, x) = verify_naming_jwt(jwt)?;
+            naming_jkt = Some(naming);
+            (x, None)
         }
         _ => return Err(("unsupported_scheme", "unsupported scheme")),
     };
@@ -195,7 +205,41 @@ fn verify(
         }
     }
     state.count("verified");
-    Ok(Verified { jkt, jwk: json!({"kty": "OKP", "crv": "Ed25519", "x": x, "alg": "Ed25519"}), token })
+    Ok(Verified { jkt, jwk: json!({"kty": "OKP", "crv": "Ed25519", "x": x, "alg": "Ed25519"}), token, naming_jkt })
+}
+
+/// Verifies a `jkt-jwt` naming JWT (Signature-Key -09): `typ` `jkt-s256+jwt`, an Ed25519
+/// `jwk` in its header whose thumbprint URI is `iss`, signed by that key, not expired;
+/// the thumbprint of that key and the `x` of the key it delegates to (`cnf.jwk`).
+fn verify_naming_jwt(token: &str) -> Result<(String, String), (&'static str, &'static str)> {
+    let invalid = |reason| ("invalid_jwt", reason);
+    let (signing_input, signature) = token.rsplit_once('.').ok_or(invalid("not a JWT"))?;
+    let (header, claims) = signing_input.split_once('.').ok_or(invalid("not a JWT"))?;
+    let decode = |part: &str| -> Result<Value, (&'static str, &'static str)> {
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(part).map_err(|_| invalid("not base64url"))?)
+            .map_err(|_| invalid("not JSON"))
+    };
+    let (header, claims) = (decode(header)?, decode(claims)?);
+    if header["typ"] != "jkt-s256+jwt" || header["alg"] != "Ed25519" || header["jwk"]["crv"] != "Ed25519" {
+        return Err(invalid("not an Ed25519 jkt-s256+jwt"));
+    }
+    let naming_x = header["jwk"]["x"].as_str().ok_or(invalid("no jwk x"))?;
+    let naming_jkt = thumbprint(naming_x);
+    if claims["iss"].as_str() != Some(&format!("urn:jkt:sha-256:{naming_jkt}")) {
+        return Err(invalid("iss is not the jwk's thumbprint URI"));
+    }
+    let naming_key = PublicKey::from_bytes(
+        &AlgorithmName::Ed25519,
+        &URL_SAFE_NO_PAD.decode(naming_x).map_err(|_| invalid("jwk x is not base64url"))?,
+    )
+    .map_err(|_| invalid("bad jwk"))?;
+    let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| invalid("signature"))?;
+    naming_key.verify(signing_input.as_bytes(), &signature).map_err(|_| invalid("naming jwt signature"))?;
+    if claims["exp"].as_u64().is_none_or(|exp| exp <= now()) || claims["iat"].as_u64().is_none() {
+        return Err(("expired_jwt", "naming jwt expired or without iat"));
+    }
+    let x = claims["cnf"]["jwk"]["x"].as_str().ok_or(invalid("no cnf.jwk"))?;
+    Ok((naming_jkt, x.to_owned()))
 }
 
 /// Verifies a JWT the harness issued: signature with the issuer's key, `typ`, expiry.

@@ -22,6 +22,7 @@ mod serve;
 mod storage;
 
 pub use location::{ConfigLocation, Home, Origin};
+pub(crate) use policy::{PolicyConfig, RateLimitConfig, RuleConfig};
 pub(crate) use sections::Sections;
 #[cfg(feature = "mcp")]
 pub use serve::{ServeClient, ServeConfig, ServeOAuth};
@@ -97,6 +98,13 @@ impl Config {
         }
         let config = Self { file: Some(path.to_owned()), tree, sections };
         config.check_agents(path, text)?;
+        check_policy(path, text, &config.sections.policy)?;
+        for name in config.sections.agents.keys() {
+            // `check_agents` made sure each merges.
+            if let Ok(merged) = config.merged(name) {
+                check_policy(path, text, &merged.policy)?;
+            }
+        }
         Ok(config)
     }
 
@@ -348,6 +356,22 @@ const TOP_LEVEL_KEYS: [&str; 13] = [
     "observability",
     "agents",
 ];
+
+/// Compiles the rules and rate limits of `policy` (of the file `path`, whose text is
+/// `text`), so that a mistake in one is an error as the config loads, naming the line
+/// its condition is written on.
+fn check_policy(path: &Path, text: &str, policy: &PolicyConfig) -> Result<(), HostError> {
+    let invalid = |at, message| HostError::InvalidConfig { file: Some(path.to_owned()), at, message };
+    if let Err(error) = crate::policy::Rules::compile(&policy.rules) {
+        let first_line = error.condition.lines().next().unwrap_or_default().trim();
+        let at = text.lines().position(|line| !first_line.is_empty() && line.contains(first_line));
+        return Err(invalid(at.map(|index| (index + 1, 1)), error.to_string()));
+    }
+    if let Err(error) = crate::policy::RateLimits::new(&policy.rate_limits) {
+        return Err(invalid(None, format!("policy.{error}")));
+    }
+    Ok(())
+}
 
 fn yaml_key(key: &Value) -> String {
     serde_yaml_ng::to_string(key).map(|text| text.trim_end().to_owned()).unwrap_or_default()

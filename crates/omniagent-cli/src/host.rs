@@ -173,6 +173,15 @@ pub async fn start_agent(
         .storage(storage::store(config, home, &resolver).await?)
         .tool_filter(config.tool_filter().clone())
         .trust(trust);
+    // Then the policy: its rules, then its rate limits.
+    let policy = crate::policy::layers(
+        &config.sections.policy,
+        #[cfg(feature = "redis")]
+        storage::shared_redis(config, &resolver).await?,
+    )?;
+    for layer in policy {
+        builder = builder.layer(layer);
+    }
     for (name, pinned) in pinned {
         builder = builder.pinned(name, pinned);
     }

@@ -57,6 +57,7 @@ mod host;
 #[cfg(feature = "markdown")]
 pub mod install;
 pub mod log;
+mod policy;
 
 pub use crate::config::{AgentConfig, Config, ConfigLocation, Home, Origin};
 #[cfg(feature = "mcp")]

@@ -15,6 +15,7 @@ mod faults;
 mod host_config;
 mod lifecycle;
 mod oauth;
+mod policy;
 mod python_servers;
 mod resources;
 mod sandboxed;

@@ -42,7 +42,8 @@ async fn agents_with_other_providers_or_keys_share_the_cache_folder() {
     assert_eq!(files.filter(|entry| entry.as_ref().unwrap().path().is_file()).count(), 3);
 }
 
-/// An agent token within a minute of its expiry is renewed at `refresh_endpoint`.
+/// An agent token within 5 minutes of its expiry is renewed at `refresh_endpoint`, under
+/// `jkt-jwt` (the harness's provider refuses a refresh signed otherwise).
 #[tokio::test]
 async fn agent_token_is_refreshed_before_it_expires() {
     let harness = Harness::start().await;

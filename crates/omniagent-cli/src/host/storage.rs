@@ -43,6 +43,27 @@ pub(super) async fn store(
     }
 }
 
+/// The Redis server of `storage:` when it is `backend: redis`, which the replicas of a
+/// gateway share their rate limits' buckets through; else `None`.
+#[cfg(feature = "redis")]
+pub(super) async fn shared_redis(
+    config: &AgentConfig,
+    resolver: &SecretResolver,
+) -> Result<Option<Arc<skill_core::RedisConnection>>, HostError> {
+    let storage = &config.sections.storage;
+    if storage.backend != StorageBackend::Redis {
+        return Ok(None);
+    }
+    let url = redis_url(storage.url.as_ref(), resolver).await?;
+    let server = skill_core::RedisConnection::new(&url, SHARED_RESPONSE_TIMEOUT)
+        .map_err(|error| HostError::Storage { key: "url", message: error.to_string() })?;
+    Ok(Some(Arc::new(server)))
+}
+
+/// How long a shared bucket's answer may take: a call waits for it.
+#[cfg(feature = "redis")]
+const SHARED_RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The Redis server of the top level's `storage:` when it is `backend: redis`, else
 /// `None`: where `mcp serve --http` keeps its 2025-11-25 sessions, so that every replica
 /// sharing that server can serve every session.

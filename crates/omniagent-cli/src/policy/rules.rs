@@ -1,0 +1,369 @@
+//! Policy rules: CEL conditions over the caller, the item, the arguments and the time,
+//! in order; the first that holds decides, and a call none holds for is allowed.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cel::common::ast::{EntryExpr, Expr};
+use cel::objects::{Key, Map};
+use cel::{Context, Env, IdedExpr, Program, Value};
+use skill_core::{CallContext, CallLayer, Caller, Item, ItemKind, ToolError};
+
+use crate::config::RuleConfig;
+
+/// The variables a rule may read.
+const VARIABLES: [&str; 4] = ["client", "tool", "arguments", "now"];
+
+/// How many list verdicts are kept before the cache starts afresh.
+const MAX_KEPT_VERDICTS: usize = 100_000;
+
+/// What a rule does to a call its condition holds for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Effect {
+    Deny,
+    Allow,
+}
+
+/// A compiled rule.
+struct Rule {
+    name: String,
+    effect: Effect,
+    program: Program,
+    /// Whether its condition reads `arguments` (so a list cannot apply it).
+    reads_arguments: bool,
+}
+
+/// Why a rule could not be compiled, for the config error that names its line.
+#[derive(Debug, thiserror::Error)]
+#[error("policy rule `{name}`: {reason}")]
+pub(crate) struct RuleError {
+    /// The rule's name.
+    pub(crate) name: String,
+    /// Its condition as written, to find its line by.
+    pub(crate) condition: String,
+    reason: String,
+}
+
+/// The rules of `policy.rules`, as one layer of the call path.
+pub(crate) struct Rules {
+    rules: Vec<Rule>,
+    env: Arc<Env>,
+    /// Whether any rule reads the time (list verdicts then cannot be kept).
+    reads_time: bool,
+    /// Which items each client's lists leave out, by client, claims and item: a verdict
+    /// depends on nothing else when no rule reads the time.
+    hidden: Mutex<HashMap<(String, String, String), bool>>,
+}
+
+impl std::fmt::Debug for Rules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.rules.iter().map(|rule| rule.name.as_str()).collect();
+        f.debug_struct("Rules").field("rules", &names).finish_non_exhaustive()
+    }
+}
+
+impl Rules {
+    /// Compiles `rules`: each has a name and exactly one of `deny` and `allow`, whose
+    /// condition parses and reads no variable but `client`, `tool`, `arguments`, `now`.
+    pub(crate) fn compile(rules: &[RuleConfig]) -> Result<Self, RuleError> {
+        let env = Arc::new(Env::stdlib());
+        let compiled = rules.iter().map(|rule| compile_rule(&env, rule)).collect::<Result<Vec<_>, _>>()?;
+        let reads_time = compiled.iter().any(|rule| rule.program.references().has_variable("now"));
+        Ok(Self { rules: compiled, env, reads_time, hidden: Mutex::default() })
+    }
+
+    /// The variables of a call of `item` by `caller` but its arguments.
+    fn context(&self, caller: &Caller, item: &Item<'_>) -> Context<'static, 'static> {
+        let mut context = Context::with_env(Arc::clone(&self.env));
+        context.add_variable_from_value("client", client_value(caller));
+        context.add_variable_from_value("tool", item_value(item));
+        context.add_variable_from_value("now", Value::Timestamp(chrono::Utc::now().fixed_offset()));
+        context
+    }
+
+    /// The first rule whose condition holds for the call, if any. A condition that
+    /// cannot be evaluated for this call (it reads an argument the call lacks) does not
+    /// hold for it.
+    fn decide(&self, caller: &Caller, item: &Item<'_>, arguments: Option<&serde_json::Value>) -> Option<&Rule> {
+        let mut context = self.context(caller, item);
+        if let Some(arguments) = arguments {
+            context.add_variable_from_value("arguments", cel::to_value(arguments).unwrap_or(Value::Null));
+        }
+        self.rules.iter().find(|rule| {
+            if arguments.is_none() && rule.reads_arguments {
+                return false;
+            }
+            match rule.program.execute(&context) {
+                Ok(Value::Bool(holds)) => holds,
+                Ok(other) => {
+                    tracing::debug!(rule = %rule.name, "the condition gave {other:?}, not a boolean: it does not hold");
+                    false
+                }
+                Err(error) => {
+                    tracing::debug!(rule = %rule.name, "the condition could not be evaluated ({error}): it does not hold");
+                    false
+                }
+            }
+        })
+    }
+
+    /// Whether `item` is refused to `caller` whatever the arguments: the first rule
+    /// that holds for it whatever they are denies it, and no rule before it may allow
+    /// it for some.
+    ///
+    /// A rule that reads the arguments is evaluated without them: CEL's `&&` and `||`
+    /// decide without the side they do not need, so a condition that still gives a
+    /// boolean gives it for any arguments; one that does not may hold for some calls.
+    fn hidden(&self, caller: &Caller, item: &Item<'_>) -> bool {
+        let context = self.context(caller, item);
+        for rule in &self.rules {
+            match rule.program.execute(&context) {
+                Ok(Value::Bool(true)) => return rule.effect == Effect::Deny,
+                Ok(Value::Bool(false)) => {}
+                // It may allow some calls: the item stays listed.
+                _ if rule.reads_arguments && rule.effect == Effect::Allow => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+}
+
+impl CallLayer for Rules {
+    fn hides(&self, caller: &Caller, item: &Item<'_>) -> bool {
+        if self.reads_time {
+            return self.hidden(caller, item);
+        }
+        let claims = serde_json::to_string(&caller.claims).unwrap_or_default();
+        let key = (caller.client.clone(), claims, format!("{}\u{0}{}", kind_name(item.kind), item.name));
+        if let Some(hidden) = self.hidden.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
+            return *hidden;
+        }
+        let hidden = self.hidden(caller, item);
+        let mut kept = self.hidden.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() >= MAX_KEPT_VERDICTS {
+            kept.clear();
+        }
+        kept.insert(key, hidden);
+        hidden
+    }
+
+    fn check(&self, call: &CallContext<'_>) -> Result<(), ToolError> {
+        match self.decide(call.caller, &call.item, Some(call.arguments)) {
+            Some(rule) if rule.effect == Effect::Deny => Err(ToolError::Refused {
+                layer: "policy",
+                message: format!(
+                    "the policy rule `{}` refuses `{}` to the client `{}`",
+                    rule.name, call.item.name, call.caller.client
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn compile_rule(env: &Env, rule: &RuleConfig) -> Result<Rule, RuleError> {
+    let error = |condition: &str, reason: String| RuleError {
+        name: rule.name.clone(),
+        condition: condition.to_owned(),
+        reason,
+    };
+    let (effect, condition) = match (&rule.deny, &rule.allow) {
+        (Some(deny), None) => (Effect::Deny, deny),
+        (None, Some(allow)) => (Effect::Allow, allow),
+        (Some(deny), Some(_)) => return Err(error(deny, "has both `deny` and `allow`; give one".to_owned())),
+        (None, None) => return Err(error(&rule.name, "has neither `deny` nor `allow`".to_owned())),
+    };
+    if rule.name.trim().is_empty() {
+        return Err(error(condition, "has an empty name".to_owned()));
+    }
+    let program = env.compile(condition).map_err(|parse| error(condition, format!("not a CEL expression: {parse}")))?;
+    let references = program.references();
+    let mut bound = Vec::new();
+    bound_variables(&program.expression().expr, &mut bound);
+    let unknown = references.variables().into_iter().find(|name| !VARIABLES.contains(name) && !bound.contains(name));
+    if let Some(unknown) = unknown {
+        let known = VARIABLES.map(|name| format!("`{name}`")).join(", ");
+        return Err(error(condition, format!("reads `{unknown}`, which is none of {known}")));
+    }
+    let reads_arguments = references.has_variable("arguments");
+    Ok(Rule { name: rule.name.clone(), effect, program, reads_arguments })
+}
+
+/// The variables the comprehensions of `expr` bind (`k` in `arguments.keys.all(k, …)`).
+fn bound_variables<'e>(expr: &'e Expr, bound: &mut Vec<&'e str>) {
+    let mut walk = |inner: &'e IdedExpr| bound_variables(&inner.expr, bound);
+    match expr {
+        Expr::Comprehension(comprehension) => {
+            bound.push(&comprehension.iter_var);
+            bound.extend(comprehension.iter_var2.as_deref());
+            bound.push(&comprehension.accu_var);
+            for inner in [
+                &comprehension.iter_range,
+                &comprehension.accu_init,
+                &comprehension.loop_cond,
+                &comprehension.loop_step,
+                &comprehension.result,
+            ] {
+                bound_variables(&inner.expr, bound);
+            }
+        }
+        Expr::Call(call) => call.target.iter().map(AsRef::as_ref).chain(&call.args).for_each(&mut walk),
+        Expr::List(list) => list.elements.iter().for_each(&mut walk),
+        Expr::Select(select) => walk(&select.operand),
+        Expr::Map(map) => {
+            for entry in &map.entries {
+                match &entry.expr {
+                    EntryExpr::StructField(field) => walk(&field.value),
+                    EntryExpr::MapEntry(entry) => {
+                        walk(&entry.key);
+                        walk(&entry.value);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `client`: its `name`, and its identity's `claims` (empty for a client with a static
+/// token).
+fn client_value(caller: &Caller) -> Value {
+    map([
+        ("name", Value::from(caller.client.as_str())),
+        ("claims", cel::to_value(&caller.claims).unwrap_or(Value::Null)),
+    ])
+}
+
+/// `tool`: the item's agent-level `name`, its `skill`, `kind`, its `tool` name inside the
+/// skill and `source` kind (tools only; else the name and ``), and `annotations` with
+/// MCP's defaults filled in (not read-only, destructive, not idempotent, open world).
+fn item_value(item: &Item<'_>) -> Value {
+    let hints = item.annotations;
+    let annotations = map([
+        ("readOnlyHint", Value::Bool(hints.read_only_hint.unwrap_or(false))),
+        ("destructiveHint", Value::Bool(hints.destructive_hint.unwrap_or(true))),
+        ("idempotentHint", Value::Bool(hints.idempotent_hint.unwrap_or(false))),
+        ("openWorldHint", Value::Bool(hints.open_world_hint.unwrap_or(true))),
+    ]);
+    let (tool, source) = match item.source {
+        Some(source) => (source.tool.as_str(), source.kind.to_string()),
+        None => (item.name, String::new()),
+    };
+    map([
+        ("name", Value::from(item.name)),
+        ("skill", Value::from(item.skill)),
+        ("kind", Value::from(kind_name(item.kind))),
+        ("tool", Value::from(tool)),
+        ("source", Value::from(source)),
+        ("annotations", annotations),
+    ])
+}
+
+fn kind_name(kind: ItemKind) -> &'static str {
+    match kind {
+        ItemKind::Prompt => "prompt",
+        ItemKind::Resource => "resource",
+        ItemKind::ResourceTemplate => "resource_template",
+        _ => "tool",
+    }
+}
+
+fn map<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    let map: HashMap<Key, Value> = entries.into_iter().map(|(key, value)| (Key::from(key.to_owned()), value)).collect();
+    Value::Map(Map { map: Arc::new(map) })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use skill_core::{Agent, MemorySkill};
+
+    use super::*;
+
+    fn rule(name: &str, effect: &str, condition: &str) -> RuleConfig {
+        let condition = Some(condition.to_owned());
+        match effect {
+            "deny" => RuleConfig { name: name.to_owned(), deny: condition, allow: None },
+            _ => RuleConfig { name: name.to_owned(), deny: None, allow: condition },
+        }
+    }
+
+    async fn agent(rules: &[RuleConfig]) -> Agent {
+        let rules = Rules::compile(rules).unwrap();
+        let agent = Agent::builder().with_compiled_skill(MemorySkill::new()).layer(Arc::new(rules)).build();
+        agent.init_compiled_skills().await;
+        agent
+    }
+
+    fn listed(agent: &Agent, client: &str) -> Vec<String> {
+        agent.acting_for(Caller::new(client)).tools().iter().map(|tool| tool.name().to_owned()).collect()
+    }
+
+    #[tokio::test]
+    async fn the_first_rule_that_holds_decides_and_a_refusal_names_it() {
+        let agent = agent(&[
+            rule("alice-may", "allow", r#"client.name == "alice""#),
+            rule("no-forgetting", "deny", r#"tool.tool == "forget""#),
+            rule("no-secrets", "deny", r#"arguments.key.startsWith("secret")"#),
+        ])
+        .await;
+        let bob = agent.acting_for(Caller::new("bob"));
+        let refused = bob.call_tool("memory__forget", json!({"key": "a"})).await.unwrap_err();
+        assert_eq!(refused.to_string(), "the policy rule `no-forgetting` refuses `memory__forget` to the client `bob`");
+        assert!(agent.acting_for(Caller::new("alice")).call_tool("memory__forget", json!({"key": "a"})).await.is_ok());
+        // An argument-based rule refuses only the calls it holds for.
+        assert!(bob.call_tool("memory__recall", json!({"key": "public"})).await.is_ok());
+        let refused = bob.call_tool("memory__recall", json!({"key": "secret-plans"})).await.unwrap_err();
+        assert!(refused.to_string().contains("`no-secrets`"), "{refused}");
+        // A denial whatever the arguments leaves the tool out of that client's lists.
+        assert_eq!(listed(&agent, "bob"), ["memory__list", "memory__recall", "memory__remember"]);
+        assert_eq!(listed(&agent, "alice"), ["memory__forget", "memory__list", "memory__recall", "memory__remember"]);
+    }
+
+    #[tokio::test]
+    async fn an_allow_that_reads_the_arguments_keeps_the_tool_listed_and_hints_have_mcps_defaults() {
+        let agent = agent(&[
+            rule("forget-drafts", "allow", r#"tool.tool == "forget" && arguments.key.startsWith("draft")"#),
+            rule("writes-need-alice", "deny", r#"!tool.annotations.readOnlyHint && client.name != "alice""#),
+        ])
+        .await;
+        assert_eq!(listed(&agent, "bob"), ["memory__forget", "memory__list", "memory__recall"]);
+        let bob = agent.acting_for(Caller::new("bob"));
+        assert!(bob.call_tool("memory__forget", json!({"key": "draft-1"})).await.is_ok());
+        assert!(bob.call_tool("memory__forget", json!({"key": "final"})).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn claims_and_the_time_are_there_to_read() {
+        let agent = agent(&[
+            rule("admins-only", "deny", r#"tool.tool == "forget" && !("admins" in client.claims.groups)"#),
+            rule("not-before-1970", "deny", r#"now < timestamp("1970-01-02T00:00:00Z")"#),
+        ])
+        .await;
+        let claims = |groups: serde_json::Value| json!({"groups": groups}).as_object().unwrap().clone();
+        let admin = agent.acting_for(Caller::new("oauth:ann").with_claims(claims(json!(["admins"]))));
+        let other = agent.acting_for(Caller::new("oauth:bo").with_claims(claims(json!(["staff"]))));
+        assert!(admin.call_tool("memory__forget", json!({"key": "a"})).await.is_ok());
+        assert!(other.call_tool("memory__forget", json!({"key": "a"})).await.is_err());
+        assert!(other.call_tool("memory__recall", json!({"key": "a"})).await.is_ok());
+    }
+
+    #[test]
+    fn a_rule_that_cannot_be_compiled_is_refused_with_its_name() {
+        let error = |rules: &[RuleConfig]| Rules::compile(rules).unwrap_err().to_string();
+        assert!(
+            error(&[rule("broken", "deny", "client.name ==")])
+                .starts_with("policy rule `broken`: not a CEL expression")
+        );
+        assert_eq!(
+            error(&[rule("typo", "deny", r#"clinet.name == "bob""#)]),
+            "policy rule `typo`: reads `clinet`, which is none of `client`, `tool`, `arguments`, `now`"
+        );
+        let both =
+            RuleConfig { name: "both".to_owned(), deny: Some("true".to_owned()), allow: Some("true".to_owned()) };
+        assert_eq!(error(&[both]), "policy rule `both`: has both `deny` and `allow`; give one");
+        // A comprehension's own variable is no unknown variable.
+        assert!(Rules::compile(&[rule("all", "deny", r#"arguments.keys.all(k, k.startsWith("x"))"#)]).is_ok());
+    }
+}
