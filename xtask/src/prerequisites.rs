@@ -1,8 +1,8 @@
 //! What `cargo xtask test` needs beyond the Rust toolchain, Node and Python, made present
 //! before anything long runs, so that a fresh machine's run does not fail after the
-//! build: `cargo-deny` (installed with `cargo install --locked`), and `redis-server` and
-//! `nginx`, which the Redis store's tests and the two-replicas test start from the PATH
-//! (installed with `apt-get` when xtask runs as root; otherwise xtask stops at once and
+//! build: `cargo-deny` (installed with `cargo install --locked`), and `redis-server`,
+//! `nginx` and `chromium`, which the Redis store's tests, the two-replicas test and the
+//! console's browser test start from the PATH (installed with `apt-get` when xtask runs as root; otherwise xtask stops at once and
 //! names the commands to run). `cargo xtask bench` needs the same two and `socat`, the
 //! byte relay `gateway_host_pace` measures the gateway against.
 
@@ -19,9 +19,11 @@ const REDIS: Program = ("redis-server", "redis-server");
 /// `nginx.conf` uses.
 const NGINX: Program = ("nginx", "nginx-light");
 const SOCAT: Program = ("socat", "socat");
+/// Debian's Chromium, the real browser of the console's tests (driven by playwright-core).
+const CHROMIUM: Program = ("chromium", "chromium");
 
 /// The programs the tests start from the PATH.
-const TEST_PROGRAMS: [Program; 2] = [REDIS, NGINX];
+const TEST_PROGRAMS: [Program; 3] = [REDIS, NGINX, CHROMIUM];
 
 /// The programs the benchmarks start from the PATH.
 pub(crate) const BENCH_PROGRAMS: [Program; 3] = [REDIS, NGINX, SOCAT];

@@ -55,6 +55,8 @@ impl Session {
             // A command shows what the servers offer now.
             #[cfg(feature = "mcp")]
             from_lock: false,
+            #[cfg(feature = "mcp")]
+            on_upstream: None,
         }
     }
 }

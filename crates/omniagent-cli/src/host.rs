@@ -28,7 +28,7 @@ pub use aauth::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key, cu
 use aauth::{AAuthState, KeyUse, aauth_state, build_aauth_client};
 #[cfg(feature = "markdown")]
 pub use markdown::{SkillPaths, load_markdown_skills, markdown_skill_tools, markdown_sources};
-pub use trust::reload_trusts;
+pub use trust::{pinned_modes, reload_trusts};
 
 /// The name of the markdown skills' `skills` skill, whose tools load them on demand.
 #[cfg(feature = "markdown")]
@@ -55,6 +55,10 @@ pub enum Wanted<'a> {
 /// must not block. The host reports nothing itself: the caller decides where this goes.
 pub type OnInteraction = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
+/// Given each MCP server's name and a handle on its health as an agent starts it.
+#[cfg(feature = "mcp")]
+pub type OnUpstream = Arc<dyn Fn(&str, skill_mcp::Health) + Send + Sync>;
+
 /// How an agent reaches the person it acts for while a call waits. Nothing by default:
 /// signed requests then cannot ask for an approval, and MCP servers' elicitations are
 /// declined.
@@ -76,6 +80,10 @@ pub struct Person {
     /// servers offer now).
     #[cfg(feature = "mcp")]
     pub from_lock: bool,
+    /// Given each MCP server's name and a handle on its health as the agent starts it:
+    /// the gateway's console shows them.
+    #[cfg(feature = "mcp")]
+    pub on_upstream: Option<OnUpstream>,
 }
 
 impl std::fmt::Debug for Person {
@@ -86,7 +94,8 @@ impl std::fmt::Debug for Person {
         person
             .field("elicitor", &self.elicitor.is_some())
             .field("apps", &self.apps)
-            .field("from_lock", &self.from_lock);
+            .field("from_lock", &self.from_lock)
+            .field("on_upstream", &self.on_upstream.is_some());
         person.finish()
     }
 }
@@ -126,7 +135,7 @@ pub async fn start_agent(
     #[cfg(feature = "mcp")]
     for (name, server) in sections.mcp_servers() {
         hide_mcp_values(server);
-        let (elicitor, apps) = (person.elicitor.clone(), person.apps.clone());
+        let (elicitor, apps, on_upstream) = (person.elicitor.clone(), person.apps.clone(), person.on_upstream.clone());
         let tokens = home.oauth_tokens(config.agent_name(), name);
         let host_env = servers_env.clone();
         let recorded =
@@ -144,6 +153,9 @@ pub async fn start_agent(
             }
             if let Some(recorded) = recorded {
                 skill = skill.with_pinned(recorded);
+            }
+            if let Some(on_upstream) = on_upstream {
+                on_upstream(name, skill.health());
             }
             Box::new(skill) as Box<dyn Skill>
         };

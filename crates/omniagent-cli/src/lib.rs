@@ -64,12 +64,12 @@ pub use crate::config::{AgentConfig, Config, ConfigLocation, Home, Origin};
 pub use crate::config::{ServeClient, ServeConfig, ServeOAuth};
 pub use crate::error::HostError;
 #[cfg(feature = "mcp")]
-pub use crate::host::process_mark;
+pub use crate::host::{OnUpstream, process_mark};
 #[cfg(all(feature = "redis", feature = "mcp"))]
 pub use crate::host::storage::sessions_redis_url;
 #[cfg(feature = "aauth")]
 pub use crate::host::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key, current_mission, keep_mission};
-pub use crate::host::{OnInteraction, Person, Wanted, reload_trusts, start_agent};
+pub use crate::host::{OnInteraction, Person, Wanted, pinned_modes, reload_trusts, start_agent};
 #[cfg(feature = "openapi")]
 pub use crate::host::{OpenApiToolsCheck, load_openapi_tools};
 #[cfg(feature = "markdown")]

@@ -24,7 +24,7 @@ mod trust;
 #[cfg(feature = "markdown")]
 pub(crate) mod validate;
 
-pub(crate) use trust::{approved, review};
+pub(crate) use trust::{Change, approved, changes, review, shown};
 
 use omniagent_host::{AgentConfig, ConfigLocation, Home, Origin};
 

@@ -89,4 +89,4 @@ pub use crate::oauth::{Login, TokenFile};
 pub use crate::sandbox::{
     DEFAULT_MEMORY, DEFAULT_PROCESSES, Effective as EffectiveSandbox, Network as SandboxNetwork, SandboxSettings,
 };
-pub use crate::skill::{APPS_EXTENSION, McpSkill, McpTool};
+pub use crate::skill::{APPS_EXTENSION, Health, McpSkill, McpTool, UpstreamHealth, UpstreamState};

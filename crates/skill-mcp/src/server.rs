@@ -57,8 +57,8 @@ use tokio_util::sync::CancellationToken;
 use self::announce::{Lists, Subscribed, announce_changes, announce_updates, notify_client};
 pub use self::caller::tell_caller;
 pub(crate) use self::caller::{Caller, PassedUp};
-pub use self::http::{HttpClient, HttpOptions, serve_http};
-pub use self::resource_server::{OAuthOptions, client_name};
+pub use self::http::{HttpClient, HttpOptions, PageRoutes, TokenCheck, TokenHolder, serve_http};
+pub use self::resource_server::{ADMIN_SCOPE, OAuthOptions, client_name};
 #[cfg(feature = "redis")]
 pub use self::session_store::{REFRESH_EVERY, RedisSessionStore, RedisSessionStoreError, SESSION_TTL};
 use crate::lines::Lines;

@@ -21,10 +21,12 @@ use crate::environment::{CALLERS_HEADER, CALLERS_VAR, server_env};
 use crate::oauth::TokenFile;
 use crate::route::CallRoutes;
 
+mod health;
 mod input;
 mod items;
 mod tool;
 
+pub use self::health::{Health, UpstreamHealth, UpstreamState};
 use self::items::{McpPrompt, McpResources};
 pub use self::tool::McpTool;
 use crate::wire::{icons_from_rmcp, wire_into};
@@ -56,6 +58,7 @@ pub struct McpSkill {
     /// The definitions pinned in the trust lock, which `init` offers without starting
     /// the server.
     pinned: Option<Recorded>,
+    health: Health,
 }
 
 impl McpSkill {
@@ -80,7 +83,14 @@ impl McpSkill {
             tokens: None,
             apps: None,
             pinned: None,
+            health: Health::default(),
         }
+    }
+
+    /// A handle on the server's health (whether it runs, its restarts, its last error),
+    /// which stays valid once the skill is in its agent: what a gateway's console shows.
+    pub fn health(&self) -> Health {
+        self.health.clone()
     }
 
     /// Offers `recorded`, the server's definitions as the trust lock holds them, from
@@ -248,7 +258,9 @@ impl Skill for McpSkill {
             closing: std::sync::Mutex::new(Vec::new()),
             failed_methods: std::sync::Mutex::default(),
             from_lock: std::sync::atomic::AtomicBool::new(self.pinned.is_some()),
+            health: self.health.clone(),
         });
+        self.health.attach(&shared);
         self.items = match self.pinned.take() {
             Some(recorded) => shared.items_from_lock(recorded),
             None => {
@@ -353,6 +365,7 @@ struct Shared {
     /// Set while the skill offers what the trust lock recorded and the server has not
     /// started: its first start lists the server's own items.
     from_lock: std::sync::atomic::AtomicBool,
+    health: Health,
 }
 
 impl Shared {
@@ -385,7 +398,9 @@ impl Shared {
             person: self.person.clone(),
             apps: self.apps.clone(),
         };
+        self.health.starting();
         let connection = Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await;
+        self.health.started(connection.as_ref().err().map(ToString::to_string));
         let connection = Arc::new(connection.inspect_err(|error| error.log_stderr(&self.server))?);
         tracing::debug!(server = %self.server, "server started");
         *self.slot() = Some(Arc::clone(&connection));
@@ -416,6 +431,11 @@ impl Shared {
     /// stop (stdin EOF, then SIGTERM, then SIGKILL), which must not stretch the call
     /// timeout of the call that gave up on it. `close` waits for it.
     async fn discard(&self, connection: &Arc<Connection>) {
+        self.health.lost(if connection.is_alive() {
+            "it stopped answering (a call timed out), so it was ended".to_owned()
+        } else {
+            "it exited".to_owned()
+        });
         {
             let mut slot = self.slot();
             if slot.as_ref().is_some_and(|current| Arc::ptr_eq(current, connection)) {

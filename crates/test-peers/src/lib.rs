@@ -24,12 +24,17 @@
 
 use std::path::{Path, PathBuf};
 
+mod browser;
 mod figure;
 mod npx;
 mod openapi;
 mod process;
 mod redis;
 
+pub use browser::{
+    CHROMIUM_FLAGS, CHROMIUM_VAR, PLAYWRIGHT_CORE_PACKAGE, PLAYWRIGHT_CORE_VAR, chromium_or_panic,
+    playwright_core_install_in, playwright_core_or_panic, playwright_core_package,
+};
 pub use figure::printed_figure_wanted;
 pub use npx::{
     SEQUENTIAL_THINKING_NPM_CACHE_VAR, SEQUENTIAL_THINKING_PACKAGE, SEQUENTIAL_THINKING_VERSION, npx_has_program,

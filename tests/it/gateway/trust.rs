@@ -12,7 +12,7 @@ use super::{HttpGateway, text_of};
 use crate::Home;
 
 /// One Python SDK client session with a gateway, driven a command at a time.
-struct Session {
+pub(super) struct Session {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -20,10 +20,16 @@ struct Session {
 
 impl Session {
     fn open(url: &str) -> Self {
+        Self::open_as(url, None)
+    }
+
+    /// A session sending `token` as its bearer token, when given.
+    pub(super) fn open_as(url: &str, token: Option<&str>) -> Self {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/python_session.py");
         let mut child = std::process::Command::new(test_peers::mcp_python_or_panic())
             .arg(script)
             .arg(url)
+            .args(token)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -32,7 +38,7 @@ impl Session {
         Self { child, stdin, stdout }
     }
 
-    fn ask(&mut self, command: Value) -> Value {
+    pub(super) fn ask(&mut self, command: Value) -> Value {
         writeln!(self.stdin, "{command}").unwrap();
         let mut line = String::new();
         self.stdout.read_line(&mut line).unwrap();
@@ -40,14 +46,14 @@ impl Session {
     }
 
     /// The description of each tool listed, by name.
-    fn tools(&mut self) -> Vec<(String, String)> {
+    pub(super) fn tools(&mut self) -> Vec<(String, String)> {
         let listed = self.ask(json!({"do": "list"}));
         let tools = listed["tools"].as_array().unwrap_or_else(|| panic!("{listed}"));
         let field = |tool: &Value, name: &str| tool[name].as_str().unwrap_or_default().to_owned();
         tools.iter().map(|tool| (field(tool, "name"), field(tool, "description"))).collect()
     }
 
-    fn wait_for_list_changed(&mut self) {
+    pub(super) fn wait_for_list_changed(&mut self) {
         assert_eq!(self.ask(json!({"do": "wait"})), json!({"changed": true}), "no tools/list_changed within 20 s");
     }
 }

@@ -1,5 +1,6 @@
 //! `omniagent mcp serve`: the gateway, over stdio or streamable HTTP.
 
+mod console;
 mod oauth;
 #[cfg(feature = "redis")]
 mod sessions;
@@ -115,6 +116,12 @@ pub(crate) fn check(config: &Config) -> anyhow::Result<Checked> {
         config.for_agent(client.agent.as_deref()).with_context(|| format!("serve.clients.{name}.agent"))?;
     }
     let oauth = oauth::options(serve, config)?;
+    if serve.console && oauth.is_none() && !serve.clients.values().any(|client| client.admin) {
+        let message = "serve.console: no client of `serve.clients` has `admin: true`, and there is no \
+                       `serve.oauth` (whose tokens with the scope `omniagent:admin` would be admins): no one \
+                       could use the console";
+        return Err(UsageError::new(message).into());
+    }
     let open = serve.clients.is_empty() && oauth.is_none();
     let http = serve.http.as_deref().map(|address| listen_address("serve.http", address, open)).transpose()?;
     Ok(Checked { oauth, open, http })
@@ -168,13 +175,23 @@ pub(crate) async fn run(
     };
     let identities: Vec<String> = sections.oauth.client_names().map(str::to_owned).collect();
     let markdown = Markdown::default();
-    let factory = agent_factory(Arc::clone(&config), session.home.clone(), sections.clone(), markdown.clone(), eager);
+    let upstreams = serve.console.then(console::Upstreams::default);
+    let factory = agent_factory(
+        Arc::clone(&config),
+        session.home.clone(),
+        sections.clone(),
+        markdown.clone(),
+        eager,
+        upstreams.clone(),
+    );
     let instructions =
         instructions_factory(Arc::clone(&config), session.home.clone(), sections.clone(), markdown.sets.clone());
     let mut gateway = Gateway::new(factory, instructions);
     if tool_search || serve.tool_search {
         gateway = gateway.with_tool_search(listed_with_tool_search());
     }
+    let pages =
+        upstreams.map(|upstreams| console::routes(gateway.clone(), Arc::clone(&config), sections.clone(), upstreams));
     tokio::spawn(watch::watch(
         gateway.clone(),
         session.location.clone(),
@@ -185,6 +202,9 @@ pub(crate) async fn run(
         stop.clone(),
     ));
     let Some(address) = http else {
+        if serve.console {
+            tracing::warn!("serve.console: the console is served over HTTP only (`--http`), not over stdio");
+        }
         if eager {
             start_eagerly(&gateway, "").await;
         }
@@ -203,10 +223,14 @@ pub(crate) async fn run(
         #[cfg(feature = "redis")]
         sessions,
         own_caller: Some(omniagent_host::process_mark().to_owned()),
+        pages,
     };
     let listener =
         tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
     tracing::info!("serving MCP on http://{address}/mcp");
+    if serve.console {
+        tracing::info!("the console is at http://{address}/console");
+    }
     if eager {
         let names: Vec<&str> = if open {
             vec![""]
@@ -231,25 +255,29 @@ pub(crate) async fn run(
 /// Makes each client's agent from the current config (see [`Sections`]), with its
 /// markdown skills (of `markdown`'s sets) as prompts, whose handles go to `markdown`.
 /// Unless `eager`, an MCP server whose definitions the trust lock holds is offered from
-/// the lock and started at its first call (instant start).
+/// the lock and started at its first call (instant start). With the console, `upstreams`
+/// gets each agent's MCP servers' health.
 fn agent_factory(
     config: SharedConfig,
     home: Home,
     sections: Sections,
     markdown: Markdown,
     eager: bool,
+    upstreams: Option<console::Upstreams>,
 ) -> AgentFactory {
     Arc::new(move |wanted: AgentFor| {
         let current = Arc::clone(&config.read().unwrap_or_else(std::sync::PoisonError::into_inner));
         let agent_config = sections.agent_config(&current, &wanted.client);
         let home = home.clone();
         let markdown = markdown.clone();
+        let on_upstream = upstreams.as_ref().map(|upstreams| upstreams.recorder(&wanted.client));
         Box::pin(async move {
             let agent_config = agent_config?;
             let person = Person {
                 on_interaction: Some(tell_the_caller()),
                 apps: wanted.apps,
                 from_lock: !eager,
+                on_upstream,
                 ..Person::default()
             };
             let agent = start_agent(&agent_config, &home, Wanted::AllButSkillTools, person)

@@ -72,7 +72,7 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
 /// The withheld items `tools approve` records: those named (flagged ones included), or
 /// every one of `skill`, or every one, that no scan rule flagged. A name that is neither
 /// withheld nor offered is a mistake; one that is offered already needs nothing.
-fn choose(
+pub(crate) fn choose(
     agent: &skill_core::Agent,
     names: &[String],
     skill: Option<&str>,

@@ -29,6 +29,9 @@ pub struct ServeConfig {
     /// Lists `search_tools` and `call_tool` in place of the agent's tools.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tool_search: bool,
+    /// Serves the console at `/console` on the HTTP gateway, to admin clients only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub console: bool,
 }
 
 impl ServeConfig {
@@ -39,6 +42,7 @@ impl ServeConfig {
             && self.url.is_none()
             && self.oauth.is_none()
             && !self.tool_search
+            && !self.console
     }
 }
 
@@ -76,4 +80,7 @@ pub struct ServeClient {
     /// The agent of `agents:` it runs as; default the top level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Whether it may use the console (`serve.console`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub admin: bool,
 }

@@ -81,6 +81,12 @@ pub(crate) fn pinned(config: &AgentConfig) -> BTreeMap<String, PinnedSkill> {
     pinned
 }
 
+/// The trust mode of each pinned skill of `config`, by name (see [`pinned`]): what an
+/// item those skills offer went through.
+pub fn pinned_modes(config: &AgentConfig) -> BTreeMap<String, TrustMode> {
+    pinned(config).into_iter().map(|(name, pinned)| (name, pinned.mode)).collect()
+}
+
 /// `word` as a shell would need it written, so that an origin reads as the command line.
 #[cfg(feature = "mcp")]
 fn quoted(word: &str) -> String {

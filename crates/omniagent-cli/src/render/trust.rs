@@ -26,12 +26,13 @@ impl<'a> Listed<'a> {
     }
 }
 
-/// A changed field of a withheld item: its value as recorded and as offered now.
+/// A changed field of a withheld item: its value as recorded and as offered now (what
+/// `tools review` and the console's review show).
 #[derive(Serialize)]
-struct Change {
-    field: String,
-    recorded: Value,
-    offered: Value,
+pub(crate) struct Change {
+    pub(crate) field: String,
+    pub(crate) recorded: Value,
+    pub(crate) offered: Value,
 }
 
 /// A withheld item as `tools review --json` shows it.
@@ -48,7 +49,8 @@ struct Reviewed<'a> {
     offered: &'a Value,
 }
 
-fn changes(item: &WithheldItem) -> Vec<Change> {
+/// Each changed field of `item`, for a change (none for a new item).
+pub(crate) fn changes(item: &WithheldItem) -> Vec<Change> {
     let Some(recorded) = &item.recorded else { return Vec::new() };
     field_pairs(recorded, &item.offered)
         .into_iter()
@@ -120,7 +122,7 @@ pub(crate) fn review(withheld: &[WithheldItem], json: bool) -> anyhow::Result<()
 
 /// A field's value for people: text as it is (invisible characters escaped), anything
 /// else as indented JSON; `(none)` where the field is absent.
-fn shown(value: &Value) -> String {
+pub(crate) fn shown(value: &Value) -> String {
     match value {
         Value::Null => "(none)".to_owned(),
         Value::String(text) => escape_invisible(text),

@@ -54,6 +54,55 @@ pub struct HttpOptions {
     /// that carries it comes from this very process, through one of its own agents' MCP
     /// servers, and would wait on itself; it is refused with 508 Loop Detected.
     pub own_caller: Option<String>,
+    /// Pages served beside `/mcp` (the console), which check tokens themselves: no bearer
+    /// token is asked of them, and only the `Host` names above are allowed.
+    pub pages: Option<PageRoutes>,
+}
+
+/// Makes the routes of pages served beside `/mcp` ([`HttpOptions::pages`]), given how to
+/// tell whose a token is.
+#[derive(Clone)]
+pub struct PageRoutes(pub Arc<dyn Fn(TokenCheck) -> axum::Router + Send + Sync>);
+
+impl std::fmt::Debug for PageRoutes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PageRoutes")
+    }
+}
+
+/// Tells whose a token is, as `/mcp` would: for pages that take a token pasted by a
+/// person (the console's sign-in) rather than a bearer header.
+#[derive(Clone)]
+pub struct TokenCheck {
+    tokens: Arc<Tokens>,
+}
+
+/// Whose a token is ([`TokenCheck::holder`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenHolder {
+    /// The client: a static client's name, or an OAuth identity's ([`super::client_name`]).
+    pub client: String,
+    /// Whether it is an OAuth access token that holds the scope
+    /// [`super::ADMIN_SCOPE`] (a static client is an admin by its config).
+    pub admin_scope: bool,
+}
+
+impl std::fmt::Debug for TokenCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenCheck").field("clients", &self.tokens.clients.len()).finish_non_exhaustive()
+    }
+}
+
+impl TokenCheck {
+    /// The holder of `token`: the static client whose token it is, else the OAuth
+    /// identity it proves; `None` for any other token.
+    pub async fn holder(&self, token: &str) -> Option<TokenHolder> {
+        if let Some(client) = self.tokens.client_of(token) {
+            return Some(TokenHolder { client: client.to_owned(), admin_scope: false });
+        }
+        let (client, admin_scope) = self.tokens.oauth.as_ref()?.admit_with_admin(token).await.ok()?;
+        Some(TokenHolder { client, admin_scope })
+    }
 }
 
 /// The authenticated client of a request, put into its extensions for the gateway.
@@ -120,7 +169,7 @@ pub async fn serve_http(
     });
     #[cfg_attr(not(feature = "redis"), expect(unused_mut))]
     let mut config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
+        .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_REQUEST_BYTES)
@@ -154,6 +203,11 @@ pub async fn serve_http(
     if let Some(mark) = options.own_caller {
         app = app.layer(axum::middleware::from_fn_with_state(Arc::<str>::from(mark), refuse_own_calls));
     }
+    if let Some(pages) = options.pages {
+        let routes = (pages.0)(TokenCheck { tokens: Arc::clone(&tokens) });
+        let allowed: Arc<[String]> = hosts.into();
+        app = app.merge(routes.layer(axum::middleware::from_fn_with_state(allowed, allowed_host_only)));
+    }
     if let Some(oauth) = tokens.oauth.clone() {
         // The protected-resource metadata (RFC 9728) needs no token.
         let metadata = move || {
@@ -178,6 +232,21 @@ async fn ended_sessions_answer_no_content(request: Request, next: Next) -> Respo
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
     response
+}
+
+/// Refuses (403) a request whose `Host` names none of `hosts`, as rmcp does for `/mcp`:
+/// against DNS rebinding, where a page of another site reaches a loopback address under
+/// its own name.
+async fn allowed_host_only(State(hosts): State<Arc<[String]>>, request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).and_then(|value| value.to_str().ok()).unwrap_or_default();
+    let name = match host.strip_prefix('[') {
+        Some(bracketed) => bracketed.split_once(']').map_or(bracketed, |(name, _)| name),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    if !hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(name)) {
+        return (StatusCode::FORBIDDEN, "this host name is not one of `serve.allowed_hosts`").into_response();
+    }
+    next.run(request).await
 }
 
 /// Refuses a request whose callers (its [`CALLERS_HEADER`]) hold `mark`, this process's:

@@ -77,6 +77,9 @@ pub fn client_name(identity: &str) -> String {
     format!("{CLIENT_PREFIX}{}", utf8_percent_encode(identity, IDENTITY_ESCAPED))
 }
 
+/// The scope that makes an OAuth identity an admin of the gateway's console.
+pub const ADMIN_SCOPE: &str = "omniagent:admin";
+
 /// Why a request was not admitted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Refusal {
@@ -110,17 +113,23 @@ impl ResourceServer {
     /// The client name of the identity `token` proves, or why it proves none: verified
     /// lately (see [`verified`]), else now.
     pub(super) async fn admit(&self, token: &str) -> Result<String, Refusal> {
-        let digest = Verified::digest(token);
-        if let Some(client) = self.verified.client(&digest) {
-            return Ok(client);
-        }
-        let (client, exp) = self.verify(token).await?;
-        self.verified.keep(digest, client.clone(), exp, LEEWAY_SECONDS);
-        Ok(client)
+        self.admit_with_admin(token).await.map(|(client, _)| client)
     }
 
-    /// The client name of the identity `token` proves, and its `exp`.
-    async fn verify(&self, token: &str) -> Result<(String, u64), Refusal> {
+    /// As [`Self::admit`], with whether the token holds the scope [`ADMIN_SCOPE`].
+    pub(super) async fn admit_with_admin(&self, token: &str) -> Result<(String, bool), Refusal> {
+        let digest = Verified::digest(token);
+        if let Some(admitted) = self.verified.client(&digest) {
+            return Ok(admitted);
+        }
+        let (admitted, exp) = self.verify(token).await?;
+        self.verified.keep(digest, admitted.clone(), exp, LEEWAY_SECONDS);
+        Ok(admitted)
+    }
+
+    /// The client name of the identity `token` proves, whether it holds the admin scope,
+    /// and its `exp`.
+    async fn verify(&self, token: &str) -> Result<((String, bool), u64), Refusal> {
         let header = jsonwebtoken::decode_header(token).map_err(|error| match error.kind() {
             ErrorKind::Json(_) => {
                 Refusal::Invalid("the token's header is not valid or names an algorithm not accepted here")
@@ -147,10 +156,11 @@ impl ResourceServer {
         if self.options.scopes.iter().any(|needed| !held.contains(&needed.as_str())) {
             return Err(Refusal::Scope);
         }
+        let admin = held.contains(&ADMIN_SCOPE);
         let client = self.identity(&claims).map(|identity| client_name(&identity)).ok_or(Refusal::Unmapped)?;
         // `decode` checked that `exp` is a number; a fractional one is kept to the second.
         let exp = claims.get("exp").and_then(Value::as_f64).unwrap_or_default();
-        Ok((client, exp as u64))
+        Ok(((client, admin), exp as u64))
     }
 
     /// The identity the claims name: the first value of the claim that is mapped, else

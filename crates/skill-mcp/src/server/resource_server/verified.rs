@@ -18,10 +18,11 @@ const MAX_ENTRIES: usize = 4096;
 /// A token's digest.
 pub(super) type TokenDigest = [u8; 32];
 
-/// The tokens verified lately: each one's client name and until when it is taken.
+/// The tokens verified lately: each one's client name, whether it holds the admin scope,
+/// and until when it is taken.
 #[derive(Default)]
 pub(super) struct Verified {
-    entries: Mutex<HashMap<TokenDigest, (String, Instant)>>,
+    entries: Mutex<HashMap<TokenDigest, (String, bool, Instant)>>,
 }
 
 impl Verified {
@@ -29,15 +30,19 @@ impl Verified {
         Sha256::digest(token.as_bytes()).into()
     }
 
-    /// The client name of a token verified lately and still good.
-    pub(super) fn client(&self, digest: &TokenDigest) -> Option<String> {
+    /// The client name of a token verified lately and still good, and whether it holds
+    /// the admin scope.
+    pub(super) fn client(&self, digest: &TokenDigest) -> Option<(String, bool)> {
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        entries.get(digest).filter(|(_, until)| *until > Instant::now()).map(|(client, _)| client.clone())
+        entries
+            .get(digest)
+            .filter(|(_, _, until)| *until > Instant::now())
+            .map(|(client, admin, _)| (client.clone(), *admin))
     }
 
-    /// Keeps a token just verified for `client`, whose `exp` (Unix seconds) with
-    /// `leeway` seconds bounds how long.
-    pub(super) fn keep(&self, digest: TokenDigest, client: String, exp: u64, leeway: u64) {
+    /// Keeps a token just verified for `client` (`admin` when it holds the admin scope),
+    /// whose `exp` (Unix seconds) with `leeway` seconds bounds how long.
+    pub(super) fn keep(&self, digest: TokenDigest, (client, admin): (String, bool), exp: u64, leeway: u64) {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
         let left = Duration::from_secs(exp.saturating_add(leeway).saturating_sub(now)).min(KEPT);
         if left.is_zero() {
@@ -46,11 +51,11 @@ impl Verified {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if entries.len() >= MAX_ENTRIES {
             let now = Instant::now();
-            entries.retain(|_, (_, until)| *until > now);
+            entries.retain(|_, (_, _, until)| *until > now);
             if entries.len() >= MAX_ENTRIES {
                 entries.clear();
             }
         }
-        entries.insert(digest, (client, Instant::now() + left));
+        entries.insert(digest, (client, admin, Instant::now() + left));
     }
 }
