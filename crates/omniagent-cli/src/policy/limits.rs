@@ -2,7 +2,6 @@
 //! Redis so that every replica of a gateway draws from the same buckets.
 
 use std::num::NonZeroU32;
-use std::sync::Arc;
 use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
@@ -82,7 +81,7 @@ impl RateLimits {
     /// The same limits with their buckets in the Redis server `server`, under `prefix`:
     /// every process that names that server and prefix draws from the same buckets.
     #[cfg(feature = "redis")]
-    pub(crate) fn shared(self, server: Arc<skill_core::RedisConnection>, prefix: &str) -> Self {
+    pub(crate) fn shared(self, server: std::sync::Arc<skill_core::RedisConnection>, prefix: &str) -> Self {
         Self { shared: Some(shared::SharedBuckets::new(server, prefix)), ..self }
     }
 
@@ -205,6 +204,8 @@ return 0
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use serde_json::json;
     use skill_core::{Agent, Caller, MemorySkill};
 
