@@ -61,6 +61,7 @@ pub struct AgentBuilder {
     tool_filter: ToolFilter,
     trust: Option<Trust>,
     pinned: BTreeMap<String, PinnedSkill>,
+    secret_guard: bool,
 }
 
 impl AgentBuilder {
@@ -96,6 +97,14 @@ impl AgentBuilder {
         self
     }
 
+    /// Whether the secret egress guard refuses a call that carries a skill's secret to an
+    /// item of another skill (default: on). See [`SecretMatcher`](crate::SecretMatcher)
+    /// for what it looks for.
+    pub fn secret_guard(mut self, on: bool) -> Self {
+        self.secret_guard = on;
+        self
+    }
+
     /// Which of its skills' tools the agent offers (default: every one).
     pub fn tool_filter(mut self, filter: ToolFilter) -> Self {
         self.tool_filter = filter;
@@ -124,7 +133,14 @@ impl AgentBuilder {
     }
 
     /// The agent.
-    pub fn build(self) -> Agent {
+    pub fn build(mut self) -> Agent {
+        // The guard is the innermost layer but the pinning check, as DESIGN orders them.
+        let guard = self.secret_guard.then(|| {
+            crate::secret_guard::SecretGuard::new(self.secrets.iter().map(|(skill, secrets)| (skill.as_str(), secrets)))
+        });
+        if let Some(guard) = guard.flatten() {
+            self.layers.push(Arc::new(guard));
+        }
         let mut members = Members::default();
         let pending = self.skills.into_iter().map(|skill| (members.issue_ticket(), skill)).collect();
         Agent::of(Arc::new(AgentInner {
@@ -264,6 +280,7 @@ impl Agent {
             tool_filter: ToolFilter::default(),
             trust: None,
             pinned: BTreeMap::new(),
+            secret_guard: true,
         }
     }
 

@@ -78,6 +78,7 @@ mod prompt;
 pub mod redact;
 mod resource;
 mod secret;
+mod secret_guard;
 mod skill;
 mod source;
 mod store;
@@ -112,6 +113,7 @@ pub use crate::secret::{
     ExposeSecret, MAX_SECRET_FILE_BYTES, SecretRef, SecretResolver, SecretString, Secrets, expand_home, expand_vars,
     user_home,
 };
+pub use crate::secret_guard::{FoundSecret, MIN_GUARDED_SECRET_BYTES, SecretMatcher};
 pub use crate::skill::Skill;
 pub use crate::source::{SourceKind, ToolSource};
 #[cfg(feature = "sqlite")]

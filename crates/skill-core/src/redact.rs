@@ -13,6 +13,8 @@
 //! assert_eq!(redact::url_text("https://me:pw@api.example.com/v1?key=s3cret"), "https://api.example.com/v1?key=REDACTED");
 //! ```
 
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
 use url::Url;
 
 /// What replaces a value that may not be shown (a query value, a header's, a variable's).
@@ -69,6 +71,54 @@ pub fn url_text(text: &str) -> String {
     shown
 }
 
+/// `value`'s digest, as an audit records arguments without showing them: `sha256:` and
+/// the hex SHA-256 of its canonical JSON (object members sorted by key, no space), so
+/// that equal arguments have one digest whatever order their members came in.
+pub fn digest(value: &Value) -> String {
+    let mut canonical = Vec::new();
+    crate::trust::write_canonical(value, &mut canonical);
+    format!("sha256:{}", crate::trust::hex(&Sha256::digest(&canonical)))
+}
+
+/// Whether an object key names a secret (`token`, `api_key`, `Authorization`,
+/// `client_secret`, `password`, ...): its value is not shown where arguments are.
+pub fn is_secret_key(key: &str) -> bool {
+    const WORDS: [&str; 11] = [
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "passphrase",
+        "apikey",
+        "authorization",
+        "credential",
+        "privatekey",
+        "cookie",
+        "signature",
+    ];
+    let folded: String = key.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_lowercase()).collect();
+    WORDS.iter().any(|word| folded.contains(word))
+}
+
+/// `value` with the value of every object member whose key [names a
+/// secret](is_secret_key) replaced by `REDACTED`, at any depth.
+pub fn secret_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .map(|(key, member)| {
+                    let shown =
+                        if is_secret_key(key) { Value::String(REDACTED.to_owned()) } else { secret_keys(member) };
+                    (key.clone(), shown)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(secret_keys).collect()),
+        other => other.clone(),
+    }
+}
+
 /// A query with each value replaced by `REDACTED`.
 fn redacted_query(query: &str) -> String {
     query
@@ -102,6 +152,26 @@ mod tests {
         );
         assert_eq!(shown("http://host/a?"), "http://host/a");
         assert_eq!(shown("http://host/plain.yaml"), "http://host/plain.yaml");
+    }
+
+    #[test]
+    fn digests_ignore_member_order_and_secret_keys_are_redacted() {
+        let a = serde_json::json!({"b": 1, "a": {"y": [1, "x"], "x": null}});
+        let b = serde_json::json!({"a": {"x": null, "y": [1, "x"]}, "b": 1});
+        assert_eq!(digest(&a), digest(&b));
+        // sha256 of `{"a":{"x":null,"y":[1,"x"]},"b":1}`.
+        assert_eq!(digest(&a), "sha256:07a4c1f8224e8bb7a349722dae0bf17479db3d1b8daee8f96bbe5c776b96be90");
+        let arguments = serde_json::json!({
+            "key": "city", "api_key": "k", "nested": [{"Authorization": "Bearer t", "X-Api-Key": "k2"}],
+            "client_secret": "s", "access_token": "t", "tokens_used": 3, "note": "a token"
+        });
+        assert_eq!(
+            secret_keys(&arguments),
+            serde_json::json!({
+                "key": "city", "api_key": "REDACTED", "nested": [{"Authorization": "REDACTED", "X-Api-Key": "REDACTED"}],
+                "client_secret": "REDACTED", "access_token": "REDACTED", "tokens_used": "REDACTED", "note": "a token"
+            })
+        );
     }
 
     #[test]

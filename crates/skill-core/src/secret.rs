@@ -314,6 +314,9 @@ pub fn user_home() -> Option<PathBuf> {
 #[derive(Clone, Default)]
 pub struct Secrets {
     values: BTreeMap<String, SecretString>,
+    /// Where each value came from, as a reference shows it (none for a literal, whose
+    /// reference is the value): what the secret egress guard names.
+    references: BTreeMap<String, String>,
 }
 
 impl Secrets {
@@ -324,7 +327,26 @@ impl Secrets {
 
     /// Adds (or replaces) one value.
     pub fn insert(&mut self, name: impl Into<String>, value: SecretString) {
-        self.values.insert(name.into(), value);
+        let name = name.into();
+        self.references.remove(&name);
+        self.values.insert(name, value);
+    }
+
+    /// Adds (or replaces) one value, resolved from `reference`, which messages about it
+    /// may then name (a literal's is never shown).
+    pub fn insert_resolved(&mut self, name: impl Into<String>, reference: &SecretRef, value: SecretString) {
+        let name = name.into();
+        match reference {
+            SecretRef::Literal(_) => self.references.remove(&name),
+            other => self.references.insert(name.clone(), other.to_string()),
+        };
+        self.values.insert(name, value);
+    }
+
+    /// The reference the value of `name` was resolved from (`env:TOKEN`, `op://…`), unless
+    /// it was a literal or not given.
+    pub fn reference(&self, name: &str) -> Option<&str> {
+        self.references.get(name).map(String::as_str)
     }
 
     /// The value of `name`, if there is one.
@@ -356,7 +378,7 @@ impl fmt::Debug for Secrets {
 
 impl FromIterator<(String, SecretString)> for Secrets {
     fn from_iter<I: IntoIterator<Item = (String, SecretString)>>(iter: I) -> Self {
-        Self { values: iter.into_iter().collect() }
+        Self { values: iter.into_iter().collect(), references: BTreeMap::new() }
     }
 }
 

@@ -22,7 +22,7 @@ mod scan;
 
 use self::definition::changed_fields;
 pub use self::definition::field_pairs;
-pub(crate) use self::definition::{Judged, judge_prompt, judge_template, judge_tool};
+pub(crate) use self::definition::{Judged, hex, judge_prompt, judge_template, judge_tool, write_canonical};
 pub use self::scan::{Finding, escape_invisible, scan_skill_text};
 pub(crate) use self::scan::{OtherTools, is_distinctive};
 

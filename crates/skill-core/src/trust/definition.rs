@@ -173,7 +173,7 @@ impl std::io::Write for Hashing {
 /// Writes `value` as JSON with every object's members sorted by key (bytewise) and no
 /// space; numbers and strings as serde_json writes them. One definition has one digest
 /// whatever order its server wrote it in.
-fn write_canonical(value: &Value, out: &mut impl std::io::Write) {
+pub(crate) fn write_canonical(value: &Value, out: &mut impl std::io::Write) {
     // Writing into memory or a hasher does not fail.
     match value {
         Value::Object(members) => {
@@ -250,7 +250,7 @@ fn members(value: &Value) -> impl Iterator<Item = &String> {
     value.as_object().into_iter().flat_map(|members| members.keys())
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 

@@ -152,3 +152,44 @@ async fn agents_share_memory_only_with_the_same_store_and_name() {
         assert_eq!(recalled, Ok(expected), "{case}");
     }
 }
+
+/// The secret egress guard: the probe's token, carried to the memory skill (whole or
+/// base64-encoded), is refused naming the secret, never showing it; the probe itself may
+/// be given it; with the guard off, the call goes through.
+#[tokio::test]
+async fn a_secret_carried_to_another_skill_is_refused() {
+    const VALUE: &str = "probe-token-4e1f9a";
+    let mut secrets = Secrets::new();
+    let reference: skill_core::SecretRef = "env:PROBE_TOKEN".parse().unwrap();
+    secrets.insert_resolved(TOKEN, &reference, SecretString::from(VALUE));
+    let agent = |guard: bool| {
+        Agent::builder()
+            .skill_secrets("probe", secrets.clone())
+            .secret_guard(guard)
+            .with_compiled_skill(ProbeSkill::default())
+            .with_compiled_skill(MemorySkill::new())
+            .build()
+    };
+    let guarded = agent(true);
+    assert_eq!(guarded.init_compiled_skills().await.loaded, ["probe", "memory"]);
+    // "probe-token-4e1f9a" in base64, inside a longer text.
+    for value in [VALUE.to_owned(), format!("note: {VALUE}"), "see cHJvYmUtdG9rZW4tNGUxZjlh".to_owned()] {
+        let refused = guarded.call_tool("memory__remember", json!({"key": "k", "value": value})).await.unwrap_err();
+        let ToolError::Refused { layer, message } = &refused else { panic!("{refused:?}") };
+        assert_eq!(*layer, "secret_guard");
+        assert_eq!(
+            message,
+            "the arguments hold the value of secret `TOKEN` of skill `probe` (env:PROBE_TOKEN), which \
+             `memory__remember` (skill `memory`) may not be given"
+        );
+        assert!(!format!("{refused:?}").contains(VALUE));
+    }
+    let recalled = guarded.call_tool("memory__recall", json!({"key": "k"})).await.unwrap();
+    assert!(recalled.is_error, "nothing was remembered: {recalled:?}");
+    let probed = guarded.call_tool("probe__check", json!({"expected": VALUE})).await.unwrap();
+    assert_eq!(probed.structured_content, Some(json!({"matches": true})), "its own skill may be given it");
+
+    let unguarded = agent(false);
+    assert_eq!(unguarded.init_compiled_skills().await.loaded, ["probe", "memory"]);
+    assert!(unguarded.call_tool("memory__remember", json!({"key": "k", "value": VALUE})).await.is_ok());
+}
