@@ -22,7 +22,7 @@ mod serve;
 mod storage;
 
 pub use location::{ConfigLocation, Home, Origin};
-pub(crate) use policy::{PolicyConfig, RateLimitConfig, RuleConfig};
+pub(crate) use policy::{PolicyConfig, RateLimitConfig, RuleConfig, SecretsMode};
 pub(crate) use sections::Sections;
 #[cfg(feature = "mcp")]
 pub use serve::{ServeClient, ServeConfig, ServeOAuth};

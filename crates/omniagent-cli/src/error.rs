@@ -112,6 +112,14 @@ pub enum HostError {
         /// Why.
         error: aauth_client::Error,
     },
+    /// The audit file (`observability.audit.path`) cannot be opened.
+    #[error("observability.audit: cannot open {path}: {error}")]
+    Audit {
+        /// The file.
+        path: String,
+        /// Why.
+        error: std::io::Error,
+    },
     /// The current mission's file cannot be written or removed.
     #[cfg(feature = "aauth")]
     #[error("aauth: cannot write the current mission {}: {error}", path.display())]

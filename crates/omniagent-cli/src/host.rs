@@ -180,11 +180,26 @@ pub async fn start_agent(
         }
         _ => None,
     };
+    // Resolved before the layers are built: the audit redacts their values.
+    let mut skill_secrets = Vec::new();
+    let mut made = Vec::new();
+    for (name, secrets, make) in candidates {
+        if wanted_name.is_some_and(|wanted| wanted != name) {
+            continue;
+        }
+        skill_secrets.push((name.to_owned(), resolve_secrets(&resolver, name, &secrets).await));
+        made.push(make);
+    }
+    let audit = crate::audit::AuditLayer::from_config(config, home, &skill_secrets)?;
     let mut builder = Agent::builder()
         .name(config.agent_name())
         .storage(storage::store(config, home, &resolver).await?)
         .tool_filter(config.tool_filter().clone())
         .trust(trust);
+    // Then the audit, which records what every layer inside it decided.
+    if let Some(audit) = audit {
+        builder = builder.layer(audit);
+    }
     // Then the policy: its rules, then its rate limits.
     let policy = crate::policy::layers(
         &config.sections.policy,
@@ -194,17 +209,15 @@ pub async fn start_agent(
     for layer in policy {
         builder = builder.layer(layer);
     }
+    builder = builder.secret_guard(config.sections.policy.secrets == crate::config::SecretsMode::Guard);
     for (name, pinned) in pinned {
         builder = builder.pinned(name, pinned);
     }
-    let mut skills = Vec::new();
-    for (name, secrets, make) in candidates {
-        if wanted_name.is_some_and(|wanted| wanted != name) {
-            continue;
-        }
-        builder = builder.skill_secrets(name, resolve_secrets(&resolver, name, &secrets).await);
-        skills.push(make());
+    for (name, secrets) in skill_secrets {
+        builder = builder.skill_secrets(name, secrets);
     }
+    let mut skills = Vec::new();
+    skills.extend(made.into_iter().map(|make| make()));
     #[cfg(feature = "markdown")]
     if skill_tools && wanted_name.is_none_or(|wanted| wanted == SKILL_TOOLS_NAME) {
         let set = load_markdown_skills(config, home, &SkillPaths::default()).await;
@@ -482,7 +495,7 @@ async fn resolve_secrets(resolver: &SecretResolver, skill: &str, references: &BT
         match resolver.resolve(reference).await {
             Ok(value) => {
                 crate::log::hide(value.expose_secret());
-                secrets.insert(name.clone(), value);
+                secrets.insert_resolved(name.clone(), reference, value);
             }
             Err(error) => tracing::warn!("skill {skill}: secret {name}: {error}"),
         }

@@ -49,6 +49,7 @@
 
 #![deny(missing_docs)]
 
+pub mod audit;
 mod config;
 mod error;
 #[cfg(any(feature = "markdown", feature = "mcp"))]

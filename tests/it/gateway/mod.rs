@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use test_peers::sample_server_or_panic as sample_server;
 
+mod audit;
 mod console;
 mod faults;
 mod host_config;

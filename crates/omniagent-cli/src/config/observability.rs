@@ -10,6 +10,9 @@ pub(crate) struct ObservabilityConfig {
     /// Traces and metrics over OTLP/HTTP (protobuf); absent: no export.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) otlp: Option<OtlpConfig>,
+    /// One JSON line per call (see [`crate::audit`]); absent: no audit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) audit: Option<crate::audit::AuditConfig>,
     /// Whether the HTTP gateway serves its metrics as Prometheus text at `GET /metrics`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) metrics: bool,
