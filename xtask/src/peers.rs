@@ -107,6 +107,10 @@ pub(crate) fn ensure_all(peers: &Path) -> anyhow::Result<Vec<(&'static str, Path
         (test_peers::PLAYWRIGHT_CORE_VAR, ensure_playwright_core(peers)?),
         (HTTPSIG_PYTHON_VAR, ensure_pip_venv(peers, &HTTP_MESSAGE_SIGNATURES_REQUIREMENTS, &httpsig_venv_in(peers))?),
         (MCP_PYTHON_VAR, ensure_pip_venv(peers, &MCP_PYTHON_REQUIREMENTS, &mcp_python_venv_in(peers))?),
+        (
+            test_peers::OTEL_PYTHON_VAR,
+            ensure_pip_venv(peers, &test_peers::OTEL_PYTHON_REQUIREMENTS, &test_peers::otel_python_venv_in(peers))?,
+        ),
         (SKILLS_REF_PYTHON_VAR, ensure_pip_venv(peers, &SKILLS_REF_REQUIREMENTS, &skills_ref_venv_in(peers))?),
         (
             test_peers::MCP_SERVER_SQLITE_PYTHON_VAR,

@@ -1,8 +1,8 @@
 //! What `cargo xtask test` needs beyond the Rust toolchain, Node and Python, made present
 //! before anything long runs, so that a fresh machine's run does not fail after the
 //! build: `cargo-deny` (installed with `cargo install --locked`), and `redis-server`,
-//! `nginx` and `chromium`, which the Redis store's tests, the two-replicas test and the
-//! console's browser test start from the PATH (installed with `apt-get` when xtask runs as root; otherwise xtask stops at once and
+//! `nginx`, `chromium` and `prometheus`, which the Redis store's tests, the two-replicas
+//! test, the console's browser test and the telemetry test start from the PATH (installed with `apt-get` when xtask runs as root; otherwise xtask stops at once and
 //! names the commands to run). `cargo xtask bench` needs the same two and `socat`, the
 //! byte relay `gateway_host_pace` measures the gateway against.
 
@@ -21,9 +21,11 @@ const NGINX: Program = ("nginx", "nginx-light");
 const SOCAT: Program = ("socat", "socat");
 /// Debian's Chromium, the real browser of the console's tests (driven by playwright-core).
 const CHROMIUM: Program = ("chromium", "chromium");
+/// Debian's Prometheus, which scrapes the gateway's `/metrics` in the telemetry test.
+const PROMETHEUS: Program = ("prometheus", "prometheus");
 
 /// The programs the tests start from the PATH.
-const TEST_PROGRAMS: [Program; 3] = [REDIS, NGINX, CHROMIUM];
+const TEST_PROGRAMS: [Program; 4] = [REDIS, NGINX, CHROMIUM, PROMETHEUS];
 
 /// The programs the benchmarks start from the PATH.
 pub(crate) const BENCH_PROGRAMS: [Program; 3] = [REDIS, NGINX, SOCAT];

@@ -22,6 +22,8 @@ mod serve;
 mod storage;
 
 pub use location::{ConfigLocation, Home, Origin};
+#[cfg(feature = "telemetry")]
+pub(crate) use observability::OtlpConfig;
 pub(crate) use policy::{PolicyConfig, RateLimitConfig, RuleConfig, SecretsMode};
 pub(crate) use sections::Sections;
 #[cfg(feature = "mcp")]

@@ -137,6 +137,8 @@ pub async fn start_agent(
         hide_mcp_values(server);
         let (elicitor, apps, on_upstream) = (person.elicitor.clone(), person.apps.clone(), person.on_upstream.clone());
         let tokens = home.oauth_tokens(config.agent_name(), name);
+        #[cfg(feature = "telemetry")]
+        let agent_name = config.agent_name();
         let host_env = servers_env.clone();
         let recorded =
             pinned.get(name.as_str()).filter(|_| person.from_lock).and_then(|pinned| trust.recorded(&pinned.origin));
@@ -157,6 +159,8 @@ pub async fn start_agent(
             if let Some(on_upstream) = on_upstream {
                 on_upstream(name, skill.health());
             }
+            #[cfg(feature = "telemetry")]
+            crate::telemetry::watch_upstream(agent_name, name, skill.health());
             Box::new(skill) as Box<dyn Skill>
         };
         candidates.push((name.as_str(), Cow::Borrowed(&server.secrets), Box::new(make)));
@@ -196,6 +200,11 @@ pub async fn start_agent(
         .storage(storage::store(config, home, &resolver).await?)
         .tool_filter(config.tool_filter().clone())
         .trust(trust);
+    // Telemetry is the outermost layer: its span and timing cover every other layer.
+    #[cfg(feature = "telemetry")]
+    {
+        builder = builder.layer(crate::telemetry::layer());
+    }
     // Then the audit, which records what every layer inside it decided.
     if let Some(audit) = audit {
         builder = builder.layer(audit);

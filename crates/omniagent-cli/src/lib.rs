@@ -58,6 +58,8 @@ mod host;
 #[cfg(feature = "markdown")]
 pub mod install;
 pub mod log;
+#[cfg(feature = "telemetry")]
+pub mod telemetry;
 mod policy;
 
 pub use crate::config::{AgentConfig, Config, ConfigLocation, Home, Origin};
@@ -68,6 +70,8 @@ pub use crate::error::HostError;
 pub use crate::host::{OnUpstream, process_mark};
 #[cfg(all(feature = "redis", feature = "mcp"))]
 pub use crate::host::storage::sessions_redis_url;
+#[cfg(feature = "mcp")]
+pub use crate::host::storage::top_level_store;
 #[cfg(feature = "aauth")]
 pub use crate::host::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key, current_mission, keep_mission};
 pub use crate::host::{OnInteraction, Person, Wanted, pinned_modes, reload_trusts, start_agent};

@@ -96,6 +96,15 @@ pub(crate) fn meta_from_rmcp(meta: Option<MetaObject>) -> Option<Value> {
     meta.map(|meta| Value::Object(meta.0))
 }
 
+/// Puts the running call's trace context ([`skill_core::trace::current`]) into a
+/// request's `_meta.traceparent` (MCP 2026-07-28, SEP-414), so that the upstream
+/// server's spans join the caller's trace.
+pub(crate) fn with_trace<P: rmcp::model::RequestParamsMeta>(params: &mut P) {
+    if let Some(parent) = skill_core::trace::current() {
+        params.set_traceparent(&parent.to_string());
+    }
+}
+
 /// `_meta` as rmcp holds it; like the wire form, only an object is one.
 #[cfg(feature = "server")]
 fn meta_into_rmcp(meta: Option<Value>) -> Result<Option<MetaObject>, serde_json::Error> {

@@ -328,6 +328,12 @@ impl Endpoint {
             .map_err(|_| ToolError::failed(format!("`{}`: {} is not an HTTP method", tool.name, tool.method)))?;
         let shown = redacted(&target.url);
         let mut headers = target.headers;
+        // The call's trace context, so that the API's spans join the caller's trace.
+        if let Some(parent) = skill_core::trace::current()
+            && let Ok(value) = reqwest::header::HeaderValue::from_str(&parent.to_string())
+        {
+            headers.insert("traceparent", value);
+        }
         let mut builder = client.request(method, target.url);
         if let Some(body) = body {
             headers.insert(reqwest::header::CONTENT_TYPE, body.content_type);

@@ -151,6 +151,27 @@ pub const MCP_PYTHON_REQUIREMENTS: [&str; 16] = [
 ];
 /// The variable naming the Python interpreter of that virtual environment.
 pub const MCP_PYTHON_VAR: &str = "OMNIAGENT_MCP_PYTHON";
+/// The release of the OpenTelemetry Python SDK (and its OTLP/HTTP exporter and protobuf
+/// messages) of the telemetry test: the API release the MCP SDK's environment pins.
+pub const OTEL_PYTHON_VERSION: &str = "1.45.2";
+/// What is installed into the telemetry test's virtual environment: the MCP Python SDK and
+/// FastMCP as [`MCP_PYTHON_REQUIREMENTS`], with the OpenTelemetry SDK and OTLP/HTTP
+/// exporter (FastMCP's spans leave through them) and `opentelemetry-proto` (the test's OTLP
+/// receiver decodes the real protobuf with it); their own dependencies are left unpinned.
+pub const OTEL_PYTHON_REQUIREMENTS: [&str; 19] = {
+    let mut requirements = [""; 19];
+    let mut at = 0;
+    while at < MCP_PYTHON_REQUIREMENTS.len() {
+        requirements[at] = MCP_PYTHON_REQUIREMENTS[at];
+        at += 1;
+    }
+    requirements[16] = "opentelemetry-sdk==1.45.2";
+    requirements[17] = "opentelemetry-exporter-otlp-proto-http==1.45.2";
+    requirements[18] = "opentelemetry-proto==1.45.2";
+    requirements
+};
+/// The variable naming the Python interpreter of that virtual environment.
+pub const OTEL_PYTHON_VAR: &str = "OMNIAGENT_OTEL_PYTHON";
 /// The release of the PyPI package `skills-ref`, the Agent Skills specification's
 /// reference library, whose `agentskills validate` is the oracle of `skills validate`.
 pub const SKILLS_REF_VERSION: &str = "0.1.1";
@@ -374,6 +395,12 @@ pub fn mcp_python_venv_in(peers: &Path) -> PathBuf {
     peers.join(format!("mcp-{MCP_PYTHON_SDK_VERSION}-fastmcp-{FASTMCP_VERSION}"))
 }
 
+/// The virtual environment in the cache folder `peers` of the telemetry test (the MCP
+/// Python SDK, FastMCP and OpenTelemetry).
+pub fn otel_python_venv_in(peers: &Path) -> PathBuf {
+    peers.join(format!("mcp-{MCP_PYTHON_SDK_VERSION}-fastmcp-{FASTMCP_VERSION}-otel-{OTEL_PYTHON_VERSION}"))
+}
+
 /// The virtual environment in the cache folder `peers` that `skills-ref` is installed into.
 pub fn skills_ref_venv_in(peers: &Path) -> PathBuf {
     peers.join(format!("skills-ref-{SKILLS_REF_VERSION}"))
@@ -578,6 +605,12 @@ pub fn httpsig_python_or_panic() -> PathBuf {
 /// Python SDK and FastMCP in the peers cache; panics when absent.
 pub fn mcp_python_or_panic() -> PathBuf {
     peer_or_panic(MCP_PYTHON_VAR, "the Python of the MCP Python SDK", |peers| venv_python(&mcp_python_venv_in(peers)))
+}
+
+/// `$OMNIAGENT_OTEL_PYTHON`, else the interpreter of the telemetry test's virtual
+/// environment in the peers cache; panics when absent.
+pub fn otel_python_or_panic() -> PathBuf {
+    peer_or_panic(OTEL_PYTHON_VAR, "the Python of OpenTelemetry", |peers| venv_python(&otel_python_venv_in(peers)))
 }
 
 /// `$OMNIAGENT_SKILLS_REF_PYTHON`, else the interpreter of the `skills-ref` virtual

@@ -22,6 +22,7 @@ mod python_servers;
 mod resources;
 mod sandboxed;
 mod skill_tools;
+mod telemetry;
 mod tool_search;
 mod trust;
 mod ts_sdk;

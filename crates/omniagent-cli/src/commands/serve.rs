@@ -2,6 +2,7 @@
 
 mod console;
 mod oauth;
+mod probes;
 #[cfg(feature = "redis")]
 mod sessions;
 #[cfg(feature = "markdown")]
@@ -162,6 +163,12 @@ pub(crate) async fn run(
     let clients = serve.clients.clone();
     // Every agent a client may run as must exist before anything starts.
     loaded.for_agent(session.agent.as_deref())?;
+    #[cfg(feature = "telemetry")]
+    omniagent_host::telemetry::install(&loaded)?;
+    let probes = match http {
+        Some(_) => Some(probes::routes(omniagent_host::top_level_store(&loaded, &session.home).await?)),
+        None => None,
+    };
     let Checked { oauth, open, http: configured_address } = check(&loaded)?;
     #[cfg(feature = "redis")]
     let sessions = if http.is_some() { sessions::store(&loaded).await? } else { None };
@@ -209,6 +216,8 @@ pub(crate) async fn run(
             start_eagerly(&gateway, "").await;
         }
         let served = gateway.serve_stdio(stop).await;
+        #[cfg(feature = "telemetry")]
+        omniagent_host::telemetry::shutdown().await;
         served.context("serving MCP on stdio failed")?;
         return Ok(ExitCode::SUCCESS);
     };
@@ -224,6 +233,7 @@ pub(crate) async fn run(
         sessions,
         own_caller: Some(omniagent_host::process_mark().to_owned()),
         pages,
+        open_routes: probes,
     };
     let listener =
         tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
@@ -249,6 +259,8 @@ pub(crate) async fn run(
         }
     }
     gateway.close().await;
+    #[cfg(feature = "telemetry")]
+    omniagent_host::telemetry::shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
 

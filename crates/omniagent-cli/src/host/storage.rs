@@ -64,6 +64,13 @@ pub(super) async fn shared_redis(
 #[cfg(feature = "redis")]
 const SHARED_RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// The store of the top level's `storage:`, which the gateway's `/readyz` reads to tell
+/// whether the state is reachable.
+#[cfg(feature = "mcp")]
+pub async fn top_level_store(config: &crate::Config, home: &Home) -> Result<Arc<dyn KvStore>, HostError> {
+    store(&config.for_agent(None)?, home, &SecretResolver::default()).await
+}
+
 /// The Redis server of the top level's `storage:` when it is `backend: redis`, else
 /// `None`: where `mcp serve --http` keeps its 2025-11-25 sessions, so that every replica
 /// sharing that server can serve every session.

@@ -57,6 +57,9 @@ pub struct HttpOptions {
     /// Pages served beside `/mcp` (the console), which check tokens themselves: no bearer
     /// token is asked of them, and only the `Host` names above are allowed.
     pub pages: Option<PageRoutes>,
+    /// Routes served with no token asked and any `Host`: health probes and metrics
+    /// scrapes, which come by address (a kubelet's, Prometheus's) and carry no token.
+    pub open_routes: Option<axum::Router>,
 }
 
 /// Makes the routes of pages served beside `/mcp` ([`HttpOptions::pages`]), given how to
@@ -207,6 +210,9 @@ pub async fn serve_http(
         let routes = (pages.0)(TokenCheck { tokens: Arc::clone(&tokens) });
         let allowed: Arc<[String]> = hosts.into();
         app = app.merge(routes.layer(axum::middleware::from_fn_with_state(allowed, allowed_host_only)));
+    }
+    if let Some(routes) = options.open_routes {
+        app = app.merge(routes);
     }
     if let Some(oauth) = tokens.oauth.clone() {
         // The protected-resource metadata (RFC 9728) needs no token.

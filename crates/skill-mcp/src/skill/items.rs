@@ -78,6 +78,7 @@ impl Prompt for McpPrompt {
         let result = until_complete(&shared.server, &shared.person, |responses, state| {
             let mut params = GetPromptRequestParams::new(self.info.name.clone()).with_arguments(arguments.clone());
             (params.input_responses, params.request_state) = (responses, state);
+            crate::wire::with_trace(&mut params);
             async move {
                 let response = shared.request(async |connection| connection.peer.get_prompt_once(params).await).await?;
                 Ok(match response {
@@ -115,6 +116,7 @@ impl ResourceReader for McpResources {
         let result = until_complete(&shared.server, &shared.person, |responses, state| {
             let mut params = ReadResourceRequestParams::new(uri);
             (params.input_responses, params.request_state) = (responses, state);
+            crate::wire::with_trace(&mut params);
             async move {
                 let response =
                     shared.request(async |connection| connection.peer.read_resource_once(params).await).await?;

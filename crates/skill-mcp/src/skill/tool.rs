@@ -152,6 +152,7 @@ impl Tool for McpTool {
         let response = input::until_complete(server, &self.shared.person, |responses, state| {
             let mut params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments.clone());
             (params.input_responses, params.request_state) = (responses, state);
+            crate::wire::with_trace(&mut params);
             self.send(&connection, params)
         })
         .await?;

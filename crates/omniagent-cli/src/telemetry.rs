@@ -1,0 +1,97 @@
+//! Telemetry of every call (`observability:`): a span per tool call, prompt get and
+//! resource read, exported over OTLP/HTTP; metrics (calls, errors, durations, refusals,
+//! upstream starts), served as Prometheus text by the HTTP gateway and exported over OTLP.
+//!
+//! It is the outermost layer of the call path ([`layer`]), process-wide: [`install`]
+//! sets it up once from the top level of the config, before any agent starts, and
+//! [`shutdown`] sends what is left before the process ends. Export never blocks a call:
+//! finished spans wait in a bounded queue (see [`export`]), and what does not fit is
+//! dropped and counted.
+//!
+//! The layer also carries the trace context on: a call runs with its span (or, with no
+//! OTLP export, the client's own `traceparent`) as [`skill_core::trace::current`], which
+//! the upstream MCP servers get in `_meta.traceparent` and HTTP APIs as a `traceparent`
+//! header.
+
+use std::sync::{Arc, OnceLock};
+
+use skill_core::CallLayer;
+
+use crate::HostError;
+use crate::config::Config;
+
+mod export;
+mod layer;
+mod metrics;
+mod spans;
+
+use self::metrics::Metrics;
+use self::spans::Spans;
+
+/// The process's telemetry, once [`install`]ed.
+static INSTALLED: OnceLock<Arc<Telemetry>> = OnceLock::new();
+
+/// What the process records of its calls, and where it goes.
+#[derive(Debug)]
+struct Telemetry {
+    /// Spans, when they are exported.
+    spans: Option<Spans>,
+    /// Metrics, when they are served or exported.
+    metrics: Option<Metrics>,
+}
+
+/// Sets up telemetry as the top level of `config` says (`observability.otlp`,
+/// `observability.metrics`), for every agent started after it. It must run inside a
+/// Tokio runtime (the exports are tasks of it). A second call changes nothing: the
+/// process keeps what it started with.
+pub fn install(config: &Config) -> Result<(), HostError> {
+    let top = config.for_agent(None)?;
+    let observability = &top.sections.observability;
+    let otlp = observability.otlp.as_ref().filter(|_| !export::disabled_by_env());
+    let spans = otlp.map(Spans::start).transpose()?;
+    let metrics = (otlp.is_some() || observability.metrics)
+        .then(|| Metrics::new(observability.metrics, otlp, spans.as_ref().map(Spans::dropped)))
+        .transpose()?;
+    let _ = INSTALLED.set(Arc::new(Telemetry { spans, metrics }));
+    Ok(())
+}
+
+/// The telemetry layer of the call path, which every agent gets outermost. Without
+/// telemetry installed, it only passes the client's `traceparent` on.
+pub(crate) fn layer() -> Arc<dyn CallLayer> {
+    Arc::new(layer::TelemetryLayer { telemetry: INSTALLED.get().cloned() })
+}
+
+/// The metrics as Prometheus text (OpenMetrics), when `observability.metrics` is on.
+pub fn prometheus_text() -> Option<String> {
+    INSTALLED.get()?.metrics.as_ref()?.prometheus_text()
+}
+
+/// Whether `observability.metrics` asks for [`prometheus_text`] to be served.
+pub fn serves_metrics() -> bool {
+    INSTALLED.get().and_then(|telemetry| telemetry.metrics.as_ref()).is_some_and(Metrics::is_served)
+}
+
+/// The content type of [`prometheus_text`].
+pub const PROMETHEUS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Counts the starts and restarts of an upstream MCP server of the agent `agent`, by
+/// its `health` handle.
+#[cfg(feature = "mcp")]
+pub(crate) fn watch_upstream(agent: &str, server: &str, health: skill_mcp::Health) {
+    if let Some(metrics) = INSTALLED.get().and_then(|telemetry| telemetry.metrics.as_ref()) {
+        metrics.watch_upstream(agent, server, health);
+    }
+}
+
+/// Sends the spans and metrics not sent yet, waiting a few seconds at most: before the
+/// process ends.
+pub async fn shutdown() {
+    let Some(telemetry) = INSTALLED.get() else { return };
+    if let Some(spans) = &telemetry.spans {
+        spans.shutdown().await;
+    }
+    if let Some(metrics) = &telemetry.metrics {
+        metrics.shutdown().await;
+    }
+}
