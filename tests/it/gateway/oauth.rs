@@ -252,3 +252,36 @@ agents:
         assert!(!log.contains(token.as_str()), "a token in the gateway's log:\n{log}");
     }
 }
+
+#[test]
+fn a_policy_rule_reads_the_claims_of_an_oauth_identity() {
+    let issuer = Issuer::start();
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let home = Home::new().with_config(&format!(
+        "storage: {{backend: memory}}
+mcp: {{servers: {{sample: {{command: {sample}}}}}}}
+serve:
+  url: {resource}
+  oauth: {{issuer: {issuer}, scopes: [mcp:tools], agents: {{alice: ~, bob: ~}}}}
+policy:
+  rules:
+    - {{name: no-pids-for-bob, deny: 'client.claims.client_id == \"bob\" && tool.name == \"sample__pid\"'}}
+",
+        sample = sample_server().display(),
+        issuer = issuer.url,
+    ));
+    let gateway = HttpGateway::start_on(port, &home, &[], &[]);
+    let plan = json!({"calls": [["sample__pid", {}]]});
+    let call = |client: &str| {
+        let token = issuer.token(client, &resource, "mcp:tools");
+        python("2026-07-28", &["http", &gateway.url(), &token], plan.clone(), &[])
+    };
+    let bob = call("bob");
+    let names: Vec<&str> = bob["tools"].as_array().unwrap().iter().filter_map(|tool| tool["name"].as_str()).collect();
+    assert!(!names.contains(&"sample__pid") && names.contains(&"sample__add"), "{names:?}");
+    assert_eq!(bob["calls"][0]["isError"], json!(true));
+    assert!(text_of(&bob["calls"][0]).contains("`no-pids-for-bob`"), "{}", bob["calls"][0]);
+    let alice = call("alice");
+    assert!(text_of(&alice["calls"][0]).parse::<u32>().is_ok(), "alice gets the pid: {}", alice["calls"][0]);
+}

@@ -58,7 +58,13 @@ impl Gateway {
             .agent(&client, apps)
             .await
             .map_err(|reason| ErrorData::internal_error(format!("the agent could not start: {reason}"), None))?;
-        Ok(agent.acting_for(Caller::new(client).with_trace(trace_of(context))))
+        let claims = context
+            .extensions
+            .get::<::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<http::ClientClaims>())
+            .map(|claims| (*claims.0).clone())
+            .unwrap_or_default();
+        Ok(agent.acting_for(Caller::new(client).with_claims(claims).with_trace(trace_of(context))))
     }
 }
 

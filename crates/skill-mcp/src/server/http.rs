@@ -103,14 +103,19 @@ impl TokenCheck {
         if let Some(client) = self.tokens.client_of(token) {
             return Some(TokenHolder { client: client.to_owned(), admin_scope: false });
         }
-        let (client, admin_scope) = self.tokens.oauth.as_ref()?.admit_with_admin(token).await.ok()?;
-        Some(TokenHolder { client, admin_scope })
+        let admitted = self.tokens.oauth.as_ref()?.admit(token).await.ok()?;
+        Some(TokenHolder { client: admitted.client, admin_scope: admitted.admin })
     }
 }
 
 /// The authenticated client of a request, put into its extensions for the gateway.
 #[derive(Debug, Clone)]
 pub(super) struct ClientName(pub(super) String);
+
+/// The claims of the OAuth access token a request was admitted with, put into its
+/// extensions for the policy's rules.
+#[derive(Debug, Clone)]
+pub(super) struct ClientClaims(pub(super) Arc<serde_json::Map<String, serde_json::Value>>);
 
 /// The clients' tokens as SHA-256 digests: compared in constant time, whatever the
 /// lengths; and the resource server, for the other tokens.
@@ -282,12 +287,16 @@ async fn authenticate(State(tokens): State<Arc<Tokens>>, mut request: Request, n
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")))
-        .map(|(_, token)| token.trim());
+        .map(|(_, token)| token.trim().to_owned());
+    let presented = presented.as_deref();
     let client = match (presented.and_then(|token| tokens.client_of(token)), &tokens.oauth) {
         (Some(client), _) => Some(client.to_owned()),
         (None, Some(oauth)) => match presented {
             Some(token) => match oauth.admit(token).await {
-                Ok(identity) => Some(identity),
+                Ok(admitted) => {
+                    request.extensions_mut().insert(ClientClaims(admitted.claims));
+                    Some(admitted.client)
+                }
                 Err(refusal) => return oauth.refuse(&refusal),
             },
             None => return oauth.refuse(&Refusal::NoToken),

@@ -11,6 +11,7 @@ mod jwks;
 mod verified;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -103,6 +104,17 @@ pub(super) struct ResourceServer {
     metadata_url: String,
 }
 
+/// What a verified access token proves.
+#[derive(Debug, Clone)]
+pub(super) struct Admitted {
+    /// The client name of its identity.
+    pub(super) client: String,
+    /// Whether it holds the scope [`ADMIN_SCOPE`].
+    pub(super) admin: bool,
+    /// Its claims, for the policy's rules (`client.claims`).
+    pub(super) claims: Arc<serde_json::Map<String, Value>>,
+}
+
 impl ResourceServer {
     pub(super) fn new(options: OAuthOptions) -> Self {
         let keys = Keys::new(options.issuer.clone(), options.jwks_uri.clone());
@@ -110,14 +122,9 @@ impl ResourceServer {
         Self { options, keys, verified: Verified::default(), metadata_url }
     }
 
-    /// The client name of the identity `token` proves, or why it proves none: verified
-    /// lately (see [`verified`]), else now.
-    pub(super) async fn admit(&self, token: &str) -> Result<String, Refusal> {
-        self.admit_with_admin(token).await.map(|(client, _)| client)
-    }
-
-    /// As [`Self::admit`], with whether the token holds the scope [`ADMIN_SCOPE`].
-    pub(super) async fn admit_with_admin(&self, token: &str) -> Result<(String, bool), Refusal> {
+    /// The identity `token` proves, or why it proves none: verified lately (see
+    /// [`verified`]), else now.
+    pub(super) async fn admit(&self, token: &str) -> Result<Admitted, Refusal> {
         let digest = Verified::digest(token);
         if let Some(admitted) = self.verified.client(&digest) {
             return Ok(admitted);
@@ -127,9 +134,8 @@ impl ResourceServer {
         Ok(admitted)
     }
 
-    /// The client name of the identity `token` proves, whether it holds the admin scope,
-    /// and its `exp`.
-    async fn verify(&self, token: &str) -> Result<((String, bool), u64), Refusal> {
+    /// The identity `token` proves, and its `exp`.
+    async fn verify(&self, token: &str) -> Result<(Admitted, u64), Refusal> {
         let header = jsonwebtoken::decode_header(token).map_err(|error| match error.kind() {
             ErrorKind::Json(_) => {
                 Refusal::Invalid("the token's header is not valid or names an algorithm not accepted here")
@@ -160,7 +166,10 @@ impl ResourceServer {
         let client = self.identity(&claims).map(|identity| client_name(&identity)).ok_or(Refusal::Unmapped)?;
         // `decode` checked that `exp` is a number; a fractional one is kept to the second.
         let exp = claims.get("exp").and_then(Value::as_f64).unwrap_or_default();
-        Ok(((client, admin), exp as u64))
+        let Value::Object(claims) = claims else {
+            return Err(Refusal::Invalid("the token's claims are not an object"));
+        };
+        Ok((Admitted { client, admin, claims: Arc::new(claims) }, exp as u64))
     }
 
     /// The identity the claims name: the first value of the claim that is mapped, else

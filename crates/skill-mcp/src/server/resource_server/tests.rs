@@ -107,37 +107,37 @@ async fn a_valid_token_names_its_identity_and_each_claim_is_checked() {
     let issuer = Issuer::start(&[("k1", &signing)]).await;
     let server = ResourceServer::new(options(&issuer));
     let base = claims(&issuer);
-    assert_eq!(server.admit(&signed(&signing, "k1", &base)).await, Ok("oauth:alice".to_owned()));
+    assert_eq!(server.admit(&signed(&signing, "k1", &base)).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()));
     let with = |key: &str, value: Value| {
         let mut changed = base.clone();
         changed[key] = value;
         signed(&signing, "k1", &changed)
     };
     let invalid = |why| Err(Refusal::Invalid(why));
-    assert_eq!(server.admit(&with("exp", json!(now() - 60))).await, invalid("the token has expired"));
-    assert_eq!(server.admit(&with("exp", json!(now() - 3))).await, Ok("oauth:alice".to_owned()), "within the leeway");
-    assert_eq!(server.admit(&with("nbf", json!(now() + 60))).await, invalid("the token is not valid yet"));
+    assert_eq!(server.admit(&with("exp", json!(now() - 60))).await.map(|admitted| admitted.client), invalid("the token has expired"));
+    assert_eq!(server.admit(&with("exp", json!(now() - 3))).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()), "within the leeway");
+    assert_eq!(server.admit(&with("nbf", json!(now() + 60))).await.map(|admitted| admitted.client), invalid("the token is not valid yet"));
     assert_eq!(
-        server.admit(&with("iss", json!("https://other.example"))).await,
+        server.admit(&with("iss", json!("https://other.example"))).await.map(|admitted| admitted.client),
         invalid("the token is from another issuer")
     );
     assert_eq!(
-        server.admit(&with("aud", json!("https://other.example/mcp"))).await,
+        server.admit(&with("aud", json!("https://other.example/mcp"))).await.map(|admitted| admitted.client),
         invalid("the token is for another audience")
     );
-    assert_eq!(server.admit(&with("aud", json!(["x", AUDIENCE]))).await, Ok("oauth:alice".to_owned()));
+    assert_eq!(server.admit(&with("aud", json!(["x", AUDIENCE]))).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()));
     let mut no_exp = base.clone();
     no_exp.as_object_mut().unwrap().remove("exp");
-    assert_eq!(server.admit(&signed(&signing, "k1", &no_exp)).await, invalid("the token lacks `exp`, `iss` or `aud`"));
-    assert_eq!(server.admit(&with("scope", json!("other"))).await, Err(Refusal::Scope));
+    assert_eq!(server.admit(&signed(&signing, "k1", &no_exp)).await.map(|admitted| admitted.client), invalid("the token lacks `exp`, `iss` or `aud`"));
+    assert_eq!(server.admit(&with("scope", json!("other"))).await.map(|admitted| admitted.client), Err(Refusal::Scope));
     let mut scp = base.clone();
     scp.as_object_mut().unwrap().remove("scope");
     scp["scp"] = json!(["mcp:tools"]);
-    assert_eq!(server.admit(&signed(&signing, "k1", &scp)).await, Ok("oauth:alice".to_owned()));
-    assert_eq!(server.admit(&with("sub", json!("mallory"))).await, Err(Refusal::Unmapped));
+    assert_eq!(server.admit(&signed(&signing, "k1", &scp)).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()));
+    assert_eq!(server.admit(&with("sub", json!("mallory"))).await.map(|admitted| admitted.client), Err(Refusal::Unmapped));
     // Signed by a key the issuer does not have, under its key's `kid`.
-    assert_eq!(server.admit(&signed(&key(2), "k1", &base)).await, invalid("the token's signature does not verify"));
-    assert_eq!(server.admit("not-a-jwt").await, invalid("the token is not a JWT"));
+    assert_eq!(server.admit(&signed(&key(2), "k1", &base)).await.map(|admitted| admitted.client), invalid("the token's signature does not verify"));
+    assert_eq!(server.admit("not-a-jwt").await.map(|admitted| admitted.client), invalid("the token is not a JWT"));
 }
 
 #[tokio::test]
@@ -147,14 +147,14 @@ async fn only_asymmetric_algorithms_are_accepted() {
     let server = ResourceServer::new(options(&issuer));
     let body = URL_SAFE_NO_PAD.encode(claims(&issuer).to_string());
     let none = format!("{}.{body}.", URL_SAFE_NO_PAD.encode(r#"{"alg":"none"}"#));
-    let refused = server.admit(&none).await;
+    let refused = server.admit(&none).await.map(|admitted| admitted.client);
     assert!(matches!(refused, Err(Refusal::Invalid(_))), "{refused:?}");
     // An HMAC over the public key's bytes: what a confused verifier would accept.
     let hs = format!("{}.{body}.c2ln", URL_SAFE_NO_PAD.encode(r#"{"alg":"HS256","kid":"k1"}"#));
-    assert_eq!(server.admit(&hs).await, Err(Refusal::Invalid("the token's signature algorithm is not accepted here")));
+    assert_eq!(server.admit(&hs).await.map(|admitted| admitted.client), Err(Refusal::Invalid("the token's signature algorithm is not accepted here")));
     // A token whose header says ES256 is not checked with the Ed25519 key of its `kid`.
     let es = token(&signing, &json!({"alg": "ES256", "kid": "k1"}), &claims(&issuer));
-    assert_eq!(server.admit(&es).await, Err(Refusal::Invalid("the token is not signed by a key of the issuer")));
+    assert_eq!(server.admit(&es).await.map(|admitted| admitted.client), Err(Refusal::Invalid("the token is not signed by a key of the issuer")));
 }
 
 #[tokio::test]
@@ -175,12 +175,12 @@ async fn an_es256_token_verifies_with_its_p256_key_only() {
     );
     let signature: p256::ecdsa::Signature = signing.sign(signed.as_bytes());
     let token = format!("{signed}.{}", URL_SAFE_NO_PAD.encode(signature.to_bytes()));
-    assert_eq!(server.admit(&token).await, Ok("oauth:alice".to_owned()));
+    assert_eq!(server.admit(&token).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()));
     // The same point said to be on P-384 is no key for ES256.
     *issuer.jwks.lock().unwrap() = json!({"keys": [ec("P-384")]});
     let mut server = ResourceServer::new(options(&issuer));
     refetching_at_once(&mut server);
-    assert_eq!(server.admit(&token).await, Err(Refusal::Invalid("the token is not signed by a key of the issuer")));
+    assert_eq!(server.admit(&token).await.map(|admitted| admitted.client), Err(Refusal::Invalid("the token is not signed by a key of the issuer")));
 }
 
 #[tokio::test]
@@ -189,11 +189,11 @@ async fn a_new_kid_is_fetched_but_unknown_kids_cannot_make_the_gateway_hammer_th
     let issuer = Issuer::start(&[("k1", &old)]).await;
     let server = ResourceServer::new(options(&issuer));
     let base = claims(&issuer);
-    assert!(server.admit(&signed(&old, "k1", &base)).await.is_ok());
-    assert!(server.admit(&signed(&old, "k1", &base)).await.is_ok());
+    assert!(server.admit(&signed(&old, "k1", &base)).await.map(|admitted| admitted.client).is_ok());
+    assert!(server.admit(&signed(&old, "k1", &base)).await.map(|admitted| admitted.client).is_ok());
     assert_eq!(issuer.fetches(), 1, "cached");
     for attempt in 0..20 {
-        let refused = server.admit(&signed(&new, &format!("bogus-{attempt}"), &base)).await;
+        let refused = server.admit(&signed(&new, &format!("bogus-{attempt}"), &base)).await.map(|admitted| admitted.client);
         assert!(refused.is_err());
     }
     assert_eq!(issuer.fetches(), 1, "an unknown kid right after a fetch does not fetch again");
@@ -201,8 +201,8 @@ async fn a_new_kid_is_fetched_but_unknown_kids_cannot_make_the_gateway_hammer_th
     let mut server = server;
     refetching_at_once(&mut server);
     *issuer.jwks.lock().unwrap() = jwks(&[("k1", &old), ("k2", &new)]);
-    assert_eq!(server.admit(&signed(&new, "k2", &base)).await, Ok("oauth:alice".to_owned()), "the rotated key");
-    assert_eq!(server.admit(&signed(&old, "k1", &base)).await, Ok("oauth:alice".to_owned()), "the old one still");
+    assert_eq!(server.admit(&signed(&new, "k2", &base)).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()), "the rotated key");
+    assert_eq!(server.admit(&signed(&old, "k1", &base)).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()), "the old one still");
     assert_eq!(issuer.fetches(), 2);
 }
 
@@ -214,12 +214,12 @@ async fn a_token_whose_key_is_cached_never_waits_for_a_fetch() {
     refetching_at_once(&mut server);
     let server = Arc::new(server);
     let known = signed(&signing, "k1", &claims(&issuer));
-    assert!(server.admit(&known).await.is_ok());
+    assert!(server.admit(&known).await.map(|admitted| admitted.client).is_ok());
     issuer.delay.store(3000, Ordering::SeqCst);
     let unknown = signed(&key(2), "k9", &claims(&issuer));
     let fetching = tokio::spawn({
         let server = Arc::clone(&server);
-        async move { server.admit(&unknown).await }
+        async move { server.admit(&unknown).await.map(|admitted| admitted.client) }
     });
     while issuer.fetches() < 2 {
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -229,7 +229,7 @@ async fn a_token_whose_key_is_cached_never_waits_for_a_fetch() {
     other["jti"] = json!("second");
     let known = signed(&signing, "k1", &other);
     let started = std::time::Instant::now();
-    assert_eq!(server.admit(&known).await, Ok("oauth:alice".to_owned()));
+    assert_eq!(server.admit(&known).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()));
     assert!(started.elapsed() < Duration::from_secs(1), "waited {:?} for the fetch", started.elapsed());
     assert!(fetching.await.unwrap().is_err());
 }
@@ -244,21 +244,21 @@ async fn a_verified_token_is_taken_again_without_its_key_but_never_past_its_expi
     let kept = signed(&signing, "k1", &base);
     base["exp"] = json!(now() - i64::try_from(LEEWAY_SECONDS).unwrap() + 1);
     let ending = signed(&signing, "k1", &base);
-    assert_eq!(server.admit(&kept).await, Ok("oauth:alice".to_owned()));
-    assert_eq!(server.admit(&ending).await, Ok("oauth:alice".to_owned()));
+    assert_eq!(server.admit(&kept).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()));
+    assert_eq!(server.admit(&ending).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()));
     // The issuer withdraws its key (seen at the next fetch, which a token naming an
     // unknown key starts): a token verified lately is still taken, a new one not.
     *issuer.jwks.lock().unwrap() = jwks(&[]);
-    assert!(server.admit(&signed(&key(2), "k2", &base)).await.is_err());
+    assert!(server.admit(&signed(&key(2), "k2", &base)).await.map(|admitted| admitted.client).is_err());
     base["jti"] = json!("new");
     base["exp"] = json!(now() + 300);
     let new = signed(&signing, "k1", &base);
-    assert_eq!(server.admit(&new).await, Err(Refusal::Invalid("the token is not signed by a key of the issuer")));
-    assert_eq!(server.admit(&kept).await, Ok("oauth:alice".to_owned()));
+    assert_eq!(server.admit(&new).await.map(|admitted| admitted.client), Err(Refusal::Invalid("the token is not signed by a key of the issuer")));
+    assert_eq!(server.admit(&kept).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()));
     assert_eq!(issuer.fetches(), 3, "the kept token was not checked again");
     // Kept no longer than its `exp` and the leeway allow.
     tokio::time::sleep(Duration::from_millis(2100)).await;
-    assert!(server.admit(&ending).await.is_err());
+    assert!(server.admit(&ending).await.map(|admitted| admitted.client).is_err());
 }
 
 #[tokio::test]
@@ -272,8 +272,8 @@ async fn keys_come_only_from_the_issuer_its_metadata_names() {
     let mut claims = claims(&issuer);
     claims["iss"] = json!(format!("{}/", issuer.url));
     let token = signed(&signing, "k1", &claims);
-    assert_eq!(server.admit(&token).await, Err(Refusal::Unreachable));
-    assert_eq!(server.admit(&token).await, Err(Refusal::Unreachable), "still, without asking again");
+    assert_eq!(server.admit(&token).await.map(|admitted| admitted.client), Err(Refusal::Unreachable));
+    assert_eq!(server.admit(&token).await.map(|admitted| admitted.client), Err(Refusal::Unreachable), "still, without asking again");
     assert_eq!(issuer.fetches(), 0);
 }
 
@@ -285,7 +285,7 @@ async fn an_issuer_that_cannot_be_reached_is_told_apart_from_a_bad_token() {
     let issuer = Issuer { url: closed, jwks: Arc::default(), fetches: Arc::default(), delay: Arc::default() };
     let server = ResourceServer::new(options(&issuer));
     let token = signed(&key(1), "k1", &claims(&issuer));
-    assert_eq!(server.admit(&token).await, Err(Refusal::Unreachable));
+    assert_eq!(server.admit(&token).await.map(|admitted| admitted.client), Err(Refusal::Unreachable));
     let response = server.refuse(&Refusal::Unreachable);
     assert_eq!(response.headers().get(header::RETRY_AFTER).unwrap(), "10");
 }
@@ -301,12 +301,12 @@ async fn a_group_claim_picks_the_first_mapped_value() {
     let mut claims = claims(&issuer);
     claims["groups"] = json!(["staff", "ops"]);
     let token = signed(&signing, "k1", &claims);
-    assert_eq!(server.admit(&token).await, Ok("oauth:ops".to_owned()));
+    assert_eq!(server.admit(&token).await.map(|admitted| admitted.client), Ok("oauth:ops".to_owned()));
     claims["groups"] = json!(["staff"]);
     let other = signed(&signing, "k1", &claims);
-    assert_eq!(server.admit(&other).await, Err(Refusal::Unmapped));
+    assert_eq!(server.admit(&other).await.map(|admitted| admitted.client), Err(Refusal::Unmapped));
     server.options.admit_others = true;
-    assert_eq!(server.admit(&other).await, Ok("oauth:staff".to_owned()));
+    assert_eq!(server.admit(&other).await.map(|admitted| admitted.client), Ok("oauth:staff".to_owned()));
 }
 
 #[test]

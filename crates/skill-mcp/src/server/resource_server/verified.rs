@@ -9,6 +9,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest as _, Sha256};
 
+use super::Admitted;
+
 /// The longest a verified token is taken without verifying it again.
 pub(super) const KEPT: Duration = Duration::from_secs(60);
 
@@ -18,11 +20,10 @@ const MAX_ENTRIES: usize = 4096;
 /// A token's digest.
 pub(super) type TokenDigest = [u8; 32];
 
-/// The tokens verified lately: each one's client name, whether it holds the admin scope,
-/// and until when it is taken.
+/// The tokens verified lately: what each proves, and until when it is taken.
 #[derive(Default)]
 pub(super) struct Verified {
-    entries: Mutex<HashMap<TokenDigest, (String, bool, Instant)>>,
+    entries: Mutex<HashMap<TokenDigest, (Admitted, Instant)>>,
 }
 
 impl Verified {
@@ -30,19 +31,15 @@ impl Verified {
         Sha256::digest(token.as_bytes()).into()
     }
 
-    /// The client name of a token verified lately and still good, and whether it holds
-    /// the admin scope.
-    pub(super) fn client(&self, digest: &TokenDigest) -> Option<(String, bool)> {
+    /// What a token verified lately and still good proves.
+    pub(super) fn client(&self, digest: &TokenDigest) -> Option<Admitted> {
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        entries
-            .get(digest)
-            .filter(|(_, _, until)| *until > Instant::now())
-            .map(|(client, admin, _)| (client.clone(), *admin))
+        entries.get(digest).filter(|(_, until)| *until > Instant::now()).map(|(admitted, _)| admitted.clone())
     }
 
-    /// Keeps a token just verified for `client` (`admin` when it holds the admin scope),
-    /// whose `exp` (Unix seconds) with `leeway` seconds bounds how long.
-    pub(super) fn keep(&self, digest: TokenDigest, (client, admin): (String, bool), exp: u64, leeway: u64) {
+    /// Keeps a token just verified, proving `admitted`, whose `exp` (Unix seconds) with
+    /// `leeway` seconds bounds how long.
+    pub(super) fn keep(&self, digest: TokenDigest, admitted: Admitted, exp: u64, leeway: u64) {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
         let left = Duration::from_secs(exp.saturating_add(leeway).saturating_sub(now)).min(KEPT);
         if left.is_zero() {
@@ -51,11 +48,11 @@ impl Verified {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if entries.len() >= MAX_ENTRIES {
             let now = Instant::now();
-            entries.retain(|_, (_, _, until)| *until > now);
+            entries.retain(|_, (_, until)| *until > now);
             if entries.len() >= MAX_ENTRIES {
                 entries.clear();
             }
         }
-        entries.insert(digest, (client, admin, Instant::now() + left));
+        entries.insert(digest, (admitted, Instant::now() + left));
     }
 }
