@@ -223,6 +223,25 @@ fn scan_backwards(path: &Path, mut each: impl FnMut(&[u8]) -> bool) -> io::Resul
     Ok(())
 }
 
+/// The file the audit of `config` is appended to, which [`read_recent`] reads: `None`
+/// without `observability.audit`, or when it goes to standard error (`path: "-"`).
+pub fn audit_file(config: &AgentConfig, home: &Home) -> Option<PathBuf> {
+    let audit = config.sections.observability.audit.as_ref()?;
+    Some(configured_path(audit, config, home)).filter(|path| path.as_os_str() != "-")
+}
+
+/// Where `audit` (of `config`) writes: its `path`, else `$OMNIAGENT_HOME/audit.jsonl`.
+fn configured_path(audit: &AuditConfig, config: &AgentConfig, home: &Home) -> PathBuf {
+    match audit.path.as_deref() {
+        None => home.root().join("audit.jsonl"),
+        Some("-") => PathBuf::from("-"),
+        #[cfg(any(feature = "openapi", feature = "markdown", feature = "mcp"))]
+        Some(path) => config.resolve_path(path),
+        #[cfg(not(any(feature = "openapi", feature = "markdown", feature = "mcp")))]
+        Some(path) => skill_core::expand_home(path),
+    }
+}
+
 /// The `n`th rotated file of `path` (`audit.jsonl.1`).
 fn rotated(path: &Path, n: usize) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
@@ -371,14 +390,7 @@ impl AuditLayer {
         secrets: &[(String, Secrets)],
     ) -> Result<Option<Arc<dyn CallLayer>>, crate::HostError> {
         let Some(audit) = &config.sections.observability.audit else { return Ok(None) };
-        let path = match audit.path.as_deref() {
-            None => home.root().join("audit.jsonl"),
-            Some("-") => PathBuf::from("-"),
-            #[cfg(any(feature = "openapi", feature = "markdown", feature = "mcp"))]
-            Some(path) => config.resolve_path(path),
-            #[cfg(not(any(feature = "openapi", feature = "markdown", feature = "mcp")))]
-            Some(path) => skill_core::expand_home(path),
-        };
+        let path = configured_path(audit, config, home);
         let log =
             AuditLog::shared(&path, audit.max_bytes.unwrap_or(DEFAULT_MAX_BYTES), audit.keep.unwrap_or(DEFAULT_KEEP))
                 .map_err(|error| crate::HostError::Audit { path: path.display().to_string(), error })?;
@@ -494,8 +506,9 @@ fn error_kind(error: &ToolError) -> &'static str {
 }
 
 /// `time` as RFC 3339 in UTC to the millisecond (`2026-12-05T08:01:02.345Z`), by the
-/// civil-from-days algorithm of Howard Hinnant's date library.
-fn rfc3339_millis(time: SystemTime) -> String {
+/// civil-from-days algorithm of Howard Hinnant's date library: as a line's `time` is
+/// written, so that times compare as text.
+pub fn rfc3339_millis(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let seconds = since.as_secs();
     let days = seconds / 86_400;

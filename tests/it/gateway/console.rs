@@ -28,6 +28,7 @@ fn console_home() -> (Home, PathBuf) {
     let home = home.with_config(&format!(
         "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
          mcp:\n  servers:\n    rug:\n      command: {}\n      args: ['{}', '{}']\n    sample:\n      command: {}\n\
+         observability: {{audit: {{}}}}\n\
          serve:\n  console: true\n  clients:\n    root: {{token: \"env:ROOT_TOKEN\", admin: true}}\n    bob: {{token: \"env:BOB_TOKEN\"}}\n",
         test_peers::mcp_python_or_panic().display(),
         fixture.display(),
@@ -164,14 +165,25 @@ fn an_admin_reviews_and_approves_a_rug_pull_in_a_browser_while_a_client_gets_the
     // The client connected all along hears of it and gets the new tool.
     session.wait_for_list_changed();
     assert_eq!(add(&session.tools()).as_deref(), Some(PULLED));
+    let added = session.ask(json!({"do": "call", "name": "rug__add", "arguments": {"a": 1, "b": 2}}));
+    assert_eq!(super::text_of(&added), "3");
     let lock = std::fs::read_to_string(home.path().join("tools.lock")).unwrap();
     assert!(lock.contains("read ~/.ssh/id_rsa"), "the approval is in the lock");
 
+    // The admin's own client calls too; the calls page, filtered to bob, shows bob's only.
+    let mut own = Session::open_as(&gateway.url(), Some(ADMIN_TOKEN));
+    let echoed = own.ask(json!({"do": "call", "name": "sample__echo", "arguments": {"text": "hi"}}));
+    assert_eq!(super::text_of(&echoed), "hi");
     let calls = browser.goto("/console/calls");
-    assert!(calls.contains("audit"), "{calls}");
+    assert!(calls.contains("sample__echo") && calls.contains("rug__check"), "{calls}");
+    browser.ask(json!({"do": "select", "selector": "#client", "value": "bob"}));
+    let calls = browser.click("form[action='/console/calls'] button");
+    assert!(calls.contains("rug__check") && calls.contains("rug__add"), "{calls}");
+    assert!(!calls.contains("sample__echo"), "only bob's calls: {calls}");
     browser.screenshot("calls");
     let overview = browser.goto("/console");
     assert!(overview.contains("Nothing is withheld."), "{overview}");
+    assert!(overview.contains(" calls, "), "the last hour's calls: {overview}");
     assert_eq!(browser.problems(), Vec::<Value>::new(), "no console error, failed request or dialog");
 }
 

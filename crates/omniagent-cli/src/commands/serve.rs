@@ -197,8 +197,9 @@ pub(crate) async fn run(
     if tool_search || serve.tool_search {
         gateway = gateway.with_tool_search(listed_with_tool_search());
     }
-    let pages =
-        upstreams.map(|upstreams| console::routes(gateway.clone(), Arc::clone(&config), sections.clone(), upstreams));
+    let pages = upstreams.map(|upstreams| {
+        console::routes(gateway.clone(), Arc::clone(&config), session.home.clone(), sections.clone(), upstreams)
+    });
     tokio::spawn(watch::watch(
         gateway.clone(),
         session.location.clone(),

@@ -14,18 +14,22 @@ mod pages;
 mod sessions;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
 
 use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use omniagent_host::Home;
+use omniagent_host::audit::{AuditFilter, read_recent, rfc3339_millis};
 use skill_core::Agent;
 use skill_mcp::Health;
 use skill_mcp::server::{Gateway, PageRoutes, TokenCheck};
 
-use self::pages::{ClientRow, ItemRow, Overview, ReviewPage, ToolsPage, UpstreamRow};
+use self::pages::{CallCounts, CallsPage, ClientRow, ItemRow, Overview, ReviewPage, ToolsPage, UpstreamRow};
 use self::sessions::{SIGN_IN_COOKIE, Sessions, Signed};
 use super::{Sections, SharedConfig};
 
@@ -55,6 +59,7 @@ impl Upstreams {
 struct Console {
     gateway: Gateway,
     config: SharedConfig,
+    home: Home,
     sections: Sections,
     upstreams: Upstreams,
     sessions: Sessions,
@@ -62,11 +67,18 @@ struct Console {
 }
 
 /// The console's routes, for [`skill_mcp::server::HttpOptions::pages`].
-pub(crate) fn routes(gateway: Gateway, config: SharedConfig, sections: Sections, upstreams: Upstreams) -> PageRoutes {
+pub(crate) fn routes(
+    gateway: Gateway,
+    config: SharedConfig,
+    home: Home,
+    sections: Sections,
+    upstreams: Upstreams,
+) -> PageRoutes {
     PageRoutes(Arc::new(move |tokens: TokenCheck| {
         let console = Arc::new(Console {
             gateway: gateway.clone(),
             config: Arc::clone(&config),
+            home: home.clone(),
             sections: sections.clone(),
             upstreams: upstreams.clone(),
             sessions: Sessions::default(),
@@ -183,9 +195,40 @@ impl Console {
                 UpstreamRow { client, server, health: health.now(), sandbox }
             })
             .collect();
-        Overview { clients, upstreams, withheld: withheld.len() }
+        Overview { clients, upstreams, withheld: withheld.len(), calls: self.calls_of_the_last_hour() }
+    }
+
+    /// The audit file the gateway's calls go to: the top level's `observability.audit`
+    /// (an agent's own setting is not followed); `None` without one.
+    fn audit_file(&self) -> Option<PathBuf> {
+        let config = Arc::clone(&self.config.read().unwrap_or_else(PoisonError::into_inner));
+        omniagent_host::audit::audit_file(&config.for_agent(None).ok()?, &self.home)
+    }
+
+    /// How many calls the audit has of the last hour, and how many of them failed
+    /// (outcome `error`); at most [`COUNTED_CALLS`] are read.
+    fn calls_of_the_last_hour(&self) -> Option<CallCounts> {
+        let file = self.audit_file()?;
+        let since = rfc3339_millis(SystemTime::now() - Duration::from_secs(3600));
+        let records = match read_recent(&file, COUNTED_CALLS, &AuditFilter::default()) {
+            Ok(records) => records,
+            Err(error) => return Some(CallCounts { error: Some(error.to_string()), ..CallCounts::default() }),
+        };
+        let recent: Vec<_> = records.iter().take_while(|record| record.time >= since).collect();
+        Some(CallCounts {
+            calls: recent.len(),
+            errors: recent.iter().filter(|record| record.outcome == "error").count(),
+            more: recent.len() == COUNTED_CALLS,
+            error: None,
+        })
     }
 }
+
+/// The most audit lines the overview reads to count the last hour's calls.
+const COUNTED_CALLS: usize = 10_000;
+
+/// The most audit lines the calls page shows.
+const SHOWN_CALLS: usize = 200;
 
 async fn overview(State(console): State<Arc<Console>>, headers: HeaderMap) -> Response {
     match console.admin(&headers).await {
@@ -288,13 +331,29 @@ async fn approve(State(console): State<Arc<Console>>, headers: HeaderMap, body: 
     see_other(&to, None)
 }
 
-/// The calls page. The audit (`observability.audit`) is what it reads; until the
-/// gateway writes one, it says so.
-async fn calls(State(console): State<Arc<Console>>, headers: HeaderMap) -> Response {
-    match console.admin(&headers).await {
-        Ok(admin) => page(StatusCode::OK, pages::calls(&admin.view())),
-        Err(refusal) => refusal,
-    }
+/// The calls page: the latest lines of the audit (`observability.audit`), filtered by
+/// client, tool and outcome as the query says, newest first.
+async fn calls(State(console): State<Arc<Console>>, headers: HeaderMap, uri: Uri) -> Response {
+    let admin = match console.admin(&headers).await {
+        Ok(admin) => admin,
+        Err(refusal) => return refusal,
+    };
+    let query = query(&uri);
+    let chosen = |key: &str| query.get(key).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty());
+    let mut filter = AuditFilter::default();
+    filter.client = chosen("client");
+    filter.item = chosen("tool");
+    filter.outcome = chosen("outcome");
+    let mut clients: Vec<String> = console.sections.clients.keys().cloned().collect();
+    clients.extend(console.sections.oauth.client_names().map(str::to_owned));
+    let file = console.audit_file();
+    let (records, error) = match file.as_deref().map(|file| read_recent(file, SHOWN_CALLS, &filter)) {
+        Some(Ok(records)) => (records, None),
+        Some(Err(error)) => (Vec::new(), Some(error.to_string())),
+        None => (Vec::new(), None),
+    };
+    let view = CallsPage { file, clients, filter, records, error };
+    page(StatusCode::OK, pages::calls(&admin.view(), &view))
 }
 
 /// The policy page: the rules and rate limits (`policy:`), once the gateway has them.

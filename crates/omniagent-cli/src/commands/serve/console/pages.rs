@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use maud::{DOCTYPE, Markup, html};
+use omniagent_host::audit::{AuditFilter, AuditRecord};
 use skill_core::WithheldItem;
 use skill_core::trust::WithheldReason;
 use skill_mcp::UpstreamHealth;
@@ -55,7 +56,37 @@ pub(super) struct Overview {
     pub(super) upstreams: Vec<UpstreamRow>,
     /// The items withheld from any running agent, each counted once.
     pub(super) withheld: usize,
+    /// The last hour's calls, from the audit; `None` without one.
+    pub(super) calls: Option<CallCounts>,
 }
+
+/// The calls of the last hour in the audit.
+#[derive(Default)]
+pub(super) struct CallCounts {
+    pub(super) calls: usize,
+    /// Those whose outcome is `error`.
+    pub(super) errors: usize,
+    /// Whether there may be more than were read.
+    pub(super) more: bool,
+    /// Why the audit could not be read.
+    pub(super) error: Option<String>,
+}
+
+/// The calls page: the audit's latest lines that the filter admits.
+pub(super) struct CallsPage {
+    /// The audit file; `None`: the gateway keeps no audit file.
+    pub(super) file: Option<std::path::PathBuf>,
+    /// The configured clients, to filter by.
+    pub(super) clients: Vec<String>,
+    pub(super) filter: AuditFilter,
+    /// Newest first.
+    pub(super) records: Vec<AuditRecord>,
+    /// Why the audit could not be read.
+    pub(super) error: Option<String>,
+}
+
+/// The outcomes an audit line may have, to filter by.
+const OUTCOMES: [&str; 4] = ["ok", "error", "refused", "withheld"];
 
 /// A tool, prompt or template, offered or withheld.
 pub(super) struct ItemRow {
@@ -252,9 +283,17 @@ pub(super) fn overview(viewer: &Viewer<'_>, overview: &Overview) -> Markup {
                 p.muted { "idle: not started (its tools come from the lock; the first call starts it); "
                     "exited: it ran and ended (the next call starts it again)." }
             }
-            h2 { "Calls" }
-            p.muted { "Calls and errors of the last hour come from the audit (" code { "observability.audit" }
-                "); see the " a href="/console/calls" { "Calls" } " page." }
+            h2 { "Calls in the last hour" }
+            @match &overview.calls {
+                None => { p.muted { "No audit: with " code { "observability.audit" } " the gateway counts its calls here." } }
+                Some(CallCounts { error: Some(error), .. }) => { p.error { "The audit cannot be read: " (error) } }
+                Some(counts) => {
+                    p.summary {
+                        a href="/console/calls" { (counts.calls) @if counts.more { "+" } " calls" } ", "
+                        a href="/console/calls?outcome=error" { (counts.errors) " errors" } "."
+                    }
+                }
+            }
         },
     )
 }
@@ -358,17 +397,62 @@ pub(super) fn review(viewer: &Viewer<'_>, page: &ReviewPage) -> Markup {
     )
 }
 
-/// The calls page: until the gateway keeps an audit, it says where the calls will come
-/// from.
-pub(super) fn calls(viewer: &Viewer<'_>) -> Markup {
+/// The calls page: a filter form (which works without script), then the latest lines.
+pub(super) fn calls(viewer: &Viewer<'_>, page: &CallsPage) -> Markup {
+    let filter = &page.filter;
     layout(
         "Calls",
         Some(viewer),
         false,
         html! {
             h1 { "Calls" }
-            p.muted { "The latest calls come from the audit, one JSON line per call ("
-                code { "observability.audit" } "). This gateway keeps none yet." }
+            @match &page.file {
+                None => { p.muted { "The latest calls come from the audit, one JSON line per call ("
+                    code { "observability.audit" } " with a file). This gateway keeps none." } }
+                Some(file) => {
+                    form.inline method="get" action="/console/calls" {
+                        label for="client" { "Client" }
+                        select id="client" name="client" {
+                            option value="" { "any" }
+                            @for client in &page.clients {
+                                option value=(client) selected[filter.client.as_deref() == Some(client.as_str())] { (client) }
+                            }
+                        }
+                        label for="tool" { "Tool" }
+                        input id="tool" type="text" name="tool" value=[filter.item.as_deref()] placeholder="any";
+                        label for="outcome" { "Outcome" }
+                        select id="outcome" name="outcome" {
+                            option value="" { "any" }
+                            @for outcome in OUTCOMES {
+                                option value=(outcome) selected[filter.outcome.as_deref() == Some(outcome)] { (outcome) }
+                            }
+                        }
+                        button type="submit" { "Filter" }
+                    }
+                    @if let Some(error) = &page.error { p.error { "The audit cannot be read: " (error) } }
+                    p.muted { "The latest " (page.records.len()) " calls in " code { (file.display()) } ", newest first." }
+                    table.calls {
+                        thead { tr { th { "time (UTC)" } th { "client" } th { "item" } th { "outcome" } th.number { "ms" } th { "trace id" } } }
+                        tbody {
+                            @for record in &page.records {
+                                tr class=[(record.outcome != "ok").then_some("failed")] {
+                                    td { (record.time.replace('T', " ").trim_end_matches('Z')) }
+                                    td { code { (record.client) } }
+                                    td { code { (record.item) } }
+                                    td {
+                                        (record.outcome)
+                                        @if let Some(kind) = &record.error_kind { " (" (kind) ")" }
+                                        @if let Some(layer) = &record.layer { " by " (layer) }
+                                        @if let Some(reason) = &record.reason { br; span.muted { (reason) } }
+                                    }
+                                    td.number { (format!("{:.1}", record.duration_ms)) }
+                                    td { code.trace { (record.trace_id.as_deref().unwrap_or("")) } }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         },
     )
 }
