@@ -4,7 +4,9 @@
 //! them: `enroll` at the provider's own issuance URL, `mission propose` approved by the
 //! person, `fetch` with a person token under the mission and an auth token from the
 //! access server through the person server, a second `fetch` reusing the tokens,
-//! `mission status`, `mission complete`; with an ES256 key (`aauth.key_type`).
+//! `mission status`, `mission complete`; with an ES256 key (`aauth.key_type`). Also an
+//! OpenAPI skill with `aauth: true` called under the current mission, and a self-hosted
+//! agent (`aauth.self_hosted`, `aauth publish`) going through the same flow.
 
 use aauth_harness::PeerWorld;
 
@@ -75,4 +77,95 @@ fn mission_then_fetch_then_complete_against_the_pypi_peers() {
     let (code, _, stderr) = run(home.omniagent(&["aauth", "mission", "status"]));
     assert_eq!(code, 1);
     assert!(stderr.contains("no current mission"), "{stderr}");
+}
+
+/// The person approves the first approval of `kind` while `command` runs.
+fn approved(world: &PeerWorld, command: assert_cmd::Command, kind: &str) -> (i32, String, String) {
+    std::thread::scope(|scope| {
+        let running = scope.spawn(|| run(command));
+        world.approve(kind);
+        running.join().unwrap()
+    })
+}
+
+const DATA_DOCUMENT: &str = r#"{"openapi": "3.1.0", "info": {"title": "PyPI resource", "version": "1"},
+  "paths": {"/data": {"get": {"operationId": "read", "responses": {"200": {"description": "the data"}}}}}}"#;
+
+/// An OpenAPI skill with `aauth: true` calls the resource under the current mission: its
+/// person token request names the mission, and the auth token comes from the access
+/// server through the person server.
+#[test]
+fn an_openapi_skill_calls_under_the_current_mission() {
+    let world = PeerWorld::start(23);
+    let home = Home::new();
+    home.write("data.json", DATA_DOCUMENT);
+    let home = home.with_config(&format!(
+        "compiled: {{memory: {{enabled: false}}}}\naauth:\n  agent_provider: {}\n  enroll_url: {}\n  ca_file: {}\n  \
+         login_hint: dana\n  tenant: acme\nopenapi:\n  data: {{spec: data.json, base_url: '{}', aauth: true}}\n",
+        world.url("ap"),
+        world.enroll_url(),
+        world.ca_file().display(),
+        world.url("resource"),
+    ));
+    let resource = world.url("resource");
+    let propose =
+        home.omniagent(&["--json", "aauth", "mission", "propose", "read the data", "--resource", resource.as_str()]);
+    let (code, proposed, stderr) = approved(&world, propose, "mission");
+    assert_eq!(code, 0, "{stderr}");
+    let mission = json(&proposed);
+
+    let (code, stdout, stderr) = run(home.omniagent(&["--json", "tools", "call", "data__read"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let answer = &json(&stdout)["structuredContent"];
+    assert_eq!(answer["mission_s256"], mission["s256"], "{answer}");
+    assert_eq!(answer["iss"], world.url("as").as_str().trim_end_matches('/'), "{answer}");
+    assert_eq!(answer["tenant"], "acme", "{answer}");
+}
+
+/// A self-hosted agent: `aauth publish` writes its metadata and JWKS, which its domain
+/// (the world's fifth server) then serves; it issues its own agent token (`whoami`), and
+/// the person and access servers and the resource verify it through a mission and a fetch.
+#[test]
+fn a_self_hosted_agent_publishes_its_documents_and_goes_through_the_flow() {
+    let world = PeerWorld::start_self_hosted(27);
+    let home = Home::new().with_config(&format!(
+        "compiled: {{memory: {{enabled: false}}}}\naauth:\n  agent_provider: {}\n  self_hosted: Dana\n  \
+         person_server: {}\n  ca_file: {}\n  login_hint: dana\n  tenant: acme\n",
+        world.url("self"),
+        world.url("ps"),
+        world.ca_file().display(),
+    ));
+    let site = home.path().join("site");
+    let (code, _, stderr) = run(home.omniagent(&["aauth", "publish", site.to_str().unwrap()]));
+    assert_eq!(code, 0, "{stderr}");
+    let read =
+        |path: &str| -> serde_json::Value { serde_json::from_slice(&std::fs::read(site.join(path)).unwrap()).unwrap() };
+    let documents =
+        aauth_client::SelfHostedDocuments { metadata: read(".well-known/aauth-agent.json"), jwks: read("jwks.json") };
+    assert_eq!(documents.metadata["issuer"], world.url("self").as_str().trim_end_matches('/'));
+    world.publish_self_hosted(&documents);
+
+    let (code, whoami, stderr) = run(home.omniagent(&["--json", "aauth", "whoami"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(json(&whoami)["agent_id"], "aauth:Dana@127.0.0.31");
+
+    let resource = world.url("resource");
+    let propose =
+        home.omniagent(&["--json", "aauth", "mission", "propose", "read the data", "--resource", resource.as_str()]);
+    let (code, proposed, stderr) = approved(&world, propose, "mission");
+    assert_eq!(code, 0, "{stderr}");
+    let (code, fetched, stderr) = run(home.omniagent(&["aauth", "fetch", resource.join("/data").unwrap().as_str()]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(json(&fetched)["mission_s256"], json(&proposed)["s256"]);
+    assert_eq!(world.agent_provider_calls(), (0, 0));
+}
+
+/// `aauth publish` is for a self-hosted agent only.
+#[test]
+fn publish_without_self_hosted_is_a_usage_error() {
+    let home =
+        Home::new().with_config("compiled: {memory: {enabled: false}}\naauth:\n  agent_provider: https://ap.example\n");
+    let (code, _, stderr) = run(home.omniagent(&["aauth", "publish", home.path().join("site").to_str().unwrap()]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("set aauth.self_hosted"), "{stderr}");
 }

@@ -138,6 +138,7 @@ pub struct AAuthClientBuilder {
     max_requirement_rounds: usize,
     hints: RequestHints,
     enrollment: Endpoints,
+    self_hosted: Option<String>,
 }
 
 impl AAuthClient {
@@ -157,6 +158,7 @@ impl AAuthClient {
             max_requirement_rounds: DEFAULT_MAX_ROUNDS,
             hints: RequestHints::default(),
             enrollment: Endpoints::default(),
+            self_hosted: None,
         }
     }
 
@@ -190,6 +192,14 @@ impl AAuthClient {
     /// The reqwest client under it must not follow redirects.
     pub fn middleware(&self) -> AAuthMiddleware {
         AAuthMiddleware { client: self.clone() }
+    }
+
+    /// What a [`self_hosted`](AAuthClientBuilder::self_hosted) agent publishes on its own
+    /// domain (its agent provider metadata and JWKS), for the parties that verify its
+    /// agent tokens; `None` for an agent with an agent provider.
+    pub fn self_hosted_documents(&self) -> Option<crate::SelfHostedDocuments> {
+        let inner = &self.inner;
+        inner.self_hosted.as_ref().map(|_| crate::self_hosted::documents(&inner.agent_provider, &inner.key))
     }
 
     /// The file in the [`agent_token_cache_dir`](AAuthClientBuilder::agent_token_cache_dir)
@@ -359,6 +369,19 @@ impl AAuthClientBuilder {
         self
     }
 
+    /// Makes the agent its own agent provider (bootstrap -02, "Self-Hosted Agents"): the
+    /// agent provider given to [`AAuthClient::builder`] is the agent's own server
+    /// identifier, a domain its person controls, where the person publishes
+    /// [`AAuthClient::self_hosted_documents`] (the metadata at
+    /// `/.well-known/aauth-agent.json`, the JWKS at `/jwks.json`). The agent then issues
+    /// its own agent tokens, `aauth:{local}@{host}`, signed with its key, an hour long,
+    /// with the [`person_server`](Self::person_server) as `ps`; nothing is enrolled or
+    /// refreshed. `local` is 1 to 255 of `A-Z`, `a-z`, `0-9`, `-`, `_` and `.`.
+    pub fn self_hosted(mut self, local: String) -> Self {
+        self.self_hosted = Some(local);
+        self
+    }
+
     /// `login_hint` in the person and auth token requests (and mission proposals): who the
     /// person is, as the person server knows them. A resource token's own `login_hint`
     /// goes to the person server instead, unchanged.
@@ -398,6 +421,9 @@ impl AAuthClientBuilder {
     /// Checks the configuration and builds the client; nothing is fetched yet.
     pub fn build(self) -> Result<AAuthClient, Error> {
         let agent_provider = ServerId::parse(Role::AgentProvider, &self.agent_provider, self.allow_http_loopback)?;
+        if let Some(local) = &self.self_hosted {
+            crate::self_hosted::check_local(local)?;
+        }
         let check = |field: &'static str, url: &Option<Url>| {
             url.as_ref()
                 .map(|url| metadata::endpoint(Role::AgentProvider, field, url.as_str(), self.allow_http_loopback))
@@ -456,6 +482,7 @@ impl AAuthClientBuilder {
                 max_rounds: self.max_requirement_rounds,
                 hints: self.hints,
                 enrollment,
+                self_hosted: self.self_hosted,
                 agent: tokio::sync::Mutex::new(None),
                 tokens: TokenCache::default(),
                 person_metadata: tokio::sync::Mutex::new(HashMap::new()),
@@ -480,6 +507,7 @@ impl fmt::Debug for AAuthClientBuilder {
             .field("max_requirement_rounds", &self.max_requirement_rounds)
             .field("hints", &self.hints)
             .field("enrollment", &self.enrollment)
+            .field("self_hosted", &self.self_hosted)
             .finish()
     }
 }
@@ -527,6 +555,8 @@ struct Inner {
     hints: RequestHints,
     /// The configured issuance and refresh URLs.
     enrollment: Endpoints,
+    /// The local part of a self-hosted agent's identifier: it issues its own agent tokens.
+    self_hosted: Option<String>,
     /// The agent token; the lock also makes concurrent requests share one enrollment.
     agent: tokio::sync::Mutex<Option<AgentToken>>,
     tokens: TokenCache,

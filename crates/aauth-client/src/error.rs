@@ -408,6 +408,14 @@ pub enum Error {
         /// The pending URL.
         url: String,
     },
+    /// A self-hosted agent's identifier cannot be made of the configured local part.
+    #[error("self-hosted agent `{local}`: {reason}")]
+    InvalidSelfHostedAgent {
+        /// The local part.
+        local: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
     /// The `on_clarification_answer` callback answered with an updated request that
     /// cannot replace the pending one; the request was withdrawn.
     #[error("{url}: the updated request cannot replace the pending one: {reason}")]

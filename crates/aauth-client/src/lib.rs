@@ -20,7 +20,7 @@
 //!   [`signature_base`] and [`signature_base_with_params`] show the exact bytes signed;
 //! - [`AAuthClient`]: enrollment at the agent provider (its configured issuance URL, or
 //!   the metadata's `bootstrap_endpoint`; then its refresh URL before the agent token
-//!   expires), missions ([`AAuthClient::propose_mission`]), and
+//!   expires), or self-hosted (its own agent tokens), missions ([`AAuthClient::propose_mission`]), and
 //!   [`AAuthClient::http_client`], a
 //!   `reqwest_middleware` client that signs every request with the agent, person or auth
 //!   token and satisfies `AAuth-Requirement` answers: person token and auth token from the
@@ -125,7 +125,9 @@
 //!   `jkt-jwt` at a configured URL (the naming JWT, signed by the agent key, delegates to
 //!   that same key: the agent keeps one key rather than rotate an ephemeral one, which
 //!   would void every person and auth token it holds), answers `{agent_token,
-//!   expires_in}`; not done: self-hosted enrollment.
+//!   expires_in}`; self-hosted enrollment ([`AAuthClientBuilder::self_hosted`]: the
+//!   agent publishes [`AAuthClient::self_hosted_documents`] on its own domain and issues
+//!   its own agent tokens).
 //!
 //! # Not done
 //!
@@ -205,6 +207,7 @@ mod private_file;
 #[cfg(feature = "redis")]
 mod redis_state;
 mod requirement;
+mod self_hosted;
 mod shared_state;
 mod shared_tokens;
 mod signing;
@@ -219,4 +222,5 @@ pub use crate::jwt::{Audience, Claims, Confirmation, Jwt, JwtHeader, TokenKind};
 pub use crate::key::{AgentKey, KeyType};
 pub use crate::metadata::Role;
 pub use crate::requirement::{AAUTH_REQUIREMENT, Requirement, RequirementError};
+pub use crate::self_hosted::SelfHostedDocuments;
 pub use crate::signing::{SIGNATURE_LABEL, SignatureKey, sign_request, signature_base, signature_base_with_params};

@@ -83,6 +83,51 @@ async fn agent_tokens_are_refreshed_under_jkt_jwt_at_the_pypi_provider() {
     }
 }
 
+/// A self-hosted agent (bootstrap -02): no agent provider; the agent's own domain (the
+/// world's fifth server) serves the metadata and JWKS the client gives, the agent issues
+/// its own agent token, and `introspection-aauth`'s person and access servers and the
+/// `aauth` resource verify it against them through the whole flow: a mission, a person
+/// token, an auth token, the resource's `200`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_self_hosted_agent_goes_through_the_flow_with_the_pypi_peers() {
+    let world = Arc::new(PeerWorld::start_self_hosted(18));
+    let dir = tempfile::tempdir().unwrap();
+    let key = AgentKey::generate();
+    let resource = world.url("resource");
+    let self_hosted = |mission: Option<&str>| {
+        let mut builder = AAuthClient::builder(key.clone(), world.url("self"))
+            .self_hosted("Dana.Home".into())
+            .person_server(world.url("ps"))
+            .ca_file(&world.ca_file())
+            .agent_token_cache_dir(dir.path().to_owned())
+            .login_hint("dana".into())
+            .tenant("acme".into());
+        if let Some(mission) = mission {
+            builder = builder.mission(mission.to_owned());
+        }
+        builder.build().unwrap()
+    };
+    let first = self_hosted(None);
+    // Until its documents are published, the person server cannot verify its token.
+    let resources = [resource.clone()];
+    let unverified = first.propose_mission("read the data", &resources).await.unwrap_err();
+    assert!(unverified.to_string().contains("401"), "{unverified}");
+    world.publish_self_hosted(&first.self_hosted_documents().unwrap());
+    let identity = first.enroll().await.unwrap();
+    assert_eq!(identity.agent_id, "aauth:Dana.Home@127.0.0.22");
+    assert_eq!(identity.person_server, Some(world.url("ps")));
+
+    let (mission, ()) = tokio::join!(first.propose_mission("read the data", &resources), approve(&world, "mission"));
+    let mission = mission.unwrap();
+    let working = self_hosted(Some(&mission.s256));
+    let response = working.http_client().get(resource.join("/data").unwrap()).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+    assert_eq!(body["mission_s256"], mission.s256.as_str());
+    // Nothing went to the world's agent provider.
+    assert_eq!(world.agent_provider_calls(), (0, 0));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_flow_with_introspection_aauth_and_aauth() {
     let world = Arc::new(PeerWorld::start(2));

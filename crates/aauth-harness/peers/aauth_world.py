@@ -11,7 +11,7 @@ test play the person through the person server's own API: `GET /approvals` lists
 what waits for a decision, `POST /decide {"id": ...}` approves it
 (`PersonServer.decide`).
 
-Usage: python aauth_world.py FOLDER [N]. Tests that run at once use different N. Prints one line, `READY {json}`, with the
+Usage: python aauth_world.py FOLDER [N [self-hosted]]. Tests that run at once use different N. Prints one line, `READY {json}`, with the
 servers' identifiers, the control URL and the CA file, then serves until its stdin
 closes.
 """
@@ -40,8 +40,14 @@ from introspection_aauth.person_server import ApprovalStatus, MemoryStore, Perso
 from introspection_aauth.protocol import SigningKey
 
 FIRST = int(sys.argv[2]) if len(sys.argv) > 2 else 2
-HOSTS = [f"127.0.0.{FIRST + n}" for n in range(4)]
-AP, PS, AS, RS = (f"https://{host}" for host in HOSTS)
+# With `self-hosted`, a fifth server, on 127.0.0.{N+4}, is the domain of a self-hosted
+# agent: it serves the metadata and JWKS the test publishes there (through the control
+# server), and the person and access servers accept it as an agent provider.
+SELF_HOSTED = len(sys.argv) > 3 and sys.argv[3] == "self-hosted"
+HOSTS = [f"127.0.0.{FIRST + n}" for n in range(5 if SELF_HOSTED else 4)]
+AP, PS, AS, RS = (f"https://{host}" for host in HOSTS[:4])
+SELF = f"https://{HOSTS[4]}" if SELF_HOSTED else None
+PROVIDERS = [AP] + ([SELF] if SELF else [])
 AGENT_ID = f"aauth:OmniAgent@{HOSTS[0]}"
 AGENT_TOKEN_LIFETIME = 3600
 
@@ -233,7 +239,7 @@ person_server = PersonServer(
     SigningKey.generate(),
     MemoryStore(),
     subject_secret=b"interop-test",
-    agent_providers=[AP],
+    agent_providers=PROVIDERS,
     http=http,
     on_approval=on_approval,
     retry_after=1,
@@ -246,15 +252,36 @@ access_server = AccessServer(
     lambda asked: Verdict.allow(),
     resources=[RS],
     person_servers=[PS],
-    agent_providers=[AP],
+    agent_providers=PROVIDERS,
     http=http,
     retry_after=1,
 )
 as_app = FastAPI()
 as_app.include_router(access_server_router(access_server))
 
+# The self-hosted agent's domain: what the test published there.
+published = {}
+self_host = FastAPI()
+
+
+@self_host.get("/.well-known/aauth-agent.json")
+def self_metadata():
+    return published.get("metadata") or JSONResponse({"error": "not published"}, 404)
+
+
+@self_host.get("/jwks.json")
+def self_jwks():
+    return published.get("jwks") or JSONResponse({"error": "not published"}, 404)
+
+
 # The test's hands: the person's decisions, through the person server's own API.
 control = FastAPI()
+
+
+@control.post("/self-hosted")
+async def publish_self_hosted(request: Request):
+    published.update(await request.json())
+    return {"published": sorted(published)}
 
 
 @control.get("/approvals")
@@ -293,7 +320,7 @@ def listen(host, port):
 
 async def main():
     servers = []
-    for app, host in zip((ap, ps, as_app, rs), HOSTS):
+    for app, host in zip((ap, ps, as_app, rs, self_host), HOSTS):
         config = uvicorn.Config(app, ssl_certfile=cert_file, ssl_keyfile=key_file, log_level="warning")
         servers.append((uvicorn.Server(config), listen(host, 443)))
     control_socket = listen("127.0.0.1", 0)
@@ -303,6 +330,8 @@ async def main():
         await asyncio.sleep(0.05)
     ready = {"ap": AP, "ps": PS, "as": AS, "resource": RS, "ca": ca_file, "agent_id": AGENT_ID,
              "control": f"http://127.0.0.1:{control_socket.getsockname()[1]}"}
+    if SELF:
+        ready["self"] = SELF
     print("READY " + json.dumps(ready), flush=True)
     closed = asyncio.Event()
     loop = asyncio.get_running_loop()

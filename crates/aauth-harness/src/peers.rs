@@ -38,16 +38,25 @@ impl PeerWorld {
     /// person server, access server, resource); tests that run at once take different
     /// addresses. Returns once they listen.
     pub fn start(first: u8) -> PeerWorld {
+        PeerWorld::start_with(first, false)
+    }
+
+    /// [`start`](Self::start), with a fifth server on `127.0.0.{first + 4}` (`self`): the
+    /// domain of a self-hosted agent, serving what [`publish_self_hosted`](Self::publish_self_hosted)
+    /// gave it, which the person and access servers accept as an agent provider.
+    pub fn start_self_hosted(first: u8) -> PeerWorld {
+        PeerWorld::start_with(first, true)
+    }
+
+    fn start_with(first: u8, self_hosted: bool) -> PeerWorld {
         let dir = tempfile::tempdir().unwrap();
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/peers/aauth_world.py");
-        let mut child = Command::new(test_peers::aauth_peers_python_or_panic())
-            .arg(script)
-            .arg(dir.path())
-            .arg(first.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut command = Command::new(test_peers::aauth_peers_python_or_panic());
+        command.arg(script).arg(dir.path()).arg(first.to_string());
+        if self_hosted {
+            command.arg("self-hosted");
+        }
+        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let ready =
@@ -64,6 +73,12 @@ impl PeerWorld {
     /// The agent provider's issuance URL.
     pub fn enroll_url(&self) -> Url {
         self.url("ap").join("/ap/token").unwrap()
+    }
+
+    /// Publishes a self-hosted agent's metadata and JWKS on the `self` server.
+    pub fn publish_self_hosted(&self, documents: &aauth_client::SelfHostedDocuments) {
+        let body = serde_json::json!({"metadata": documents.metadata, "jwks": documents.jwks});
+        self.control("POST", "/self-hosted", &body.to_string());
     }
 
     /// The agent provider's refresh URL (`jkt-jwt`).

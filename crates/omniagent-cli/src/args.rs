@@ -418,6 +418,13 @@ pub(crate) enum AauthCommand {
     /// Missions: propose one for the person to approve, show the current one, complete it
     #[command(subcommand)]
     Mission(MissionCommand),
+    /// Write a self-hosted agent's metadata and JWKS (`aauth.self_hosted`) into DIR, to be
+    /// served at its domain (`aauth.agent_provider`)
+    Publish {
+        /// The folder served as the agent's domain: gets `.well-known/aauth-agent.json` and
+        /// `jwks.json`
+        dir: std::path::PathBuf,
+    },
 }
 
 #[cfg(feature = "aauth")]

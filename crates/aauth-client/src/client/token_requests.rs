@@ -70,6 +70,12 @@ impl Inner {
 
     /// A new agent token from the agent provider.
     pub(super) async fn obtain_agent_token(&self, enrollment: Enrollment, now: u64) -> Result<AgentToken, Error> {
+        if let Some(local) = &self.self_hosted {
+            let person_server = self.person_server.as_ref();
+            let token = crate::self_hosted::agent_token(&self.agent_provider, local, &self.key, person_server, now);
+            tracing::debug!(agent_id = %token.agent_id, "self-issued agent token");
+            return Ok(token);
+        }
         // The provider's metadata is read only for a URL that is not configured.
         let needed = match enrollment {
             Enrollment::Bootstrap => self.enrollment.enroll.is_none(),

@@ -1,4 +1,4 @@
-//! `omniagent aauth enroll|whoami|fetch`: the AAuth agent from the shell.
+//! `omniagent aauth enroll|whoami|fetch|mission|publish`: the AAuth agent from the shell.
 
 use std::process::ExitCode;
 
@@ -47,6 +47,24 @@ pub(crate) async fn run(session: &Session, command: AauthCommand) -> anyhow::Res
             Ok(if status.is_success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         AauthCommand::Mission(command) => mission(session, &config, command).await,
+        AauthCommand::Publish { dir } => {
+            let client = aauth_client(&config, &session.home, AAuthOverrides::default(), None).await?;
+            let Some(documents) = client.self_hosted_documents() else {
+                return Err(UsageError::new("aauth publish is for a self-hosted agent: set aauth.self_hosted").into());
+            };
+            for (path, document) in
+                [(".well-known/aauth-agent.json", &documents.metadata), ("jwks.json", &documents.jwks)]
+            {
+                let path = dir.join(path);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+                }
+                let text = serde_json::to_string_pretty(document)?;
+                std::fs::write(&path, text + "\n").with_context(|| format!("cannot write {}", path.display()))?;
+                render::aauth_note(&format!("wrote {}", path.display()));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

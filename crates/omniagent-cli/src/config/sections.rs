@@ -214,6 +214,10 @@ pub(crate) struct AAuthConfig {
     /// The kind of key created when there is none yet: `ed25519` (default) or `es256`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) key_type: Option<aauth_client::KeyType>,
+    /// A self-hosted agent (bootstrap -02): the local part of its identifier; it issues
+    /// its own agent tokens, `agent_provider` being its own domain (`aauth publish`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) self_hosted: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]

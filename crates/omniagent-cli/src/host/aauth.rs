@@ -130,6 +130,9 @@ pub(super) fn build_aauth_client(
     if let Some(refresh_url) = &settings.refresh_url {
         builder = builder.refresh_url(url("refresh_url", refresh_url)?);
     }
+    if let Some(local) = &settings.self_hosted {
+        builder = builder.self_hosted(local.clone());
+    }
     for (value, set) in [
         (&settings.login_hint, aauth_client::AAuthClientBuilder::login_hint as fn(_, _) -> _),
         (&settings.tenant, aauth_client::AAuthClientBuilder::tenant),
