@@ -14,9 +14,11 @@
 //!   `auth_token_endpoint`, present the auth token;
 //! - `202 auth-token` (deferred): the same exchange, then poll `Location` with the auth
 //!   token: the resource answers there with the result of the call it held;
-//! - `202 interaction`, `approval`, `clarification`: tell the person through
-//!   `on_interaction`, answer through `on_clarification`, and poll `Location` until a
-//!   final answer.
+//! - `202 interaction`, `approval`, `clarification`: tell the person (an interaction a
+//!   resource asks for through the person server's `interaction_endpoint` first, else
+//!   through `on_interaction`), answer through `on_clarification` (or
+//!   `on_clarification_answer`, which may send an updated request), and poll `Location`
+//!   until a final answer.
 //!
 //! Polling honours `Retry-After` (5 s without it, an hour at most) and slows down by 5 s
 //! on each `429`. Polling and the caller's requests have no timeout of the client's: the
@@ -162,8 +164,9 @@ impl AAuthClient {
         }
     }
 
-    /// Enrolls now: a new agent token from the agent provider's `bootstrap_endpoint`, in a
-    /// request signed with the bare key (`hwk`); the token is cached.
+    /// Enrolls now: a new agent token from the agent provider's issuance URL, in a request
+    /// signed with the bare key (`hwk`), or self-issued by a
+    /// [`self_hosted`](AAuthClientBuilder::self_hosted) agent; the token is cached.
     pub async fn enroll(&self) -> Result<AgentIdentity, Error> {
         let current = self.inner.agent.lock().await;
         let token = self.inner.obtain_agent_token(Enrollment::Bootstrap, now()).await?;
@@ -172,8 +175,8 @@ impl AAuthClient {
     }
 
     /// The agent's identity: the cached agent token (in memory, else in the cache file),
-    /// renewed at `refresh_endpoint` when it is about to expire, or a new enrollment when
-    /// there is none or it has expired.
+    /// renewed at the refresh URL (under `jkt-jwt`) when it is about to expire, or a new
+    /// enrollment when there is none or it has expired.
     pub async fn agent_identity(&self) -> Result<AgentIdentity, Error> {
         let token = self.inner.agent_token().await?;
         Ok(self.inner.identity(&token))

@@ -91,36 +91,42 @@
 //! - Done: AG-01 (`person_token_endpoint`, `auth_token_endpoint`), AG-10 (person token
 //!   request with `capabilities`, `login_hint`, `tenant`, `domain_hint`,
 //!   `justification` and `mission_s256`), AG-11 (cached per resource and mission: a
-//!   person token of another mission, or of none, is not presented), AG-12, AG-20, AG-21 (`presented_token` always), AG-22 (`iss`,
-//!   `agent_jkt`, `ps`, `sub`, `presented_jti`, `exp`), AG-23, AG-24 (a resource token's
-//!   `login_hint` passed on), AG-25 (an updated request, through
-//!   [`AAuthClientBuilder::on_clarification_answer`], carries the `presented_token` its
-//!   resource token was issued against), AG-26 (`401` and `202` delivery), AG-30 (no
-//!   `AAuth-Mission`), AG-32 (approval `{s256, mission, capabilities, person_tokens}`,
-//!   `s256` verified), AG-33 (completion at `{mission_endpoint}/{s256}`), AG-34
-//!   ([`Error::MissionTerminated`] with its reason, [`Error::MissionNotFound`]), AG-35
-//!   ([`AAuthClient::update_mission`]), AG-36 (`resources` in a proposal), AG-50, AG-51,
-//!   AG-52, AG-60 (`revoked_jwt`: a fresh token of the kind, a fresh person token for an
-//!   auth token; `clock_skew`: one retry signed with the server's time from `Date`, then
-//!   [`Error::ClockSkew`]), AG-61 (`expired_presented_token` and
-//!   `revoked_presented_token`: a fresh person token; `revoked_resource_token`: never
-//!   resubmitted; `as_unreachable`: once more after `Retry-After`; no
-//!   `invalid_agent_token`), AG-62 ([`Error::Revoked`]), AG-63 (polling goes on until a
-//!   final answer, however the interaction completed: the resource's pending URL is the
-//!   one polled, also when the person server relayed its interaction), AG-64 (the
-//!   interaction endpoint gets `type: interaction`, with `url`, `code` and the
-//!   `mission_s256`), and the SHOULD of "Relaying Through the Person Server": a
-//!   resource's interaction goes to the person server's `interaction_endpoint` first, and
-//!   the agent directs the person itself (`on_interaction`) after `424
-//!   interaction_unavailable`, or when the person server lists no such endpoint. `iat`
-//!   is required on every token and not judged against the agent's clock; `exp` has no
-//!   skew; agent identifiers are never case-folded.
-//! - Not done: AG-02 and AG-03 (the agent reads no resource metadata: it follows what
-//!   the resource answers), AG-31 (the interaction endpoint gets `mission_s256`; the
-//!   permission and audit endpoints are not called), AG-40 (no sub-agents). AG-70: tokens
-//!   are refreshed 5 minutes before they expire, top down, and
-//!   none is presented inside that margin; a person token is refreshed through the
-//!   resource asking for it again.
+//!   person token of another mission, or of none, is not presented), AG-12, AG-20,
+//!   AG-21 (`presented_token` always), AG-22 (`iss`, `agent_jkt`, `ps`, `sub`,
+//!   `presented_jti`, `exp`), AG-23, AG-24 (a resource token's `login_hint` passed on),
+//!   AG-25 (an updated request, through [`AAuthClientBuilder::on_clarification_answer`],
+//!   carries the `presented_token` its resource token was issued against), AG-26 (`401`
+//!   and `202` delivery), AG-30 (no `AAuth-Mission`), AG-31 (the interaction endpoint, the
+//!   only governance endpoint the agent calls, gets `mission_s256`), AG-32 (approval
+//!   `{s256, mission, capabilities, person_tokens}`, `s256` verified), AG-33 (completion
+//!   at `{mission_endpoint}/{s256}`), AG-34 ([`Error::MissionTerminated`] with its
+//!   reason, [`Error::MissionNotFound`]), AG-35 ([`AAuthClient::update_mission`]), AG-36
+//!   (`resources` in a proposal), AG-50, AG-51, AG-52, AG-60 (`revoked_jwt`: a fresh
+//!   token of the kind, a fresh person token for an auth token; `clock_skew`: one retry
+//!   signed with the server's time from `Date`, then [`Error::ClockSkew`]), AG-61
+//!   (`expired_presented_token` and `revoked_presented_token`: a fresh person token;
+//!   `revoked_resource_token`: never resubmitted; `as_unreachable`: once more after
+//!   `Retry-After`; no `invalid_agent_token`), AG-62 ([`Error::Revoked`]), AG-63
+//!   (polling goes on until a final answer, however the interaction completed: the
+//!   resource's pending URL is the one polled, also when the person server relayed its
+//!   interaction), AG-64 (the interaction endpoint gets `type: interaction`, with `url`,
+//!   `code` and the `mission_s256`), AG-70 (tokens are refreshed 5 minutes before they
+//!   expire, top down, and none is presented inside that margin; a person token is
+//!   refreshed through the resource asking for it again), and the SHOULD of "Relaying
+//!   Through the Person Server": a resource's interaction goes to the person server's
+//!   `interaction_endpoint` first, and the agent directs the person itself
+//!   (`on_interaction`) after `424 interaction_unavailable`, or when the person server
+//!   lists no such endpoint. `iat` is required on every token and not judged against the
+//!   agent's clock; `exp` has no skew; agent identifiers are never case-folded.
+//! - Not applicable to this agent: AG-02 and AG-03 (optional): the agent reads no
+//!   resource metadata and follows no `aauth-resource` link; it calls with the best token
+//!   it holds and follows the `AAuth-Requirement` the resource answers with, which costs
+//!   one round trip per resource before its tokens are cached, and is what an
+//!   unrecognised `access_mode` means anyway. The permission and audit endpoints of AG-31
+//!   are not called: the tools the agent calls are governed by its host (the gateway's
+//!   trust and policy), not asked of the person server one by one; a call to them would
+//!   carry `mission_s256` as the interaction endpoint's does. AG-40: the agent runs no
+//!   sub-agents (one agent per key), so the parent-mediated flow has no party to run.
 //! - Bootstrap -02: issuance with `hwk` (body covered) at a configured URL, refresh with
 //!   `jkt-jwt` at a configured URL (the naming JWT, signed by the agent key, delegates to
 //!   that same key: the agent keeps one key rather than rotate an ephemeral one, which
