@@ -1,8 +1,10 @@
 //! The console's pages (`serve.console: true`) as a browser gets them, with GitHub's
-//! OpenAPI document (1,223 operations) as a skill of the admin's agent (target: each page
-//! within 20 ms): a `GET` with the admin's bearer token to a gateway started with
-//! `--eager`, answered whole, over a new loopback connection each time (as a browser's
-//! first request would be).
+//! OpenAPI document (1,223 operations) as a skill of the admin's agent and 10,000 lines in
+//! the audit (target: each page within 20 ms): a `GET` with the admin's bearer token to a
+//! gateway started with `--eager`, answered whole, over a new loopback connection each
+//! time (as a browser's first request would be). The overview counts the last hour's
+//! calls (all 10,000 lines are of it); the calls page shows the latest 200, or those of
+//! one client.
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
@@ -28,10 +30,11 @@ impl Drop for Gateway {
 fn start(home: &std::path::Path) -> (Gateway, u16) {
     let config = format!(
         "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
-         openapi:\n  github: {{spec: '{}'}}\nserve:\n  console: true\n  clients:\n    root: {{token: \"env:ROOT_TOKEN\", admin: true}}\n",
+         openapi:\n  github: {{spec: '{}'}}\nobservability: {{audit: {{}}}}\nserve:\n  console: true\n  clients:\n    root: {{token: \"env:ROOT_TOKEN\", admin: true}}\n",
         test_peers::github_openapi_or_panic().display()
     );
     std::fs::write(home.join("config.yaml"), config).expect("a writable temporary folder");
+    std::fs::write(home.join("audit.jsonl"), audit_lines(AUDIT_LINES)).expect("a writable temporary folder");
     let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
     let address = format!("127.0.0.1:{port}");
     let child = Command::new(env!("CARGO_BIN_EXE_omniagent"))
@@ -53,6 +56,28 @@ fn start(home: &std::path::Path) -> (Gateway, u16) {
     (gateway, port)
 }
 
+/// How many lines the audit holds.
+const AUDIT_LINES: usize = 10_000;
+
+/// `count` audit lines of the last minutes, as the gateway writes them: two clients in
+/// turn, one call in ten an error.
+fn audit_lines(count: usize) -> String {
+    let now = std::time::SystemTime::now();
+    (0..count)
+        .map(|n| {
+            let time = omniagent_host::audit::rfc3339_millis(now - Duration::from_millis((count - n) as u64 * 50));
+            let client = if n % 2 == 0 { "root" } else { "bob" };
+            let (outcome, kind) = if n % 10 == 0 { ("error", "\"failed\"") } else { ("ok", "null") };
+            format!(
+                "{{\"time\":\"{time}\",\"client\":\"{client}\",\"agent\":\"{client}\",\"identity\":null,\
+                 \"kind\":\"tool\",\"item\":\"github__repos_get\",\"skill\":\"github\",\"source\":\"openapi\",\
+                 \"arguments\":\"sha256:07a4\",\"outcome\":\"{outcome}\",\"error_kind\":{kind},\"layer\":null,\
+                 \"reason\":null,\"duration_ms\":12.5,\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\"}}\n"
+            )
+        })
+        .collect()
+}
+
 /// `GET path` with the admin's token; the body's length (the status must be 200).
 fn get(port: u16, path: &str) -> usize {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the gateway listens");
@@ -71,7 +96,13 @@ fn pages(c: &mut Criterion) {
     let (_gateway, port) = start(home.path());
     let tools = get(port, "/console/tools");
     assert!(tools > 1_223 * 100, "every operation is on the tools page ({tools} bytes)");
-    for (name, path) in [("overview", "/console"), ("tools", "/console/tools"), ("calls", "/console/calls")] {
+    let pages = [
+        ("overview", "/console"),
+        ("tools", "/console/tools"),
+        ("calls", "/console/calls"),
+        ("calls_of_one_client", "/console/calls?client=bob&outcome=error"),
+    ];
+    for (name, path) in pages {
         c.bench_function(&format!("console/{name}_github_openapi"), |b| b.iter(|| get(port, path)));
     }
 }

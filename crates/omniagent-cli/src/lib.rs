@@ -75,6 +75,7 @@ pub use crate::host::storage::top_level_store;
 #[cfg(feature = "aauth")]
 pub use crate::host::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key, current_mission, keep_mission};
 pub use crate::host::{OnInteraction, Person, Wanted, pinned_modes, reload_trusts, start_agent};
+pub use crate::policy::{RateLimitView, RuleView, policy_of};
 #[cfg(feature = "openapi")]
 pub use crate::host::{OpenApiToolsCheck, load_openapi_tools};
 #[cfg(feature = "markdown")]

@@ -29,6 +29,8 @@ fn console_home() -> (Home, PathBuf) {
         "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
          mcp:\n  servers:\n    rug:\n      command: {}\n      args: ['{}', '{}']\n    sample:\n      command: {}\n\
          observability: {{audit: {{}}}}\n\
+         policy:\n  rules:\n    - {{name: no-forbidden-echo, deny: 'tool.name == \"sample__echo\" && arguments.text == \"forbidden\"'}}\n\
+         \x20 rate_limits:\n    - {{tool: \"rug__*\", per_minute: 600}}\n\
          serve:\n  console: true\n  clients:\n    root: {{token: \"env:ROOT_TOKEN\", admin: true}}\n    bob: {{token: \"env:BOB_TOKEN\"}}\n",
         test_peers::mcp_python_or_panic().display(),
         fixture.display(),
@@ -174,13 +176,23 @@ fn an_admin_reviews_and_approves_a_rug_pull_in_a_browser_while_a_client_gets_the
     let mut own = Session::open_as(&gateway.url(), Some(ADMIN_TOKEN));
     let echoed = own.ask(json!({"do": "call", "name": "sample__echo", "arguments": {"text": "hi"}}));
     assert_eq!(super::text_of(&echoed), "hi");
+    let refused = session.ask(json!({"do": "call", "name": "sample__echo", "arguments": {"text": "forbidden"}}));
+    assert!(super::text_of(&refused).contains("no-forbidden-echo"), "{refused}");
     let calls = browser.goto("/console/calls");
     assert!(calls.contains("sample__echo") && calls.contains("rug__check"), "{calls}");
     browser.ask(json!({"do": "select", "selector": "#client", "value": "bob"}));
     let calls = browser.click("form[action='/console/calls'] button");
     assert!(calls.contains("rug__check") && calls.contains("rug__add"), "{calls}");
-    assert!(!calls.contains("sample__echo"), "only bob's calls: {calls}");
+    // Bob's three: the check, the add once approved, and the echo the policy refused (not root's).
+    assert!(calls.contains("The latest 3 calls"), "only bob's calls: {calls}");
+    assert!(calls.contains("refused (refused) by policy"), "{calls}");
     browser.screenshot("calls");
+    let policy = browser.goto("/console/policy");
+    let rule = policy.lines().find(|line| line.starts_with("no-forbidden-echo\t"));
+    assert!(rule.is_some_and(|rule| rule.ends_with("\t1")), "one hit: {policy}");
+    let limit = policy.lines().find(|line| line.contains("rug__*"));
+    assert!(limit.is_some_and(|limit| limit.ends_with("\t0")), "nothing refused: {policy}");
+    browser.screenshot("policy");
     let overview = browser.goto("/console");
     assert!(overview.contains("Nothing is withheld."), "{overview}");
     assert!(overview.contains(" calls, "), "the last hour's calls: {overview}");

@@ -24,12 +24,15 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use omniagent_host::Home;
-use omniagent_host::audit::{AuditFilter, read_recent, rfc3339_millis};
+use omniagent_host::audit::{AuditFilter, AuditRecord, read_recent, rfc3339_millis};
 use skill_core::Agent;
 use skill_mcp::Health;
 use skill_mcp::server::{Gateway, PageRoutes, TokenCheck};
 
-use self::pages::{CallCounts, CallsPage, ClientRow, ItemRow, Overview, ReviewPage, ToolsPage, UpstreamRow};
+use self::pages::{
+    CallCounts, CallsPage, ClientRow, ItemRow, LimitRow, Overview, PolicyPage, ReviewPage, RuleRow, ToolsPage,
+    UpstreamRow,
+};
 use self::sessions::{SIGN_IN_COOKIE, Sessions, Signed};
 use super::{Sections, SharedConfig};
 
@@ -205,22 +208,67 @@ impl Console {
         omniagent_host::audit::audit_file(&config.for_agent(None).ok()?, &self.home)
     }
 
-    /// How many calls the audit has of the last hour, and how many of them failed
-    /// (outcome `error`); at most [`COUNTED_CALLS`] are read.
-    fn calls_of_the_last_hour(&self) -> Option<CallCounts> {
+    /// The audit's calls of the last hour, newest first (at most [`COUNTED_CALLS`]);
+    /// `None` without an audit file, or why it cannot be read.
+    fn last_hour(&self) -> Option<Result<Vec<AuditRecord>, String>> {
         let file = self.audit_file()?;
         let since = rfc3339_millis(SystemTime::now() - Duration::from_secs(3600));
-        let records = match read_recent(&file, COUNTED_CALLS, &AuditFilter::default()) {
-            Ok(records) => records,
-            Err(error) => return Some(CallCounts { error: Some(error.to_string()), ..CallCounts::default() }),
-        };
-        let recent: Vec<_> = records.iter().take_while(|record| record.time >= since).collect();
-        Some(CallCounts {
-            calls: recent.len(),
-            errors: recent.iter().filter(|record| record.outcome == "error").count(),
-            more: recent.len() == COUNTED_CALLS,
-            error: None,
+        Some(match read_recent(&file, COUNTED_CALLS, &AuditFilter::default()) {
+            Ok(mut records) => {
+                records.retain(|record| record.time >= since);
+                Ok(records)
+            }
+            Err(error) => Err(error.to_string()),
         })
+    }
+
+    /// How many calls the audit has of the last hour, and how many of them failed
+    /// (outcome `error`).
+    fn calls_of_the_last_hour(&self) -> Option<CallCounts> {
+        Some(match self.last_hour()? {
+            Ok(recent) => CallCounts {
+                calls: recent.len(),
+                errors: recent.iter().filter(|record| record.outcome == "error").count(),
+                more: recent.len() == COUNTED_CALLS,
+                error: None,
+            },
+            Err(error) => CallCounts { error: Some(error), ..CallCounts::default() },
+        })
+    }
+
+    /// The top level's rules and rate limits, each with the refusals of the last hour's
+    /// audit that name it.
+    fn policy(&self) -> PolicyPage {
+        let config = Arc::clone(&self.config.read().unwrap_or_else(PoisonError::into_inner));
+        let (rules, limits) = config.for_agent(None).map(|top| omniagent_host::policy_of(&top)).unwrap_or_default();
+        let (recent, error) = match self.last_hour() {
+            None => (None, None),
+            Some(Ok(recent)) => (Some(recent), None),
+            Some(Err(error)) => (None, Some(error)),
+        };
+        let refusals = |layer: &str, names: &dyn Fn(&str) -> bool| {
+            recent.as_ref().map(|recent| {
+                recent
+                    .iter()
+                    .filter(|record| record.layer.as_deref() == Some(layer))
+                    .filter(|record| record.reason.as_deref().is_some_and(names))
+                    .count()
+            })
+        };
+        let rules = rules
+            .into_iter()
+            .map(|rule| {
+                // A refusal names its rule in backquotes; an allowing rule leaves no line.
+                let named = format!("rule `{}`", rule.name);
+                let hits = (rule.effect == "deny").then(|| refusals("policy", &|reason| reason.contains(&named)));
+                RuleRow { hits: hits.flatten(), rule }
+            })
+            .collect();
+        let limits = limits
+            .into_iter()
+            .map(|limit| LimitRow { refused: refusals("rate_limit", &|reason| limit.refused(reason)), limit })
+            .collect();
+        PolicyPage { rules, limits, audit: recent.is_some(), error }
     }
 }
 
@@ -356,10 +404,11 @@ async fn calls(State(console): State<Arc<Console>>, headers: HeaderMap, uri: Uri
     page(StatusCode::OK, pages::calls(&admin.view(), &view))
 }
 
-/// The policy page: the rules and rate limits (`policy:`), once the gateway has them.
+/// The policy page: the top level's rules and rate limits (`policy:`), with what the
+/// audit says they refused in the last hour.
 async fn policy(State(console): State<Arc<Console>>, headers: HeaderMap) -> Response {
     match console.admin(&headers).await {
-        Ok(admin) => page(StatusCode::OK, pages::policy(&admin.view())),
+        Ok(admin) => page(StatusCode::OK, pages::policy(&admin.view(), &console.policy())),
         Err(refusal) => refusal,
     }
 }

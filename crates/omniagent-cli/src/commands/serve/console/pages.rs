@@ -85,6 +85,29 @@ pub(super) struct CallsPage {
     pub(super) error: Option<String>,
 }
 
+/// The policy page: the rules and rate limits, with their refusals of the last hour.
+pub(super) struct PolicyPage {
+    pub(super) rules: Vec<RuleRow>,
+    pub(super) limits: Vec<LimitRow>,
+    /// Whether the counts come from an audit (without one there are none).
+    pub(super) audit: bool,
+    /// Why the audit could not be read.
+    pub(super) error: Option<String>,
+}
+
+pub(super) struct RuleRow {
+    pub(super) rule: omniagent_host::RuleView,
+    /// The calls it refused in the last hour; `None` for an allowing rule, or without an
+    /// audit.
+    pub(super) hits: Option<usize>,
+}
+
+pub(super) struct LimitRow {
+    pub(super) limit: omniagent_host::RateLimitView,
+    /// The calls it refused in the last hour; `None` without an audit.
+    pub(super) refused: Option<usize>,
+}
+
 /// The outcomes an audit line may have, to filter by.
 const OUTCOMES: [&str; 4] = ["ok", "error", "refused", "withheld"];
 
@@ -457,16 +480,57 @@ pub(super) fn calls(viewer: &Viewer<'_>, page: &CallsPage) -> Markup {
     )
 }
 
-/// The policy page: until the gateway has rules and rate limits, it says so.
-pub(super) fn policy(viewer: &Viewer<'_>) -> Markup {
+/// The policy page: the rules in order, then the rate limits, each with its refusals.
+pub(super) fn policy(viewer: &Viewer<'_>, page: &PolicyPage) -> Markup {
+    let count = |count: Option<usize>| count.map_or_else(|| "—".to_owned(), |count| count.to_string());
     layout(
         "Policy",
         Some(viewer),
-        false,
+        true,
         html! {
             h1 { "Policy" }
-            p.muted { "The rules (" code { "policy.rules" } ") with their hits, and the rate limits ("
-                code { "policy.rate_limits" } ") with their state, show here. This gateway has none yet." }
+            @if let Some(error) = &page.error { p.error { "The audit cannot be read: " (error) } }
+            @if !page.audit {
+                p.muted { "Without an audit (" code { "observability.audit" } ") there are no counts." }
+            }
+            h2 { "Rules" }
+            @if page.rules.is_empty() {
+                p.muted { "No " code { "policy.rules" } ": every call is allowed." }
+            } @else {
+                p.muted { "In order: the first rule whose condition holds decides. Hits are the calls a rule refused in the last hour." }
+                table {
+                    thead { tr { th { "rule" } th { "effect" } th { "condition" } th.number { "hits (1 h)" } } }
+                    tbody {
+                        @for row in &page.rules {
+                            tr {
+                                td { code { (row.rule.name) } }
+                                td { (row.rule.effect) }
+                                td { code { (row.rule.condition) } }
+                                td.number { (count(row.hits)) }
+                            }
+                        }
+                    }
+                }
+            }
+            h2 { "Rate limits" }
+            @if page.limits.is_empty() {
+                p.muted { "No " code { "policy.rate_limits" } "." }
+            } @else {
+                table {
+                    thead { tr { th { "clients" } th { "items" } th.number { "per minute" } th.number { "burst" } th.number { "refused (1 h)" } } }
+                    tbody {
+                        @for row in &page.limits {
+                            tr {
+                                td { code { (row.limit.client) } }
+                                td { code { (row.limit.tool) } }
+                                td.number { (row.limit.per_minute) }
+                                td.number { (row.limit.burst) }
+                                td.number { (count(row.refused)) }
+                            }
+                        }
+                    }
+                }
+            }
         },
     )
 }
