@@ -285,3 +285,47 @@ policy:
     let alice = call("alice");
     assert!(text_of(&alice["calls"][0]).parse::<u32>().is_ok(), "alice gets the pid: {}", alice["calls"][0]);
 }
+
+/// The console (`serve.console`) lets in an OAuth identity whose token holds the scope
+/// `omniagent:admin`, by bearer token and by its sign-in form, and no other.
+#[test]
+fn an_oauth_token_with_the_admin_scope_opens_the_console_and_one_without_it_does_not() {
+    let issuer = Issuer::start();
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let home = Home::new().with_config(&format!(
+        "storage: {{backend: memory}}\nserve:\n  url: {resource}\n  console: true\n  \
+         oauth: {{issuer: {issuer}, scopes: [mcp:tools], agents: {{alice: ~, bob: ~}}}}\n",
+        issuer = issuer.url,
+    ));
+    let _gateway = HttpGateway::start_on(port, &home, &[], &[]);
+    let get = |token: &str| {
+        let request = format!(
+            "GET /console HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+        );
+        raw_http(port, &request)
+    };
+    let admin = issuer.token("alice", &resource, "mcp:tools omniagent:admin");
+    let (status, _, body) = get(&admin);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("signed in as <code>oauth:alice</code>"), "{body}");
+    let plain = issuer.token("bob", &resource, "mcp:tools");
+    assert_eq!(get(&plain).0, 403);
+
+    // The sign-in form takes the same tokens.
+    let form = format!("GET /console/signin HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    let (_, headers, body) = raw_http(port, &form);
+    let cookie = headers.iter().find(|(name, _)| name == "set-cookie").unwrap().1.split(';').next().unwrap().to_owned();
+    let csrf = body.split(r#"name="csrf" value=""#).nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let sign_in = |token: &str| {
+        let body = format!("csrf={csrf}&token={token}");
+        let request = format!(
+            "POST /console/signin HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: {cookie}\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        raw_http(port, &request).0
+    };
+    assert_eq!(sign_in(&plain), 403);
+    assert_eq!(sign_in(&admin), 303);
+}
