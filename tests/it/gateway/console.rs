@@ -327,3 +327,13 @@ fn the_console_refuses_anyone_but_an_admin_and_forms_without_the_csrf_token() {
     client.wait_for_list_changed();
     assert!(client.tools().iter().any(|(name, _)| name == "rug__add"));
 }
+
+#[test]
+fn a_console_no_one_could_use_is_a_config_error() {
+    let home = Home::new().with_config(
+        "storage: {backend: memory}\nserve:\n  console: true\n  clients:\n    bob: {token: \"env:BOB_TOKEN\"}\n",
+    );
+    let (code, stdout, stderr) = crate::run(home.omniagent(&["config", "check"]));
+    assert_ne!(code, 0, "{stdout}");
+    assert!(stderr.contains("serve.console") && stderr.contains("admin: true"), "{stderr}");
+}
