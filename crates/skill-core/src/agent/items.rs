@@ -95,11 +95,16 @@ impl Agent {
         }
         let judged: Vec<(String, Arc<dyn Prompt>)> =
             new_prompts.iter().map(|(name, registered)| (name.clone(), Arc::clone(&registered.prompt))).collect();
+        let old: Vec<&RegisteredPrompt> = registry.values().filter(|registered| registered.skill == skill).collect();
+        let unchanged = old.len() == new_prompts.len()
+            && old.iter().all(|old| new_prompts.get(&old.name).is_some_and(|new| new.info() == old.info()));
         registry.retain(|_, registered| registered.skill != skill);
         registry.extend(new_prompts);
         drop(registry);
         self.judge_prompts(skill, &judged);
-        self.inner.changes.send_modify(|changes| changes.prompts += 1);
+        if !unchanged {
+            self.inner.changes.send_modify(|changes| changes.prompts += 1);
+        }
         Ok(())
     }
 
@@ -137,6 +142,9 @@ impl Agent {
             .map(|template| (self.resource_uri(skill, &template.uri_template, &plain), template.clone()))
             .collect();
         drop(plain);
+        let unchanged = registry
+            .get(skill)
+            .is_some_and(|old| old.resources == catalog.resources && old.templates == catalog.templates);
         if catalog.is_empty() {
             registry.remove(skill);
         } else {
@@ -144,7 +152,9 @@ impl Agent {
         }
         drop(registry);
         self.judge_templates(skill, &templates);
-        self.inner.changes.send_modify(|changes| changes.resources += 1);
+        if !unchanged {
+            self.inner.changes.send_modify(|changes| changes.resources += 1);
+        }
         Ok(())
     }
 
