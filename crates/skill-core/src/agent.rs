@@ -151,7 +151,7 @@ impl AgentBuilder {
             trust: self.trust,
             pinned: self.pinned,
             trusted: RwLock::new(trusted::Trusted::default()),
-            following: std::sync::atomic::AtomicBool::new(false),
+            following: Mutex::new(None),
             tool_filter: self.tool_filter,
             pending: Mutex::new(pending),
             loaded: tokio::sync::Mutex::new(Vec::new()),
@@ -213,8 +213,8 @@ struct AgentInner {
     pinned: BTreeMap<String, PinnedSkill>,
     /// What the trust withholds.
     trusted: RwLock<trusted::Trusted>,
-    /// Whether a task follows the trust's lock for this agent.
-    following: std::sync::atomic::AtomicBool,
+    /// The task that follows the trust's lock for this agent, ended with the agent.
+    following: Mutex<Option<tokio::task::AbortHandle>>,
     /// Which tools are registered at all.
     tool_filter: ToolFilter,
     /// The skills registered since the last [`Agent::init_compiled_skills`], each with
@@ -238,6 +238,14 @@ struct AgentInner {
     /// What could not be taken whole of each loaded skill's tools (tools and parts of
     /// input schemas left out), by skill name.
     tool_problems: RwLock<BTreeMap<String, tools::ToolProblems>>,
+}
+
+impl Drop for AgentInner {
+    fn drop(&mut self) {
+        if let Some(follower) = self.following.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+            follower.abort();
+        }
+    }
 }
 
 /// The skills of an agent that may change their items, by the ticket of their

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::{Agent, read, write};
+use super::{Agent, lock, read, write};
 use crate::trust::{
     Judged, OtherTools, Trust, Verdict, WithheldItem, is_distinctive, judge_prompt, judge_template, judge_tool,
 };
@@ -183,20 +183,22 @@ impl Agent {
         Ok(())
     }
 
-    /// Follows the trust's lock: each change judges the items again. The task ends with
-    /// the agent.
+    /// Follows the trust's lock: each change judges the items again. The task ends
+    /// when the agent is dropped.
     pub(super) fn follow_trust(&self) {
         let Some(trust) = self.trust() else { return };
-        if self.inner.following.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        let mut following = lock(&self.inner.following);
+        if following.is_some() {
             return;
         }
         let mut generations = trust.generations();
         let agent = Arc::downgrade(&self.inner);
-        tokio::spawn(async move {
+        let follower = tokio::spawn(async move {
             while generations.changed().await.is_ok() {
                 let Some(inner) = agent.upgrade() else { return };
                 Agent::of(inner).judge_again();
             }
         });
+        *following = Some(follower.abort_handle());
     }
 }

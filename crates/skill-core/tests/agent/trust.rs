@@ -186,3 +186,24 @@ fn a_corrupt_lock_is_an_error_not_an_empty_trust() {
     let error = Trust::open(TrustSettings::new(&lock_path)).unwrap_err();
     assert!(matches!(error, Error::TrustLock { .. }) && error.to_string().contains("tools.lock"), "{error}");
 }
+
+#[tokio::test]
+async fn a_dropped_agent_leaves_no_task_following_the_lock() {
+    let folder = tempfile::tempdir().unwrap();
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let before = metrics.num_alive_tasks();
+    // The trust outlives the agent, as a gateway's does (its agents share one per lock).
+    let (shared, mode) = trust(&folder.path().join("tools.lock"), TrustMode::OnFirstUse);
+    let (agent, handle) = agent_with((shared.clone(), mode), vec![described("add", "Adds.")]).await;
+    assert_eq!(metrics.num_alive_tasks(), before + 1, "the agent follows the lock");
+    drop((agent, handle));
+    // An aborted task is gone once the runtime has polled it again.
+    for _ in 0..100 {
+        if metrics.num_alive_tasks() == before {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(metrics.num_alive_tasks(), before, "the follower ended with the agent, not at the next lock change");
+    drop(shared);
+}
