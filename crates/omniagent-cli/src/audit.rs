@@ -238,7 +238,11 @@ fn configured_path(audit: &AuditConfig, config: &AgentConfig, home: &Home) -> Pa
         #[cfg(any(feature = "openapi", feature = "markdown", feature = "mcp"))]
         Some(path) => config.resolve_path(path),
         #[cfg(not(any(feature = "openapi", feature = "markdown", feature = "mcp")))]
-        Some(path) => skill_core::expand_home(path),
+        Some(path) => {
+            // Without those features, no path of the config is taken from its folder.
+            let _ = config;
+            skill_core::expand_home(path)
+        }
     }
 }
 

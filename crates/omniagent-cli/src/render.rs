@@ -24,7 +24,9 @@ mod trust;
 #[cfg(feature = "markdown")]
 pub(crate) mod validate;
 
-pub(crate) use trust::{Change, approved, changes, review, shown};
+#[cfg(feature = "mcp")]
+pub(crate) use trust::{Change, changes, shown};
+pub(crate) use trust::{approved, review};
 
 use omniagent_host::{AgentConfig, ConfigLocation, Home, Origin};
 
