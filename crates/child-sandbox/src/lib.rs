@@ -1,6 +1,7 @@
 //! Confines a child process between fork and exec, with the kernel's own tools and no
 //! container runtime: Landlock filesystem (and TCP) rules, a seccomp denylist,
-//! `no_new_privs`, a network namespace, resource limits and a pids cgroup.
+//! `no_new_privs`, a network namespace, resource limits, a pids cgroup, and a `/proc` of
+//! its own that lists only its own processes.
 //!
 //! Everything that allocates or opens files (the Landlock ruleset and its rules, the BPF
 //! program, the cgroup) is prepared by [`Sandbox::prepare`] in the parent; what runs in the
@@ -67,6 +68,8 @@ pub enum Part {
     Memory,
     /// The process limit.
     Processes,
+    /// A `/proc` that lists its own processes only.
+    ProcessView,
 }
 
 impl fmt::Display for Part {
@@ -78,6 +81,7 @@ impl fmt::Display for Part {
             Part::Seccomp => "seccomp filter",
             Part::Memory => "memory limit",
             Part::Processes => "process limit",
+            Part::ProcessView => "process view",
         })
     }
 }

@@ -12,9 +12,11 @@ use nix::sys::resource::{Resource, getrlimit, setrlimit};
 use crate::{Error, Missing, Network, Part, Policy};
 
 mod cgroup;
+mod proc_view;
 mod seccomp;
 
 use self::cgroup::Cgroup;
+use self::proc_view::ProcView;
 
 /// A sandbox prepared for one child: install it on the command that starts it.
 pub struct Sandbox {
@@ -23,6 +25,7 @@ pub struct Sandbox {
     limits: Vec<(Resource, u64)>,
     new_network: bool,
     cgroup: Option<Cgroup>,
+    proc_view: Option<ProcView>,
     missing: Vec<Missing>,
 }
 
@@ -35,6 +38,7 @@ impl std::fmt::Debug for Sandbox {
             .field("limits", &self.limits)
             .field("new_network", &self.new_network)
             .field("cgroup", &self.cgroup)
+            .field("proc_view", &self.proc_view.is_some())
             .field("missing", &self.missing)
             .finish()
     }
@@ -54,6 +58,15 @@ impl Sandbox {
     pub fn prepare(policy: &Policy) -> Result<Self, Error> {
         let mut missing = Vec::new();
         let abi = landlock_abi();
+        // Where Landlock is missing, hidepid hides nothing from a process of the same user.
+        let proc_view = match ProcView::prepare() {
+            Ok(view) if abi != ABI::Unsupported => Some(view),
+            Ok(_) => None,
+            Err(reason) => {
+                missing.push(Missing { part: Part::ProcessView, reason });
+                None
+            }
+        };
         let ruleset = if abi == ABI::Unsupported {
             missing.push(Missing { part: Part::Filesystem, reason: "Landlock is not enabled in this kernel".into() });
             None
@@ -64,7 +77,8 @@ impl Sandbox {
                     reason: format!("Landlock ABI {} has no scopes (6 does)", abi as i32),
                 });
             }
-            Some(ruleset(policy, abi).map_err(|error| Error::Landlock(error.to_string()))?)
+            let proc_root = proc_view.as_ref().map(ProcView::root);
+            Some(ruleset(policy, abi, proc_root).map_err(|error| Error::Landlock(error.to_string()))?)
         };
         let new_network = policy.network == Network::None && network_namespaces();
         if policy.network == Network::None && !new_network {
@@ -103,7 +117,7 @@ impl Sandbox {
             },
             None => None,
         };
-        Ok(Self { ruleset, filters, limits, new_network, cgroup, missing })
+        Ok(Self { ruleset, filters, limits, new_network, cgroup, proc_view, missing })
     }
 
     /// The parts left out, each with why.
@@ -114,7 +128,7 @@ impl Sandbox {
     /// Has `command` confine its child between fork and exec. Its spawn fails with the
     /// system's error if a part prepared cannot be applied after all.
     pub fn install(self, command: &mut std::process::Command) -> Confined {
-        let Sandbox { ruleset, filters, limits, new_network, cgroup, missing: _ } = self;
+        let Sandbox { ruleset, filters, limits, new_network, cgroup, proc_view, missing: _ } = self;
         // Opened (close-on-exec) in the parent: the child only writes to it.
         let procs = cgroup.as_ref().and_then(Cgroup::procs);
         let mut ruleset = ruleset;
@@ -127,8 +141,14 @@ impl Sandbox {
             for (resource, limit) in &limits {
                 setrlimit(*resource, *limit, *limit)?;
             }
-            if new_network {
-                nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET)?;
+            let mut namespaces = nix::sched::CloneFlags::empty();
+            namespaces.set(nix::sched::CloneFlags::CLONE_NEWNET, new_network);
+            namespaces.set(nix::sched::CloneFlags::CLONE_NEWNS, proc_view.is_some());
+            if !namespaces.is_empty() {
+                nix::sched::unshare(namespaces)?;
+            }
+            if let Some(view) = &proc_view {
+                view.enter()?;
             }
             drop_capabilities();
             if let Some(ruleset) = ruleset.take() {
@@ -141,8 +161,8 @@ impl Sandbox {
             }
             Ok(())
         };
-        // SAFETY: `confine` only makes system calls (write, setrlimit, unshare,
-        // landlock_restrict_self, prctl, seccomp) on values prepared before the fork; it
+        // SAFETY: `confine` only makes system calls (write, setrlimit, unshare, mount,
+        // move_mount, landlock_restrict_self, prctl, seccomp) on values prepared before the fork; it
         // neither allocates nor takes a lock, so it is async-signal-safe as `pre_exec`
         // requires.
         #[allow(unsafe_code)]
@@ -171,9 +191,14 @@ fn drop_capabilities() {
 }
 
 /// The ruleset of `policy` at `abi`: every filesystem access handled, those of the
-/// `read` and `write` paths allowed; with a network mode other than `all`, TCP handled
-/// too (only the proxy's port allowed); the scopes of ABI 6.
-fn ruleset(policy: &Policy, abi: ABI) -> Result<RulesetCreated, landlock::RulesetError> {
+/// `read` and `write` paths allowed, and reading the child's own procfs (`proc_root`);
+/// with a network mode other than `all`, TCP handled too (only the proxy's port
+/// allowed); the scopes of ABI 6.
+fn ruleset(
+    policy: &Policy,
+    abi: ABI,
+    proc_root: Option<std::os::fd::BorrowedFd<'_>>,
+) -> Result<RulesetCreated, landlock::RulesetError> {
     let mut ruleset =
         Ruleset::default().set_compatibility(CompatLevel::BestEffort).handle_access(AccessFs::from_all(abi))?;
     if policy.network != Network::All && abi >= ABI::V4 {
@@ -191,6 +216,9 @@ fn ruleset(policy: &Policy, abi: ABI) -> Result<RulesetCreated, landlock::Rulese
             let Ok(fd) = PathFd::new(path) else { continue };
             created = created.add_rule(PathBeneath::new(fd, access))?;
         }
+    }
+    if let Some(root) = proc_root {
+        created = created.add_rule(PathBeneath::new(root, read))?;
     }
     if let Network::Proxy(port) = policy.network
         && abi >= ABI::V4
