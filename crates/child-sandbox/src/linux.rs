@@ -61,7 +61,11 @@ impl Sandbox {
         // Where Landlock is missing, hidepid hides nothing from a process of the same user.
         let proc_view = match ProcView::prepare() {
             Ok(view) if abi != ABI::Unsupported => Some(view),
-            Ok(_) => None,
+            Ok(_) => {
+                let reason = "without Landlock a procfs of its own hides none of its user's processes".to_owned();
+                missing.push(Missing { part: Part::ProcessView, reason });
+                None
+            }
             Err(reason) => {
                 missing.push(Missing { part: Part::ProcessView, reason });
                 None
