@@ -12,6 +12,10 @@
 //!   `client` tool). The difference is the agent's own work less what its stdio
 //!   transport saves: it reads a tool call's result as that type, where rmcp's tries the
 //!   variants of its result union in turn (half the bare client's instructions).
+//!   `agent` calls a server run sandboxed (the default on Linux); `agent_unsandboxed`
+//!   calls a second one with `sandbox: off`, so the difference is what the sandbox adds
+//!   to a call (the seccomp filter on each of the server's system calls, Landlock's
+//!   checks on what it opens).
 //! - `call_concurrent_16`: the same, with 16 callers at once on one connection. Each
 //!   iteration is one call of each caller; the time reported is the wall time divided by
 //!   16, so it is the time per call (its inverse is the throughput).
@@ -32,6 +36,10 @@
 //!   where the scheduler put the two servers and the two workers), run the bench pinned
 //!   to one CPU (`taskset -c 0 cargo bench -p skill-mcp --bench round_trip`): the
 //!   ratios then compare the CPU each side's calls cost, client, server and kernel.
+//! - `call_sequential/sandbox_paired` (printed too): `agent` over `agent_unsandboxed`,
+//!   paired the same way: what the sandbox adds to a call, as a ratio.
+//! - `startup/sandbox_paired` (printed too): `startup/agent` less `agent_unsandboxed`,
+//!   in milliseconds a start, paired the same way (rounds of 10 starts each).
 //!
 //! Targets: the agent path at most 5% slower than `bare_rmcp` sequentially and 10% with
 //! 16 callers; at least 10,000 calls/s sequential; spawn to listed tools under 10 ms.
@@ -143,14 +151,17 @@ fn calls(c: &mut Criterion) {
     let server = test_peers::sample_server_or_panic();
     let runtime = runtime();
     let agent = runtime.block_on(start_agent(&server));
+    let unsandboxed = runtime.block_on(start_agent_unsandboxed(&server));
     let bare = runtime.block_on(start_bare(&server));
     let peer = bare.peer().clone();
 
     // Measuring an error path by mistake would flatter either side: check both answers.
     let arguments = echo_arguments();
     let params = echo_params();
-    let answer = runtime.block_on(agent.call_tool(AGENT_TOOL, arguments.clone())).expect("echo answers");
-    assert_eq!(answer, ToolOutput::text("x"));
+    for agent in [&agent, &unsandboxed] {
+        let answer = runtime.block_on(agent.call_tool(AGENT_TOOL, arguments.clone())).expect("echo answers");
+        assert_eq!(answer, ToolOutput::text("x"));
+    }
     let answer = runtime.block_on(peer.call_tool(params.clone())).expect("echo answers");
     assert_eq!(answer.content.first().and_then(|content| content.as_text()).map(|text| text.text.as_str()), Some("x"));
     // Both send the server the same declaration, or the bare side's requests differ.
@@ -164,10 +175,12 @@ fn calls(c: &mut Criterion) {
         ToolOutput::text(bare_declared.text.as_str()),
         "the bare client declares as the agent does"
     );
-    let on_agent = |calls| {
+    let on = |agent: &Agent, calls| {
         let (agent, arguments) = (agent.clone(), arguments.clone());
         move || agent_calls(agent.clone(), arguments.clone(), calls)
     };
+    let on_agent = |calls| on(&agent, calls);
+    let on_unsandboxed = |calls| on(&unsandboxed, calls);
     let on_peer = |calls| {
         let (peer, params) = (peer.clone(), params.clone());
         move || bare_calls(peer.clone(), params.clone(), calls)
@@ -176,6 +189,7 @@ fn calls(c: &mut Criterion) {
     let mut group = c.benchmark_group("call_sequential");
     group.throughput(Throughput::Elements(1));
     group.bench_function("agent", |b| b.iter_custom(|iters| batch(&runtime, 1, on_agent(iters))));
+    group.bench_function("agent_unsandboxed", |b| b.iter_custom(|iters| batch(&runtime, 1, on_unsandboxed(iters))));
     group.bench_function("bare_rmcp", |b| b.iter_custom(|iters| batch(&runtime, 1, on_peer(iters))));
     group.finish();
 
@@ -202,9 +216,22 @@ fn calls(c: &mut Criterion) {
             );
         }
     }
+    #[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
+    if test_peers::printed_figure_wanted("call_sequential/sandbox_paired") {
+        let ratios = paired_ratios(|| batch(&runtime, 1, on_agent(400)), || batch(&runtime, 1, on_unsandboxed(400)));
+        let quartile = |q: usize| ratios[(ratios.len() - 1) * q / 4];
+        println!(
+            "call_sequential/sandbox_paired: sandboxed / unsandboxed = {:.3} (quartiles {:.3} to {:.3}, {} rounds)",
+            quartile(2),
+            quartile(1),
+            quartile(3),
+            ratios.len()
+        );
+    }
 
     runtime.block_on(async {
         agent.close().await;
+        unsandboxed.close().await;
         bare.cancel().await.expect("the rmcp client closes");
     });
 }
@@ -214,21 +241,49 @@ const PAIRED_ROUNDS: usize = 31;
 
 /// The ratios `agent / bare` of the times of `PAIRED_ROUNDS` rounds, sorted: each round
 /// times one batch of each, back to back, the first alternating.
-fn paired_ratios(mut agent: impl FnMut() -> Duration, mut bare: impl FnMut() -> Duration) -> Vec<f64> {
-    let mut ratios: Vec<f64> = (0..PAIRED_ROUNDS)
+fn paired_ratios(agent: impl FnMut() -> Duration, bare: impl FnMut() -> Duration) -> Vec<f64> {
+    paired(agent, bare, |agent, bare| agent.as_secs_f64() / bare.as_secs_f64())
+}
+
+/// `compare` of the times of `PAIRED_ROUNDS` rounds of `one` and `other`, sorted: each
+/// round times one batch of each, back to back, the first alternating.
+fn paired(
+    mut one: impl FnMut() -> Duration,
+    mut other: impl FnMut() -> Duration,
+    compare: impl Fn(Duration, Duration) -> f64,
+) -> Vec<f64> {
+    let mut compared: Vec<f64> = (0..PAIRED_ROUNDS)
         .map(|round| {
-            let (agent, bare) = if round % 2 == 0 {
-                let agent = agent();
-                (agent, bare())
+            let (one, other) = if round % 2 == 0 {
+                let one = one();
+                (one, other())
             } else {
-                let bare = bare();
-                (agent(), bare)
+                let other = other();
+                (one(), other)
             };
-            agent.as_secs_f64() / bare.as_secs_f64()
+            compare(one, other)
         })
         .collect();
-    ratios.sort_by(f64::total_cmp);
-    ratios
+    compared.sort_by(f64::total_cmp);
+    compared
+}
+
+/// Starts in one round of `startup/sandbox_paired`.
+const PAIRED_STARTS: u32 = 10;
+
+/// The time from spawning the sample server to its listed tools, `starts` times, with
+/// or without the sandbox; the close after each start is left out.
+fn time_to_listed(runtime: &Runtime, server: &Path, sandboxed: bool, starts: u64) -> Duration {
+    runtime.block_on(async {
+        let mut listed = Duration::ZERO;
+        for _ in 0..starts {
+            let started = Instant::now();
+            let agent = if sandboxed { start_agent(server).await } else { start_agent_unsandboxed(server).await };
+            listed += started.elapsed();
+            agent.close().await;
+        }
+        listed
+    })
 }
 
 fn startup(c: &mut Criterion) {
@@ -236,34 +291,10 @@ fn startup(c: &mut Criterion) {
     let runtime = runtime();
     let mut group = c.benchmark_group("startup");
     // The time to listed tools; the close after each iteration is left out.
-    group.bench_function("agent", |b| {
-        b.iter_custom(|iters| {
-            runtime.block_on(async {
-                let mut listed = Duration::ZERO;
-                for _ in 0..iters {
-                    let started = Instant::now();
-                    let agent = start_agent(&server).await;
-                    listed += started.elapsed();
-                    agent.close().await;
-                }
-                listed
-            })
-        })
-    });
+    group.bench_function("agent", |b| b.iter_custom(|iters| time_to_listed(&runtime, &server, true, iters)));
     // The same with the sandbox off: the difference is what confining the server costs.
     group.bench_function("agent_unsandboxed", |b| {
-        b.iter_custom(|iters| {
-            runtime.block_on(async {
-                let mut listed = Duration::ZERO;
-                for _ in 0..iters {
-                    let started = Instant::now();
-                    let agent = start_agent_unsandboxed(&server).await;
-                    listed += started.elapsed();
-                    agent.close().await;
-                }
-                listed
-            })
-        })
+        b.iter_custom(|iters| time_to_listed(&runtime, &server, false, iters))
     });
     group.bench_function("bare_rmcp", |b| {
         b.iter_custom(|iters| {
@@ -297,6 +328,27 @@ fn startup(c: &mut Criterion) {
         })
     });
     group.finish();
+
+    #[expect(clippy::print_stdout, reason = "a figure measured outside criterion, printed beside its report")]
+    if test_peers::printed_figure_wanted("startup/sandbox_paired") {
+        let starts = u64::from(PAIRED_STARTS);
+        let added = paired(
+            || time_to_listed(&runtime, &server, true, starts),
+            || time_to_listed(&runtime, &server, false, starts),
+            |sandboxed, unsandboxed| {
+                (sandboxed.as_secs_f64() - unsandboxed.as_secs_f64()) * 1e3 / f64::from(PAIRED_STARTS)
+            },
+        );
+        let quartile = |q: usize| added[(added.len() - 1) * q / 4];
+        println!(
+            "startup/sandbox_paired: the sandbox adds {:.2} ms to a start (quartiles {:.2} to {:.2}, {} rounds of {} starts)",
+            quartile(2),
+            quartile(1),
+            quartile(3),
+            added.len(),
+            PAIRED_STARTS
+        );
+    }
 }
 
 criterion_group!(benches, calls, startup);
