@@ -15,7 +15,15 @@ pub struct Confined;
 impl Sandbox {
     /// Every part missing: only Linux has them.
     pub fn prepare(_policy: &Policy) -> Result<Self, Error> {
-        let parts = [Part::Filesystem, Part::Scopes, Part::Network, Part::Seccomp, Part::Memory, Part::Processes];
+        let parts = [
+            Part::Filesystem,
+            Part::Scopes,
+            Part::Network,
+            Part::Seccomp,
+            Part::Memory,
+            Part::Processes,
+            Part::ProcessView,
+        ];
         let missing = parts.into_iter().map(|part| Missing { part, reason: "only Linux has it".into() }).collect();
         Ok(Self { missing })
     }
