@@ -206,6 +206,7 @@ fn bench(root: &Path) -> anyhow::Result<()> {
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "cold_start"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "gateway"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "console"])?;
+    cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "audit"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "replicas"])
 }
 

@@ -6,6 +6,11 @@
 //! `Agent::call_tool("noop__noop", ..)` (`agent`). The target: `agent` stays under 5 µs
 //! above `tool`.
 //!
+//! `agent_guarded` is `agent` with the secret egress guard looking for ten 40-byte
+//! secrets of other skills (each in its 16 encodings) in the arguments, and
+//! `agent_unguarded` the same agent with the guard off: their difference is what the
+//! guard adds to a call.
+//!
 //! Both run with `Runtime::block_on` on a current-thread runtime, so the runtime's cost
 //! is in both figures and cancels out in the difference (criterion's own async support
 //! needs a feature we do not enable). No tracing subscriber is installed, so the span
@@ -17,7 +22,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use skill_core::{Agent, Skill, SourceKind, Tool, ToolContext, ToolError, ToolOutput, ToolSource};
+use skill_core::{
+    Agent, SecretString, Secrets, Skill, SourceKind, Tool, ToolContext, ToolError, ToolOutput, ToolSource,
+};
 
 /// A tool that does nothing, so that only the path to it is measured.
 struct Noop {
@@ -92,6 +99,26 @@ fn call_tool(c: &mut Criterion) {
     group.bench_function("agent", |b| {
         b.iter(|| runtime.block_on(agent.call_tool(black_box("noop__noop"), black_box(arguments.clone()))))
     });
+    let guarded = |on: bool| {
+        let mut builder = Agent::builder().secret_guard(on).with_compiled_skill(NoopSkill);
+        for n in 0..10 {
+            let secrets: Secrets =
+                [("TOKEN".to_owned(), SecretString::from(format!("ghp_{n:02}aZ3kQ9xV7mP2wL5sR8tY1uB4nC6dE0f")))]
+                    .into_iter()
+                    .collect();
+            builder = builder.skill_secrets(format!("other{n}"), secrets);
+        }
+        let agent = builder.build();
+        assert_eq!(runtime.block_on(agent.init_compiled_skills()).loaded, ["noop"]);
+        agent
+    };
+    for (name, agent) in [("agent_guarded", guarded(true)), ("agent_unguarded", guarded(false))] {
+        let checked = runtime.block_on(agent.call_tool("noop__noop", arguments.clone()));
+        assert!(checked.is_ok(), "{checked:?}");
+        group.bench_function(name, |b| {
+            b.iter(|| runtime.block_on(agent.call_tool(black_box("noop__noop"), black_box(arguments.clone()))))
+        });
+    }
     group.finish();
 }
 
