@@ -164,6 +164,15 @@ fn files_rotate_by_size_and_the_latest_lines_are_read_across_them() {
     let one = AuditFilter { item: Some("t58".to_owned()), outcome: Some("ok".to_owned()), ..AuditFilter::default() };
     assert_eq!(items(5, &one), ["t58"]);
     assert_eq!(read_recent(&folder.path().join("none.jsonl"), 5, &AuditFilter::default()).unwrap(), []);
+    // Briefs go back as far as asked, across the files too.
+    let mut times = 0;
+    scan_recent(&path, |brief| {
+        assert_eq!((&*brief.outcome, brief.layer), ("ok", None));
+        times += 1;
+        times < 40
+    })
+    .unwrap();
+    assert_eq!(times, 40);
 }
 
 #[tokio::test]

@@ -24,7 +24,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use omniagent_host::Home;
-use omniagent_host::audit::{AuditFilter, AuditRecord, read_recent, rfc3339_millis};
+use omniagent_host::audit::{AuditFilter, read_recent, rfc3339_millis, scan_recent};
 use skill_core::Agent;
 use skill_mcp::Health;
 use skill_mcp::server::{Gateway, PageRoutes, TokenCheck};
@@ -208,30 +208,33 @@ impl Console {
         omniagent_host::audit::audit_file(&config.for_agent(None).ok()?, &self.home)
     }
 
-    /// The audit's calls of the last hour, newest first (at most [`COUNTED_CALLS`]);
+    /// What the audit says of the last hour (at most [`COUNTED_CALLS`] lines of it):
     /// `None` without an audit file, or why it cannot be read.
-    fn last_hour(&self) -> Option<Result<Vec<AuditRecord>, String>> {
+    fn last_hour(&self) -> Option<Result<LastHour, String>> {
         let file = self.audit_file()?;
         let since = rfc3339_millis(SystemTime::now() - Duration::from_secs(3600));
-        Some(match read_recent(&file, COUNTED_CALLS, &AuditFilter::default()) {
-            Ok(mut records) => {
-                records.retain(|record| record.time >= since);
-                Ok(records)
+        let mut hour = LastHour::default();
+        let scanned = scan_recent(&file, |brief| {
+            if *brief.time < *since {
+                return false;
             }
-            Err(error) => Err(error.to_string()),
-        })
+            hour.calls += 1;
+            hour.errors += usize::from(brief.outcome == "error");
+            if let (Some(layer), Some(reason)) = (brief.layer, brief.reason) {
+                hour.refusals.push((layer.into_owned(), reason.into_owned()));
+            }
+            hour.calls < COUNTED_CALLS
+        });
+        Some(scanned.map(|()| hour).map_err(|error| error.to_string()))
     }
 
     /// How many calls the audit has of the last hour, and how many of them failed
     /// (outcome `error`).
     fn calls_of_the_last_hour(&self) -> Option<CallCounts> {
         Some(match self.last_hour()? {
-            Ok(recent) => CallCounts {
-                calls: recent.len(),
-                errors: recent.iter().filter(|record| record.outcome == "error").count(),
-                more: recent.len() == COUNTED_CALLS,
-                error: None,
-            },
+            Ok(hour) => {
+                CallCounts { calls: hour.calls, errors: hour.errors, more: hour.calls == COUNTED_CALLS, error: None }
+            }
             Err(error) => CallCounts { error: Some(error), ..CallCounts::default() },
         })
     }
@@ -247,13 +250,9 @@ impl Console {
             Some(Err(error)) => (None, Some(error)),
         };
         let refusals = |layer: &str, names: &dyn Fn(&str) -> bool| {
-            recent.as_ref().map(|recent| {
-                recent
-                    .iter()
-                    .filter(|record| record.layer.as_deref() == Some(layer))
-                    .filter(|record| record.reason.as_deref().is_some_and(names))
-                    .count()
-            })
+            recent
+                .as_ref()
+                .map(|hour: &LastHour| hour.refusals.iter().filter(|(by, reason)| by == layer && names(reason)).count())
         };
         let rules = rules
             .into_iter()
@@ -270,6 +269,16 @@ impl Console {
             .collect();
         PolicyPage { rules, limits, audit: recent.is_some(), error }
     }
+}
+
+/// The last hour of the audit, counted.
+#[derive(Default)]
+struct LastHour {
+    calls: usize,
+    /// Those whose outcome is `error`.
+    errors: usize,
+    /// The layer and reason of each refusal.
+    refusals: Vec<(String, String)>,
 }
 
 /// The most audit lines the overview reads to count the last hour's calls.
