@@ -197,6 +197,12 @@ fn an_admin_reviews_and_approves_a_rug_pull_in_a_browser_while_a_client_gets_the
     assert!(overview.contains("Nothing is withheld."), "{overview}");
     assert!(overview.contains(" calls, "), "the last hour's calls: {overview}");
     assert_eq!(browser.problems(), Vec::<Value>::new(), "no console error, failed request or dialog");
+
+    // Signing out ends the session: the pages are refused again.
+    let form = browser.click("form[action='/console/signout'] button");
+    assert!(form.contains("Paste an admin's token"), "{form}");
+    let refused = browser.ask(json!({"do": "goto", "path": "/console"}));
+    assert_eq!(refused["status"], 403, "{refused}");
 }
 
 /// A response as raw HTTP gives it: status, headers (names lowercase) and body.
