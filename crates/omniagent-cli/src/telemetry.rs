@@ -95,3 +95,72 @@ pub async fn shutdown() {
         metrics.shutdown().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::json;
+    use skill_core::trace::TraceParent;
+    use skill_core::{Agent, CallContext, CallFuture, Caller, MemorySkill, Next};
+
+    use super::*;
+
+    /// A layer inside telemetry that keeps the trace context each call runs with.
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<Option<TraceParent>>>);
+
+    impl CallLayer for Seen {
+        fn call<'a>(&'a self, _call: &'a CallContext<'a>, next: Next<'a>) -> CallFuture<'a> {
+            self.0.lock().unwrap().push(skill_core::trace::current());
+            next.run()
+        }
+    }
+
+    async fn agent(telemetry: Option<Arc<Telemetry>>, seen: &Arc<Seen>) -> Agent {
+        let agent = Agent::builder()
+            .name("a")
+            .layer(Arc::new(layer::TelemetryLayer { telemetry }))
+            .layer(Arc::clone(seen) as Arc<dyn CallLayer>)
+            .with_compiled_skill(MemorySkill::new())
+            .build();
+        agent.init_compiled_skills().await;
+        agent
+    }
+
+    #[tokio::test]
+    async fn calls_are_counted_and_timed_by_item_source_and_client() {
+        let metrics = Metrics::new(true, None, None).unwrap();
+        let telemetry = Arc::new(Telemetry { spans: None, metrics: Some(metrics) });
+        let seen = Arc::default();
+        let agent = agent(Some(Arc::clone(&telemetry)), &seen).await;
+        let alice = agent.acting_for(Caller::new("alice"));
+        for value in ["Lyon", "Paris"] {
+            alice.call_tool("memory__remember", json!({"key": "city", "value": value})).await.unwrap();
+        }
+        agent.call_tool("memory__recall", json!({"key": "city"})).await.unwrap();
+        let text = telemetry.metrics.as_ref().unwrap().prometheus_text().unwrap();
+        for line in [
+            r#"omniagent_calls_total{item="memory__remember",kind="tool",source="skill",client="alice"} 2"#,
+            r#"omniagent_calls_total{item="memory__recall",kind="tool",source="skill",client="cli"} 1"#,
+            r#"omniagent_call_duration_seconds_count{item="memory__remember",kind="tool",source="skill",client="alice"} 2"#,
+        ] {
+            assert!(text.lines().any(|found| found == line), "{line} is not in:\n{text}");
+        }
+        assert!(!text.contains("omniagent_call_errors_total{"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn without_telemetry_the_clients_trace_context_goes_on_to_the_call() {
+        let parent: TraceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".parse().unwrap();
+        let seen = Arc::new(Seen::default());
+        let agent = agent(None, &seen).await;
+        agent
+            .acting_for(Caller::new("bob").with_trace(Some(parent)))
+            .call_tool("memory__list", json!({}))
+            .await
+            .unwrap();
+        agent.call_tool("memory__list", json!({})).await.unwrap();
+        assert_eq!(*seen.0.lock().unwrap(), [Some(parent), None]);
+    }
+}

@@ -273,3 +273,32 @@ serve:
     });
     assert_eq!(counts, ("2".to_owned(), "1".to_owned()));
 }
+
+#[test]
+fn a_cli_call_is_traced_and_its_span_and_metrics_sent_before_the_command_ends() {
+    let (_receiver, receiver_port) = otlp_receiver();
+    let home = Home::new().with_config(&format!(
+        "storage: {{backend: memory}}\nobservability: {{otlp: {{endpoint: 'http://127.0.0.1:{receiver_port}'}}}}\n"
+    ));
+    let (code, stdout, stderr) = crate::run(home.omniagent(&[
+        "tools",
+        "call",
+        "memory__remember",
+        "--args",
+        r#"{"key": "city", "value": "Lyon"}"#,
+    ]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    // Sent before the command exited: the receiver has it already.
+    let (_, _, body) = get(receiver_port, "/received");
+    let received: Value = serde_json::from_str(&body).unwrap();
+    let span = received["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|span| span["name"] == "execute_tool memory__remember")
+        .unwrap_or_else(|| panic!("no span of the call: {received:#}"));
+    assert_eq!(span["attributes"]["omniagent.client"], "cli");
+    assert_eq!(span["parent_span_id"], "", "a call of the CLI starts its trace: {span:#}");
+    let metrics = received["metrics"].as_array().unwrap();
+    assert!(metrics.iter().any(|name| name == "omniagent.calls"), "{received:#}");
+}

@@ -15,7 +15,8 @@ use crate::args::ToolsCommand;
 use crate::render;
 
 pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Result<ExitCode> {
-    let config = session.location.load()?.for_agent(session.agent.as_deref())?;
+    let loaded = session.location.load()?;
+    let config = loaded.for_agent(session.agent.as_deref())?;
     match command {
         ToolsCommand::List => {
             let agent = start_agent(&config, &session.home, Wanted::All, session.person()).await?;
@@ -38,10 +39,14 @@ pub(crate) async fn run(session: &Session, command: ToolsCommand) -> anyhow::Res
                 return Err(UsageError::new(message).into());
             }
             let skill = tool.split_once("__").map_or(tool.as_str(), |(skill, _)| skill);
+            #[cfg(feature = "telemetry")]
+            omniagent_host::telemetry::install(&loaded)?;
             let agent = start_agent(&config, &session.home, Wanted::Only(skill), session.person()).await?;
             let outcome = agent.call_tool(&tool, arguments).await;
             let skipped = agent.skipped().into_iter().find(|failure| failure.skill == skill);
             agent.close().await;
+            #[cfg(feature = "telemetry")]
+            omniagent_host::telemetry::shutdown().await;
             if let (Err(ToolError::NotFound { .. }), Some(failure)) = (&outcome, skipped) {
                 let message = format!("`{tool}`: the skill `{skill}` did not load: {}", failure.reason);
                 return Err(UsageError::new(message).into());

@@ -38,3 +38,19 @@ pub(crate) struct OtlpConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) endpoint: Option<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_section_reads_its_fields_and_refuses_others() {
+        let read: ObservabilityConfig =
+            serde_yaml_ng::from_str("otlp: {endpoint: 'http://127.0.0.1:4318'}\nmetrics: true\n").unwrap();
+        assert_eq!(read.otlp.unwrap().endpoint.as_deref(), Some("http://127.0.0.1:4318"));
+        assert!(read.metrics);
+        assert!(ObservabilityConfig::default().is_empty());
+        let error = serde_yaml_ng::from_str::<ObservabilityConfig>("otlp: {endpiont: x}\n").unwrap_err();
+        assert!(error.to_string().contains("unknown field `endpiont`"), "{error}");
+    }
+}

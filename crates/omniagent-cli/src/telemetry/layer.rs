@@ -40,10 +40,12 @@ impl CallLayer for TelemetryLayer {
     }
 }
 
-/// The rest of the call, run with `parent` as the current trace context when there is one.
+/// The rest of the call, run with `parent` as the current trace context when there is one
+/// (the inner layers are entered inside that scope too: what they do before their first
+/// `await` sees it).
 fn in_trace<'a>(parent: Option<TraceParent>, next: Next<'a>) -> CallFuture<'a> {
     match parent {
-        Some(parent) => Box::pin(trace::scope(parent, next.run())),
+        Some(parent) => Box::pin(trace::scope(parent, async move { next.run().await })),
         None => next.run(),
     }
 }

@@ -5,8 +5,10 @@
 //! resource URIs are unbounded), `kind` (`tool`, `prompt`, `resource`), `source` (a
 //! tool's skill kind: `skill`, `mcp`, `openapi`), `client`.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+#[cfg(feature = "mcp")]
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
@@ -66,11 +68,13 @@ struct UpstreamLabels {
 pub(super) struct Metrics {
     prometheus: Option<Prometheus>,
     otel: Option<Otel>,
+    /// Read by the registry and the instruments; kept here to add upstreams to.
+    #[cfg(feature = "mcp")]
     gauges: Arc<Observed>,
 }
 
 /// What is read when the metrics are: the upstream servers' starts, the spans dropped.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Observed {
     /// Each upstream server's health handle, by agent and server; a server that several
     /// agents (or several starts of one) run counts the starts of all.
@@ -263,9 +267,18 @@ impl Metrics {
         otlp: Option<&OtlpConfig>,
         dropped_spans: Option<Arc<AtomicU64>>,
     ) -> Result<Self, HostError> {
-        let gauges = Arc::new(Observed { dropped_spans, ..Observed::default() });
+        let gauges = Arc::new(Observed {
+            #[cfg(feature = "mcp")]
+            upstreams: Mutex::default(),
+            dropped_spans,
+        });
         let otel = otlp.map(|otlp| Otel::start(otlp, &gauges)).transpose()?;
-        Ok(Self { prometheus: prometheus.then(|| Prometheus::new(&gauges)), otel, gauges })
+        Ok(Self {
+            prometheus: prometheus.then(|| Prometheus::new(&gauges)),
+            otel,
+            #[cfg(feature = "mcp")]
+            gauges,
+        })
     }
 
     /// Counts a call that ended with `outcome` after `elapsed`.
