@@ -302,3 +302,24 @@ fn a_cli_call_is_traced_and_its_span_and_metrics_sent_before_the_command_ends() 
     let metrics = received["metrics"].as_array().unwrap();
     assert!(metrics.iter().any(|name| name == "omniagent.calls"), "{received:#}");
 }
+
+#[test]
+fn readyz_tells_when_the_redis_store_is_gone_and_back() {
+    let redis = test_peers::RedisServer::start();
+    let home = Home::new().with_config(&format!("storage: {{backend: redis, url: '{}'}}\n", redis.url()));
+    let gateway = HttpGateway::start(&home, &[], &[]);
+    assert_eq!(get(gateway.port, "/readyz").0, 200);
+    let port = redis.port();
+    drop(redis);
+    let (status, _, body) = get(gateway.port, "/readyz");
+    assert_eq!(status, 503, "{body}");
+    assert!(body.starts_with("the store"), "{body}");
+    // Alive all the same.
+    assert_eq!(get(gateway.port, "/healthz").0, 200);
+    let _redis = test_peers::RedisServer::start_on(port);
+    let started = Instant::now();
+    while get(gateway.port, "/readyz").0 != 200 {
+        assert!(started.elapsed() < PATIENCE, "/readyz did not see Redis back");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
