@@ -299,28 +299,6 @@ async fn two_unprefixed_skills_with_the_same_names_keep_only_the_first() {
 }
 
 #[tokio::test]
-async fn the_same_lists_again_are_no_change_and_a_changed_item_is_one() {
-    let agent = Agent::builder().build();
-    let skill = ItemSkill::new("alpha", true).with_links();
-    let (tools, prompts, resources) = (skill.tools(), skill.prompts(), skill.resources());
-    let alpha = agent.register(Box::new(skill));
-    agent.init_compiled_skills().await;
-    let mut changes = agent.changes();
-    changes.borrow_and_update();
-    alpha.replace_tools(tools).unwrap();
-    alpha.replace_prompts(prompts).unwrap();
-    alpha.replace_resources(resources).unwrap();
-    assert!(!changes.has_changed().unwrap(), "an upstream that lists the same again changed nothing");
-
-    let before = *changes.borrow_and_update();
-    let mut info = PromptInfo::new("greet", "Greets someone, loudly");
-    info.arguments.clear();
-    alpha.replace_prompts(vec![Arc::new(EchoPrompt { info })]).unwrap();
-    let after = *changes.borrow_and_update();
-    assert_eq!((after.prompts, after.tools, after.resources), (before.prompts + 1, before.tools, before.resources));
-}
-
-#[tokio::test]
 async fn every_list_change_moves_its_counter() {
     let agent = Agent::builder().build();
     let alpha = agent.register(Box::new(ItemSkill::new("alpha", true)));

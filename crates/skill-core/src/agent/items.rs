@@ -95,16 +95,11 @@ impl Agent {
         }
         let judged: Vec<(String, Arc<dyn Prompt>)> =
             new_prompts.iter().map(|(name, registered)| (name.clone(), Arc::clone(&registered.prompt))).collect();
-        let old: Vec<&RegisteredPrompt> = registry.values().filter(|registered| registered.skill == skill).collect();
-        let unchanged = old.len() == new_prompts.len()
-            && old.iter().all(|old| new_prompts.get(&old.name).is_some_and(|new| new.info() == old.info()));
         registry.retain(|_, registered| registered.skill != skill);
         registry.extend(new_prompts);
         drop(registry);
         self.judge_prompts(skill, &judged);
-        if !unchanged {
-            self.inner.changes.send_modify(|changes| changes.prompts += 1);
-        }
+        self.inner.changes.send_modify(|changes| changes.prompts += 1);
         Ok(())
     }
 
@@ -142,9 +137,6 @@ impl Agent {
             .map(|template| (self.resource_uri(skill, &template.uri_template, &plain), template.clone()))
             .collect();
         drop(plain);
-        let unchanged = registry
-            .get(skill)
-            .is_some_and(|old| old.resources == catalog.resources && old.templates == catalog.templates);
         if catalog.is_empty() {
             registry.remove(skill);
         } else {
@@ -152,9 +144,7 @@ impl Agent {
         }
         drop(registry);
         self.judge_templates(skill, &templates);
-        if !unchanged {
-            self.inner.changes.send_modify(|changes| changes.resources += 1);
-        }
+        self.inner.changes.send_modify(|changes| changes.resources += 1);
         Ok(())
     }
 

@@ -98,18 +98,6 @@ impl RegisteredTool {
         self.entry.tool.annotations()
     }
 
-    /// Whether `other` shows a model and a host the very same tool.
-    fn shows_as(&self, other: &RegisteredTool) -> bool {
-        self.name() == other.name()
-            && self.description() == other.description()
-            && self.title() == other.title()
-            && self.input_schema() == other.input_schema()
-            && self.output_schema() == other.output_schema()
-            && self.annotations() == other.annotations()
-            && self.meta() == other.meta()
-            && self.icons() == other.icons()
-    }
-
     /// The tool as the layers of the call path see it.
     pub(super) fn item(&self) -> Item<'_> {
         let source = self.source();
@@ -228,23 +216,12 @@ impl Agent {
         }
         let judged: Vec<(String, Arc<dyn Tool>)> =
             new_tools.iter().map(|(name, registered)| (name.clone(), Arc::clone(&registered.entry.tool))).collect();
-        let mut old_count = 0;
-        let mut unchanged = true;
-        for old in registry.values().filter(|registered| registered.source().skill == skill) {
-            old_count += 1;
-            unchanged &= new_tools.get(old.name()).is_some_and(|new| new.shows_as(old));
-        }
-        let unchanged = unchanged && old_count == new_tools.len();
         registry.retain(|_, registered| registered.source().skill != skill);
         registry.extend(new_tools);
         drop(registry);
         self.judge_tools(skill, &judged);
         write(&self.inner.tool_problems).insert(skill.to_owned(), problems);
-        // The same tools listed again (an upstream's first start, a `list_changed` that
-        // changed nothing) are no news for the agent's clients.
-        if !unchanged {
-            self.inner.changes.send_modify(|changes| changes.tools += 1);
-        }
+        self.inner.changes.send_modify(|changes| changes.tools += 1);
         Ok(())
     }
 
