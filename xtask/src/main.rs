@@ -207,6 +207,7 @@ fn bench(root: &Path) -> anyhow::Result<()> {
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "gateway"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "console"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "audit"])?;
+    cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "layers"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "replicas"])
 }
 

@@ -3,6 +3,7 @@
 
 mod limits;
 mod rules;
+mod variables;
 
 pub(crate) use self::limits::RateLimits;
 pub(crate) use self::rules::Rules;

@@ -55,6 +55,8 @@ impl Limit {
 /// first whose bucket is empty.
 pub(crate) struct RateLimits {
     limits: Vec<Limit>,
+    /// Made once: making a clock reads the CPU's features and calibrates it.
+    clock: DefaultClock,
     /// Where the buckets are when replicas share them.
     #[cfg(feature = "redis")]
     shared: Option<shared::SharedBuckets>,
@@ -73,6 +75,7 @@ impl RateLimits {
             configs.iter().enumerate().map(|(index, config)| limit(index, config)).collect::<Result<_, _>>()?;
         Ok(Self {
             limits,
+            clock: DefaultClock::default(),
             #[cfg(feature = "redis")]
             shared: None,
         })
@@ -88,10 +91,9 @@ impl RateLimits {
     /// Takes a token from each local bucket that counts the call; the first that has
     /// none refuses it.
     fn take_local(&self, call: &CallContext<'_>) -> Result<(), ToolError> {
-        let clock = DefaultClock::default();
         for limit in self.limits.iter().filter(|limit| limit.counts(call)) {
             if let Err(not_until) = limit.buckets.check_key(&call.caller.client) {
-                return Err(limit.refusal(call, not_until.wait_time_from(clock.now())));
+                return Err(limit.refusal(call, not_until.wait_time_from(self.clock.now())));
             }
         }
         Ok(())

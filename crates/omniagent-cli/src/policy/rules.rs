@@ -5,10 +5,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cel::common::ast::{EntryExpr, Expr};
-use cel::objects::{Key, Map};
 use cel::{Context, Env, IdedExpr, Program, Value};
-use skill_core::{CallContext, CallLayer, Caller, Item, ItemKind, ToolError};
+use skill_core::{CallContext, CallLayer, Caller, Item, ToolError};
 
+use super::variables::{Known, Variables, kind_name};
 use crate::config::RuleConfig;
 
 /// The variables a rule may read.
@@ -50,6 +50,10 @@ pub(crate) struct Rules {
     env: Arc<Env>,
     /// Whether any rule reads the time (list verdicts then cannot be kept).
     reads_time: bool,
+    /// Whether any rule reads the arguments (else a call's are not made CEL values).
+    reads_arguments: bool,
+    /// The clients' and items' values.
+    known: Known,
     /// Which items each client's lists leave out, by client, claims and item: a verdict
     /// depends on nothing else when no rule reads the time.
     hidden: Mutex<HashMap<(String, String, String), bool>>,
@@ -69,15 +73,21 @@ impl Rules {
         let env = Arc::new(Env::stdlib());
         let compiled = rules.iter().map(|rule| compile_rule(&env, rule)).collect::<Result<Vec<_>, _>>()?;
         let reads_time = compiled.iter().any(|rule| rule.program.references().has_variable("now"));
-        Ok(Self { rules: compiled, env, reads_time, hidden: Mutex::default() })
+        let reads_arguments = compiled.iter().any(|rule| rule.reads_arguments);
+        Ok(Self {
+            rules: compiled,
+            env,
+            reads_time,
+            reads_arguments,
+            known: Known::default(),
+            hidden: Mutex::default(),
+        })
     }
 
-    /// The variables of a call of `item` by `caller` but its arguments.
-    fn context(&self, caller: &Caller, item: &Item<'_>) -> Context<'static, 'static> {
+    /// The context of a call of `item` by `caller`, its variables lent by `variables`.
+    fn context<'v>(&self, variables: &'v Variables) -> Context<'v, 'v> {
         let mut context = Context::with_env(Arc::clone(&self.env));
-        context.add_variable_from_value("client", client_value(caller));
-        context.add_variable_from_value("tool", item_value(item));
-        context.add_variable_from_value("now", Value::Timestamp(chrono::Utc::now().fixed_offset()));
+        context.set_variable_resolver(variables);
         context
     }
 
@@ -85,10 +95,9 @@ impl Rules {
     /// cannot be evaluated for this call (it reads an argument the call lacks) does not
     /// hold for it.
     fn decide(&self, caller: &Caller, item: &Item<'_>, arguments: Option<&serde_json::Value>) -> Option<&Rule> {
-        let mut context = self.context(caller, item);
-        if let Some(arguments) = arguments {
-            context.add_variable_from_value("arguments", cel::to_value(arguments).unwrap_or(Value::Null));
-        }
+        let arguments = arguments.filter(|_| self.reads_arguments);
+        let variables = self.known.variables(caller, item, arguments);
+        let context = self.context(&variables);
         self.rules.iter().find(|rule| {
             if arguments.is_none() && rule.reads_arguments {
                 return false;
@@ -115,7 +124,8 @@ impl Rules {
     /// decide without the side they do not need, so a condition that still gives a
     /// boolean gives it for any arguments; one that does not may hold for some calls.
     fn hidden(&self, caller: &Caller, item: &Item<'_>) -> bool {
-        let context = self.context(caller, item);
+        let variables = self.known.variables(caller, item, None);
+        let context = self.context(&variables);
         for rule in &self.rules {
             match rule.program.execute(&context) {
                 Ok(Value::Bool(true)) => return rule.effect == Effect::Deny,
@@ -224,54 +234,6 @@ fn bound_variables<'e>(expr: &'e Expr, bound: &mut Vec<&'e str>) {
         }
         _ => {}
     }
-}
-
-/// `client`: its `name`, and its identity's `claims` (empty for a client with a static
-/// token).
-fn client_value(caller: &Caller) -> Value {
-    map([
-        ("name", Value::from(caller.client.as_str())),
-        ("claims", cel::to_value(&caller.claims).unwrap_or(Value::Null)),
-    ])
-}
-
-/// `tool`: the item's agent-level `name`, its `skill`, `kind`, its `tool` name inside the
-/// skill and `source` kind (tools only; else the name and ``), and `annotations` with
-/// MCP's defaults filled in (not read-only, destructive, not idempotent, open world).
-fn item_value(item: &Item<'_>) -> Value {
-    let hints = item.annotations;
-    let annotations = map([
-        ("readOnlyHint", Value::Bool(hints.read_only_hint.unwrap_or(false))),
-        ("destructiveHint", Value::Bool(hints.destructive_hint.unwrap_or(true))),
-        ("idempotentHint", Value::Bool(hints.idempotent_hint.unwrap_or(false))),
-        ("openWorldHint", Value::Bool(hints.open_world_hint.unwrap_or(true))),
-    ]);
-    let (tool, source) = match item.source {
-        Some(source) => (source.tool.as_str(), source.kind.to_string()),
-        None => (item.name, String::new()),
-    };
-    map([
-        ("name", Value::from(item.name)),
-        ("skill", Value::from(item.skill)),
-        ("kind", Value::from(kind_name(item.kind))),
-        ("tool", Value::from(tool)),
-        ("source", Value::from(source)),
-        ("annotations", annotations),
-    ])
-}
-
-fn kind_name(kind: ItemKind) -> &'static str {
-    match kind {
-        ItemKind::Prompt => "prompt",
-        ItemKind::Resource => "resource",
-        ItemKind::ResourceTemplate => "resource_template",
-        _ => "tool",
-    }
-}
-
-fn map<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    let map: HashMap<Key, Value> = entries.into_iter().map(|(key, value)| (Key::from(key.to_owned()), value)).collect();
-    Value::Map(Map { map: Arc::new(map) })
 }
 
 #[cfg(test)]

@@ -1,0 +1,171 @@
+//! The variables a rule reads (`client`, `tool`, `arguments`, `now`), as CEL values.
+//!
+//! Rules run on every call and for every item of every list, so a client's and an
+//! item's values are built once and kept (a CEL value is a tree of boxes, costly to
+//! build), and a call lends them to its rules; only the arguments and the time are the
+//! call's own.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cel::Value;
+use cel::common::value::{CowVal, Val};
+use cel::context::VariableResolver;
+use cel::objects::{Key, Map};
+use skill_core::{Caller, Item, ItemKind, ToolAnnotations, ToolSource};
+
+/// How many clients or items are kept before the store starts afresh.
+const MAX_KEPT: usize = 10_000;
+
+/// The values kept, by client and by item.
+#[derive(Default)]
+pub(super) struct Known {
+    clients: Mutex<HashMap<String, Arc<KnownClient>>>,
+    items: Mutex<HashMap<(&'static str, String), Arc<KnownItem>>>,
+}
+
+/// A client's value, with the claims it was built from.
+struct KnownClient {
+    claims: serde_json::Map<String, serde_json::Value>,
+    value: Box<dyn Val>,
+}
+
+/// An item's value, with what it was built from.
+struct KnownItem {
+    skill: String,
+    source: Option<ToolSource>,
+    annotations: ToolAnnotations,
+    value: Box<dyn Val>,
+}
+
+impl KnownItem {
+    fn is(&self, item: &Item<'_>) -> bool {
+        self.skill == item.skill && self.source.as_ref() == item.source && self.annotations == item.annotations
+    }
+}
+
+impl Known {
+    /// The variables of a call of `item` by `caller` with `arguments` (`None`: a list,
+    /// where rules that read them cannot decide).
+    pub(super) fn variables(
+        &self,
+        caller: &Caller,
+        item: &Item<'_>,
+        arguments: Option<&serde_json::Value>,
+    ) -> Variables {
+        let arguments = arguments.map(|arguments| boxed(cel::to_value(arguments).unwrap_or(Value::Null)));
+        Variables {
+            client: self.client(caller),
+            tool: self.item(item),
+            arguments,
+            now: boxed(Value::Timestamp(chrono::Utc::now().fixed_offset())),
+        }
+    }
+
+    fn client(&self, caller: &Caller) -> Arc<KnownClient> {
+        let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(known) = clients.get(&caller.client).filter(|known| known.claims == caller.claims) {
+            return Arc::clone(known);
+        }
+        let known = Arc::new(KnownClient { claims: caller.claims.clone(), value: boxed(client_value(caller)) });
+        if clients.len() >= MAX_KEPT {
+            clients.clear();
+        }
+        clients.insert(caller.client.clone(), Arc::clone(&known));
+        known
+    }
+
+    fn item(&self, item: &Item<'_>) -> Arc<KnownItem> {
+        let mut items = self.items.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (kind_name(item.kind), item.name.to_owned());
+        if let Some(known) = items.get(&key).filter(|known| known.is(item)) {
+            return Arc::clone(known);
+        }
+        let known = Arc::new(KnownItem {
+            skill: item.skill.to_owned(),
+            source: item.source.cloned(),
+            annotations: item.annotations,
+            value: boxed(item_value(item)),
+        });
+        if items.len() >= MAX_KEPT {
+            items.clear();
+        }
+        items.insert(key, Arc::clone(&known));
+        known
+    }
+}
+
+/// A call's variables, lent to its rules.
+pub(super) struct Variables {
+    client: Arc<KnownClient>,
+    tool: Arc<KnownItem>,
+    arguments: Option<Box<dyn Val>>,
+    now: Box<dyn Val>,
+}
+
+impl VariableResolver for Variables {
+    fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
+        let value: &dyn Val = match variable {
+            "client" => &*self.client.value,
+            "tool" => &*self.tool.value,
+            "arguments" => self.arguments.as_deref()?,
+            "now" => &*self.now,
+            _ => return None,
+        };
+        Some(CowVal::Borrowed(value))
+    }
+}
+
+fn boxed(value: Value) -> Box<dyn Val> {
+    // Every value built here (maps, lists, strings, numbers, a timestamp) converts.
+    Box::<dyn Val>::try_from(value).unwrap_or_else(|_| Box::new(cel::common::types::CelNull))
+}
+
+/// `client`: its `name`, and its identity's `claims` (empty for a client with a static
+/// token).
+fn client_value(caller: &Caller) -> Value {
+    map([
+        ("name", Value::from(caller.client.as_str())),
+        ("claims", cel::to_value(&caller.claims).unwrap_or(Value::Null)),
+    ])
+}
+
+/// `tool`: the item's agent-level `name`, its `skill`, `kind`, its `tool` name inside the
+/// skill and `source` kind (tools only; else the name and ``), and `annotations` with
+/// MCP's defaults filled in (not read-only, destructive, not idempotent, open world).
+fn item_value(item: &Item<'_>) -> Value {
+    let hints = item.annotations;
+    let annotations = map([
+        ("readOnlyHint", Value::Bool(hints.read_only_hint.unwrap_or(false))),
+        ("destructiveHint", Value::Bool(hints.destructive_hint.unwrap_or(true))),
+        ("idempotentHint", Value::Bool(hints.idempotent_hint.unwrap_or(false))),
+        ("openWorldHint", Value::Bool(hints.open_world_hint.unwrap_or(true))),
+    ]);
+    let (tool, source) = match item.source {
+        Some(source) => (source.tool.as_str(), source.kind.to_string()),
+        None => (item.name, String::new()),
+    };
+    map([
+        ("name", Value::from(item.name)),
+        ("skill", Value::from(item.skill)),
+        ("kind", Value::from(kind_name(item.kind))),
+        ("tool", Value::from(tool)),
+        ("source", Value::from(source)),
+        ("annotations", annotations),
+    ])
+}
+
+/// An item's kind as rules and list verdicts name it.
+pub(super) fn kind_name(kind: ItemKind) -> &'static str {
+    match kind {
+        ItemKind::Prompt => "prompt",
+        ItemKind::Resource => "resource",
+        ItemKind::ResourceTemplate => "resource_template",
+        _ => "tool",
+    }
+}
+
+fn map<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    let map: HashMap<Key, Value> = entries.into_iter().map(|(key, value)| (Key::from(key.to_owned()), value)).collect();
+    Value::Map(Map { map: Arc::new(map) })
+}
