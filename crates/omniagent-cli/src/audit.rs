@@ -33,7 +33,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -572,30 +572,10 @@ fn error_kind(error: &ToolError) -> &'static str {
     }
 }
 
-/// `time` as RFC 3339 in UTC to the millisecond (`2026-12-05T08:01:02.345Z`), by the
-/// civil-from-days algorithm of Howard Hinnant's date library: as a line's `time` is
-/// written, so that times compare as text.
+/// `time` as RFC 3339 in UTC to the millisecond (`2026-12-05T08:01:02.345Z`): as a
+/// line's `time` is written, so that times compare as text.
 pub fn rfc3339_millis(time: SystemTime) -> String {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let seconds = since.as_secs();
-    let days = seconds / 86_400;
-    let of_day = seconds % 86_400;
-    let shifted = days + 719_468;
-    let era = shifted / 146_097;
-    let day_of_era = shifted % 146_097;
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
-    let year = year_of_era + era * 400 + u64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        of_day / 3600,
-        of_day % 3600 / 60,
-        of_day % 60,
-        since.subsec_millis()
-    )
+    chrono::DateTime::<chrono::Utc>::from(time).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 #[cfg(test)]

@@ -1,3 +1,5 @@
+use std::time::UNIX_EPOCH;
+
 use serde_json::json;
 use skill_core::{Agent, MemorySkill, SecretString};
 

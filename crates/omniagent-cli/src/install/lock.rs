@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
@@ -137,36 +137,25 @@ pub(crate) fn hold(skills_dir: &Path) -> Result<Held, InstallError> {
 
 /// Now, as RFC 3339 in UTC to the second (`2026-12-01T16:20:00Z`).
 pub(crate) fn now_rfc3339() -> String {
-    let seconds = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs());
-    rfc3339(seconds)
+    rfc3339(SystemTime::now())
 }
 
-/// `seconds` since the Unix epoch as RFC 3339 in UTC (the civil-from-days algorithm of
-/// Howard Hinnant's date library).
-fn rfc3339(seconds: u64) -> String {
-    let days = seconds / 86_400;
-    let of_day = seconds % 86_400;
-    let shifted = days + 719_468;
-    let era = shifted / 146_097;
-    let day_of_era = shifted % 146_097;
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
-    let year = year_of_era + era * 400 + u64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", of_day / 3600, of_day % 3600 / 60, of_day % 60)
+/// `time` as RFC 3339 in UTC to the second.
+fn rfc3339(time: SystemTime) -> String {
+    chrono::DateTime::<chrono::Utc>::from(time).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
     use super::*;
 
     #[test]
     fn times_are_rfc3339_utc() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(1_796_142_245), "2026-12-01T16:24:05Z");
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_796_142_245)), "2026-12-01T16:24:05Z");
     }
 
     #[test]
@@ -182,7 +171,7 @@ mod tests {
             commit: Some("0123".into()),
             archive_sha256: None,
             subfolder: Some("skills/hello".into()),
-            installed_at: rfc3339(0),
+            installed_at: rfc3339(UNIX_EPOCH),
             files: BTreeMap::from([("SKILL.md".into(), "ab".into())]),
         };
         lock.skills.insert("hello".into(), entry.clone());
