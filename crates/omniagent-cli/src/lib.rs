@@ -58,16 +58,14 @@ mod host;
 #[cfg(feature = "markdown")]
 pub mod install;
 pub mod log;
+mod policy;
 #[cfg(feature = "telemetry")]
 pub mod telemetry;
-mod policy;
 
 pub use crate::config::{AgentConfig, Config, ConfigLocation, Home, Origin};
 #[cfg(feature = "mcp")]
 pub use crate::config::{ServeClient, ServeConfig, ServeOAuth};
 pub use crate::error::HostError;
-#[cfg(feature = "mcp")]
-pub use crate::host::{OnUpstream, process_mark};
 #[cfg(all(feature = "redis", feature = "mcp"))]
 pub use crate::host::storage::sessions_redis_url;
 #[cfg(feature = "mcp")]
@@ -75,8 +73,10 @@ pub use crate::host::storage::top_level_store;
 #[cfg(feature = "aauth")]
 pub use crate::host::{AAuthKeyCheck, AAuthOverrides, aauth_client, check_aauth_key, current_mission, keep_mission};
 pub use crate::host::{OnInteraction, Person, Wanted, pinned_modes, reload_trusts, start_agent};
-pub use crate::policy::{RateLimitView, RuleView, policy_of};
+#[cfg(feature = "mcp")]
+pub use crate::host::{OnUpstream, process_mark};
 #[cfg(feature = "openapi")]
 pub use crate::host::{OpenApiToolsCheck, load_openapi_tools};
 #[cfg(feature = "markdown")]
 pub use crate::host::{SkillPaths, load_markdown_skills, markdown_skill_tools, markdown_sources};
+pub use crate::policy::{RateLimitView, RuleView, policy_of};

@@ -107,16 +107,29 @@ async fn a_valid_token_names_its_identity_and_each_claim_is_checked() {
     let issuer = Issuer::start(&[("k1", &signing)]).await;
     let server = ResourceServer::new(options(&issuer));
     let base = claims(&issuer);
-    assert_eq!(server.admit(&signed(&signing, "k1", &base)).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()));
+    assert_eq!(
+        server.admit(&signed(&signing, "k1", &base)).await.map(|admitted| admitted.client),
+        Ok("oauth:alice".to_owned())
+    );
     let with = |key: &str, value: Value| {
         let mut changed = base.clone();
         changed[key] = value;
         signed(&signing, "k1", &changed)
     };
     let invalid = |why| Err(Refusal::Invalid(why));
-    assert_eq!(server.admit(&with("exp", json!(now() - 60))).await.map(|admitted| admitted.client), invalid("the token has expired"));
-    assert_eq!(server.admit(&with("exp", json!(now() - 3))).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()), "within the leeway");
-    assert_eq!(server.admit(&with("nbf", json!(now() + 60))).await.map(|admitted| admitted.client), invalid("the token is not valid yet"));
+    assert_eq!(
+        server.admit(&with("exp", json!(now() - 60))).await.map(|admitted| admitted.client),
+        invalid("the token has expired")
+    );
+    assert_eq!(
+        server.admit(&with("exp", json!(now() - 3))).await.map(|admitted| admitted.client),
+        Ok("oauth:alice".to_owned()),
+        "within the leeway"
+    );
+    assert_eq!(
+        server.admit(&with("nbf", json!(now() + 60))).await.map(|admitted| admitted.client),
+        invalid("the token is not valid yet")
+    );
     assert_eq!(
         server.admit(&with("iss", json!("https://other.example"))).await.map(|admitted| admitted.client),
         invalid("the token is from another issuer")
@@ -125,18 +138,33 @@ async fn a_valid_token_names_its_identity_and_each_claim_is_checked() {
         server.admit(&with("aud", json!("https://other.example/mcp"))).await.map(|admitted| admitted.client),
         invalid("the token is for another audience")
     );
-    assert_eq!(server.admit(&with("aud", json!(["x", AUDIENCE]))).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()));
+    assert_eq!(
+        server.admit(&with("aud", json!(["x", AUDIENCE]))).await.map(|admitted| admitted.client),
+        Ok("oauth:alice".to_owned())
+    );
     let mut no_exp = base.clone();
     no_exp.as_object_mut().unwrap().remove("exp");
-    assert_eq!(server.admit(&signed(&signing, "k1", &no_exp)).await.map(|admitted| admitted.client), invalid("the token lacks `exp`, `iss` or `aud`"));
+    assert_eq!(
+        server.admit(&signed(&signing, "k1", &no_exp)).await.map(|admitted| admitted.client),
+        invalid("the token lacks `exp`, `iss` or `aud`")
+    );
     assert_eq!(server.admit(&with("scope", json!("other"))).await.map(|admitted| admitted.client), Err(Refusal::Scope));
     let mut scp = base.clone();
     scp.as_object_mut().unwrap().remove("scope");
     scp["scp"] = json!(["mcp:tools"]);
-    assert_eq!(server.admit(&signed(&signing, "k1", &scp)).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()));
-    assert_eq!(server.admit(&with("sub", json!("mallory"))).await.map(|admitted| admitted.client), Err(Refusal::Unmapped));
+    assert_eq!(
+        server.admit(&signed(&signing, "k1", &scp)).await.map(|admitted| admitted.client),
+        Ok("oauth:alice".to_owned())
+    );
+    assert_eq!(
+        server.admit(&with("sub", json!("mallory"))).await.map(|admitted| admitted.client),
+        Err(Refusal::Unmapped)
+    );
     // Signed by a key the issuer does not have, under its key's `kid`.
-    assert_eq!(server.admit(&signed(&key(2), "k1", &base)).await.map(|admitted| admitted.client), invalid("the token's signature does not verify"));
+    assert_eq!(
+        server.admit(&signed(&key(2), "k1", &base)).await.map(|admitted| admitted.client),
+        invalid("the token's signature does not verify")
+    );
     assert_eq!(server.admit("not-a-jwt").await.map(|admitted| admitted.client), invalid("the token is not a JWT"));
 }
 
@@ -151,10 +179,16 @@ async fn only_asymmetric_algorithms_are_accepted() {
     assert!(matches!(refused, Err(Refusal::Invalid(_))), "{refused:?}");
     // An HMAC over the public key's bytes: what a confused verifier would accept.
     let hs = format!("{}.{body}.c2ln", URL_SAFE_NO_PAD.encode(r#"{"alg":"HS256","kid":"k1"}"#));
-    assert_eq!(server.admit(&hs).await.map(|admitted| admitted.client), Err(Refusal::Invalid("the token's signature algorithm is not accepted here")));
+    assert_eq!(
+        server.admit(&hs).await.map(|admitted| admitted.client),
+        Err(Refusal::Invalid("the token's signature algorithm is not accepted here"))
+    );
     // A token whose header says ES256 is not checked with the Ed25519 key of its `kid`.
     let es = token(&signing, &json!({"alg": "ES256", "kid": "k1"}), &claims(&issuer));
-    assert_eq!(server.admit(&es).await.map(|admitted| admitted.client), Err(Refusal::Invalid("the token is not signed by a key of the issuer")));
+    assert_eq!(
+        server.admit(&es).await.map(|admitted| admitted.client),
+        Err(Refusal::Invalid("the token is not signed by a key of the issuer"))
+    );
 }
 
 #[tokio::test]
@@ -180,7 +214,10 @@ async fn an_es256_token_verifies_with_its_p256_key_only() {
     *issuer.jwks.lock().unwrap() = json!({"keys": [ec("P-384")]});
     let mut server = ResourceServer::new(options(&issuer));
     refetching_at_once(&mut server);
-    assert_eq!(server.admit(&token).await.map(|admitted| admitted.client), Err(Refusal::Invalid("the token is not signed by a key of the issuer")));
+    assert_eq!(
+        server.admit(&token).await.map(|admitted| admitted.client),
+        Err(Refusal::Invalid("the token is not signed by a key of the issuer"))
+    );
 }
 
 #[tokio::test]
@@ -193,7 +230,8 @@ async fn a_new_kid_is_fetched_but_unknown_kids_cannot_make_the_gateway_hammer_th
     assert!(server.admit(&signed(&old, "k1", &base)).await.map(|admitted| admitted.client).is_ok());
     assert_eq!(issuer.fetches(), 1, "cached");
     for attempt in 0..20 {
-        let refused = server.admit(&signed(&new, &format!("bogus-{attempt}"), &base)).await.map(|admitted| admitted.client);
+        let refused =
+            server.admit(&signed(&new, &format!("bogus-{attempt}"), &base)).await.map(|admitted| admitted.client);
         assert!(refused.is_err());
     }
     assert_eq!(issuer.fetches(), 1, "an unknown kid right after a fetch does not fetch again");
@@ -201,8 +239,16 @@ async fn a_new_kid_is_fetched_but_unknown_kids_cannot_make_the_gateway_hammer_th
     let mut server = server;
     refetching_at_once(&mut server);
     *issuer.jwks.lock().unwrap() = jwks(&[("k1", &old), ("k2", &new)]);
-    assert_eq!(server.admit(&signed(&new, "k2", &base)).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()), "the rotated key");
-    assert_eq!(server.admit(&signed(&old, "k1", &base)).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()), "the old one still");
+    assert_eq!(
+        server.admit(&signed(&new, "k2", &base)).await.map(|admitted| admitted.client),
+        Ok("oauth:alice".to_owned()),
+        "the rotated key"
+    );
+    assert_eq!(
+        server.admit(&signed(&old, "k1", &base)).await.map(|admitted| admitted.client),
+        Ok("oauth:alice".to_owned()),
+        "the old one still"
+    );
     assert_eq!(issuer.fetches(), 2);
 }
 
@@ -253,7 +299,10 @@ async fn a_verified_token_is_taken_again_without_its_key_but_never_past_its_expi
     base["jti"] = json!("new");
     base["exp"] = json!(now() + 300);
     let new = signed(&signing, "k1", &base);
-    assert_eq!(server.admit(&new).await.map(|admitted| admitted.client), Err(Refusal::Invalid("the token is not signed by a key of the issuer")));
+    assert_eq!(
+        server.admit(&new).await.map(|admitted| admitted.client),
+        Err(Refusal::Invalid("the token is not signed by a key of the issuer"))
+    );
     assert_eq!(server.admit(&kept).await.map(|admitted| admitted.client), Ok("oauth:alice".to_owned()));
     assert_eq!(issuer.fetches(), 3, "the kept token was not checked again");
     // Kept no longer than its `exp` and the leeway allow.
@@ -273,7 +322,11 @@ async fn keys_come_only_from_the_issuer_its_metadata_names() {
     claims["iss"] = json!(format!("{}/", issuer.url));
     let token = signed(&signing, "k1", &claims);
     assert_eq!(server.admit(&token).await.map(|admitted| admitted.client), Err(Refusal::Unreachable));
-    assert_eq!(server.admit(&token).await.map(|admitted| admitted.client), Err(Refusal::Unreachable), "still, without asking again");
+    assert_eq!(
+        server.admit(&token).await.map(|admitted| admitted.client),
+        Err(Refusal::Unreachable),
+        "still, without asking again"
+    );
     assert_eq!(issuer.fetches(), 0);
 }
 
