@@ -206,7 +206,6 @@ fn bench(root: &Path) -> anyhow::Result<()> {
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "cold_start"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "gateway"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "console"])?;
-    cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "audit"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "layers"])?;
     cargo(root, &["bench", "-p", "omniagent-cli", "--bench", "replicas"])
 }
