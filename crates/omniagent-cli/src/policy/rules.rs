@@ -94,24 +94,18 @@ impl Rules {
     /// The first rule whose condition holds for the call, if any. A condition that
     /// cannot be evaluated for this call (it reads an argument the call lacks) does not
     /// hold for it.
-    fn decide(&self, caller: &Caller, item: &Item<'_>, arguments: Option<&serde_json::Value>) -> Option<&Rule> {
-        let arguments = arguments.filter(|_| self.reads_arguments);
-        let variables = self.known.variables(caller, item, arguments);
+    fn decide(&self, caller: &Caller, item: &Item<'_>, arguments: &serde_json::Value) -> Option<&Rule> {
+        let variables = self.known.variables(caller, item, self.reads_arguments.then_some(arguments));
         let context = self.context(&variables);
-        self.rules.iter().find(|rule| {
-            if arguments.is_none() && rule.reads_arguments {
-                return false;
+        self.rules.iter().find(|rule| match rule.program.execute(&context) {
+            Ok(Value::Bool(holds)) => holds,
+            Ok(other) => {
+                tracing::debug!(rule = %rule.name, "the condition gave {other:?}, not a boolean: it does not hold");
+                false
             }
-            match rule.program.execute(&context) {
-                Ok(Value::Bool(holds)) => holds,
-                Ok(other) => {
-                    tracing::debug!(rule = %rule.name, "the condition gave {other:?}, not a boolean: it does not hold");
-                    false
-                }
-                Err(error) => {
-                    tracing::debug!(rule = %rule.name, "the condition could not be evaluated ({error}): it does not hold");
-                    false
-                }
+            Err(error) => {
+                tracing::debug!(rule = %rule.name, "the condition could not be evaluated ({error}): it does not hold");
+                false
             }
         })
     }
@@ -159,7 +153,7 @@ impl CallLayer for Rules {
     }
 
     fn check(&self, call: &CallContext<'_>) -> Result<(), ToolError> {
-        match self.decide(call.caller, &call.item, Some(call.arguments)) {
+        match self.decide(call.caller, &call.item, call.arguments) {
             Some(rule) if rule.effect == Effect::Deny => Err(ToolError::Refused {
                 layer: "policy",
                 message: format!(

@@ -45,8 +45,8 @@ impl KnownItem {
 }
 
 impl Known {
-    /// The variables of a call of `item` by `caller` with `arguments` (`None`: a list,
-    /// where rules that read them cannot decide).
+    /// The variables of a call of `item` by `caller` with `arguments` (`None` for a
+    /// list, where rules that read them cannot decide, or when no rule reads them).
     pub(super) fn variables(
         &self,
         caller: &Caller,
