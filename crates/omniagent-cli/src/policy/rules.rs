@@ -1,21 +1,17 @@
 //! Policy rules: CEL conditions over the caller, the item, the arguments and the time,
 //! in order; the first that holds decides, and a call none holds for is allowed.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use cel::common::ast::{EntryExpr, Expr};
 use cel::{Context, Env, IdedExpr, Program, Value};
 use skill_core::{CallContext, CallLayer, Caller, Item, ToolError};
 
-use super::variables::{Known, Variables, kind_name};
+use super::variables::{Known, KnownItem, Variables};
 use crate::config::RuleConfig;
 
 /// The variables a rule may read.
 const VARIABLES: [&str; 4] = ["client", "tool", "arguments", "now"];
-
-/// How many list verdicts are kept before the cache starts afresh.
-const MAX_KEPT_VERDICTS: usize = 100_000;
 
 /// What a rule does to a call its condition holds for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,9 +50,6 @@ pub(crate) struct Rules {
     reads_arguments: bool,
     /// The clients' and items' values.
     known: Known,
-    /// Which items each client's lists leave out, by client, claims and item: a verdict
-    /// depends on nothing else when no rule reads the time.
-    hidden: Mutex<HashMap<(String, String, String), bool>>,
 }
 
 impl std::fmt::Debug for Rules {
@@ -74,14 +67,7 @@ impl Rules {
         let compiled = rules.iter().map(|rule| compile_rule(&env, rule)).collect::<Result<Vec<_>, _>>()?;
         let reads_time = compiled.iter().any(|rule| rule.program.references().has_variable("now"));
         let reads_arguments = compiled.iter().any(|rule| rule.reads_arguments);
-        Ok(Self {
-            rules: compiled,
-            env,
-            reads_time,
-            reads_arguments,
-            known: Known::default(),
-            hidden: Mutex::default(),
-        })
+        Ok(Self { rules: compiled, env, reads_time, reads_arguments, known: Known::default() })
     }
 
     /// The context of a call of `item` by `caller`, its variables lent by `variables`.
@@ -95,7 +81,7 @@ impl Rules {
     /// cannot be evaluated for this call (it reads an argument the call lacks) does not
     /// hold for it.
     fn decide(&self, caller: &Caller, item: &Item<'_>, arguments: &serde_json::Value) -> Option<&Rule> {
-        let variables = self.known.variables(caller, item, self.reads_arguments.then_some(arguments));
+        let variables = self.known.variables(caller, self.known.item(item), self.reads_arguments.then_some(arguments));
         let context = self.context(&variables);
         self.rules.iter().find(|rule| match rule.program.execute(&context) {
             Ok(Value::Bool(holds)) => holds,
@@ -117,8 +103,8 @@ impl Rules {
     /// A rule that reads the arguments is evaluated without them: CEL's `&&` and `||`
     /// decide without the side they do not need, so a condition that still gives a
     /// boolean gives it for any arguments; one that does not may hold for some calls.
-    fn hidden(&self, caller: &Caller, item: &Item<'_>) -> bool {
-        let variables = self.known.variables(caller, item, None);
+    fn hidden(&self, caller: &Caller, tool: Arc<KnownItem>) -> bool {
+        let variables = self.known.variables(caller, tool, None);
         let context = self.context(&variables);
         for rule in &self.rules {
             match rule.program.execute(&context) {
@@ -135,21 +121,11 @@ impl Rules {
 
 impl CallLayer for Rules {
     fn hides(&self, caller: &Caller, item: &Item<'_>) -> bool {
+        let known = self.known.item(item);
         if self.reads_time {
-            return self.hidden(caller, item);
+            return self.hidden(caller, known);
         }
-        let claims = serde_json::to_string(&caller.claims).unwrap_or_default();
-        let key = (caller.client.clone(), claims, format!("{}\u{0}{}", kind_name(item.kind), item.name));
-        if let Some(hidden) = self.hidden.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
-            return *hidden;
-        }
-        let hidden = self.hidden(caller, item);
-        let mut kept = self.hidden.lock().unwrap_or_else(PoisonError::into_inner);
-        if kept.len() >= MAX_KEPT_VERDICTS {
-            kept.clear();
-        }
-        kept.insert(key, hidden);
-        hidden
+        known.hidden_from(caller, || self.hidden(caller, Arc::clone(&known)))
     }
 
     fn check(&self, call: &CallContext<'_>) -> Result<(), ToolError> {

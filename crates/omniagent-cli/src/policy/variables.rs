@@ -14,33 +14,56 @@ use cel::context::VariableResolver;
 use cel::objects::{Key, Map};
 use skill_core::{Caller, Item, ItemKind, ToolAnnotations, ToolSource};
 
-/// How many clients or items are kept before the store starts afresh.
+/// An identity's claims.
+type Claims = serde_json::Map<String, serde_json::Value>;
+
+/// How many clients, items of a kind, or verdicts of an item are kept before they start
+/// afresh.
 const MAX_KEPT: usize = 10_000;
 
-/// The values kept, by client and by item.
+/// The values kept, by client and by item (items by kind, then name).
 #[derive(Default)]
 pub(super) struct Known {
     clients: Mutex<HashMap<String, Arc<KnownClient>>>,
-    items: Mutex<HashMap<(&'static str, String), Arc<KnownItem>>>,
+    items: Mutex<HashMap<&'static str, HashMap<String, Arc<KnownItem>>>>,
 }
 
 /// A client's value, with the claims it was built from.
 struct KnownClient {
-    claims: serde_json::Map<String, serde_json::Value>,
+    claims: Claims,
     value: Box<dyn Val>,
 }
 
-/// An item's value, with what it was built from.
-struct KnownItem {
+/// An item's value, with what it was built from, and whether each client's lists
+/// leave it out: kept as long as the item stays the same.
+pub(super) struct KnownItem {
     skill: String,
     source: Option<ToolSource>,
     annotations: ToolAnnotations,
     value: Box<dyn Val>,
+    /// By client: the claims it was judged with, and whether its lists leave the item out.
+    hidden: Mutex<HashMap<String, (Claims, bool)>>,
 }
 
 impl KnownItem {
     fn is(&self, item: &Item<'_>) -> bool {
         self.skill == item.skill && self.source.as_ref() == item.source && self.annotations == item.annotations
+    }
+
+    /// Whether `caller`'s lists leave the item out: as judged before for that client
+    /// with the same claims, else as `judge` says now.
+    pub(super) fn hidden_from(&self, caller: &Caller, judge: impl FnOnce() -> bool) -> bool {
+        let judged = self.hidden.lock().unwrap_or_else(PoisonError::into_inner).get(&caller.client).cloned();
+        if let Some((_, hidden)) = judged.filter(|(claims, _)| *claims == caller.claims) {
+            return hidden;
+        }
+        let hidden = judge();
+        let mut kept = self.hidden.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() >= MAX_KEPT {
+            kept.clear();
+        }
+        kept.insert(caller.client.clone(), (caller.claims.clone(), hidden));
+        hidden
     }
 }
 
@@ -50,13 +73,13 @@ impl Known {
     pub(super) fn variables(
         &self,
         caller: &Caller,
-        item: &Item<'_>,
+        tool: Arc<KnownItem>,
         arguments: Option<&serde_json::Value>,
     ) -> Variables {
         let arguments = arguments.map(|arguments| boxed(cel::to_value(arguments).unwrap_or(Value::Null)));
         Variables {
             client: self.client(caller),
-            tool: self.item(item),
+            tool,
             arguments,
             now: boxed(Value::Timestamp(chrono::Utc::now().fixed_offset())),
         }
@@ -75,10 +98,11 @@ impl Known {
         known
     }
 
-    fn item(&self, item: &Item<'_>) -> Arc<KnownItem> {
+    /// The value of `item`, made afresh when the item changed.
+    pub(super) fn item(&self, item: &Item<'_>) -> Arc<KnownItem> {
         let mut items = self.items.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = (kind_name(item.kind), item.name.to_owned());
-        if let Some(known) = items.get(&key).filter(|known| known.is(item)) {
+        let of_kind = items.entry(kind_name(item.kind)).or_default();
+        if let Some(known) = of_kind.get(item.name).filter(|known| known.is(item)) {
             return Arc::clone(known);
         }
         let known = Arc::new(KnownItem {
@@ -86,11 +110,12 @@ impl Known {
             source: item.source.cloned(),
             annotations: item.annotations,
             value: boxed(item_value(item)),
+            hidden: Mutex::default(),
         });
-        if items.len() >= MAX_KEPT {
-            items.clear();
+        if of_kind.len() >= MAX_KEPT {
+            of_kind.clear();
         }
-        items.insert(key, Arc::clone(&known));
+        of_kind.insert(item.name.to_owned(), Arc::clone(&known));
         known
     }
 }
@@ -155,8 +180,8 @@ fn item_value(item: &Item<'_>) -> Value {
     ])
 }
 
-/// An item's kind as rules and list verdicts name it.
-pub(super) fn kind_name(kind: ItemKind) -> &'static str {
+/// An item's kind as rules name it.
+fn kind_name(kind: ItemKind) -> &'static str {
     match kind {
         ItemKind::Prompt => "prompt",
         ItemKind::Resource => "resource",
