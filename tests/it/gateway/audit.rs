@@ -39,15 +39,7 @@ fn a_thousand_concurrent_calls_give_a_thousand_whole_audit_lines() {
         sample_server().display()
     ));
     let gateway = HttpGateway::start(&home, &[], &[]);
-    let output = std::process::Command::new(test_peers::mcp_python_or_panic())
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/python_load.py"))
-        .args([gateway.url().as_str(), "sample__echo", "1000"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}\n{}", gateway.stderr.lock().unwrap());
-    let out: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(out, json!({"answered": 1000, "wrong": []}));
+    super::thousand_concurrent_echoes(&gateway);
 
     // Every answer is sent after its line is written.
     let lines = audit_lines(&home.path().join("audit.jsonl"));

@@ -2,10 +2,9 @@
 //! a client that goes away mid-call, and SIGTERM. The upstreams run under the default
 //! sandbox, which the crash, hang and SIGTERM tests check.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{HttpGateway, python, sample_home, text_of};
 
@@ -36,15 +35,7 @@ fn an_upstream_crash_or_hang_fails_only_that_call() {
 fn a_thousand_concurrent_http_calls_are_all_answered_in_order() {
     let home = sample_home("60s");
     let gateway = HttpGateway::start(&home, &[], &[]);
-    let output = std::process::Command::new(test_peers::mcp_python_or_panic())
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/python_load.py"))
-        .args([gateway.url().as_str(), "sample__echo", "1000"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}\n{}", gateway.stderr.lock().unwrap());
-    let out: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(out, json!({"answered": 1000, "wrong": []}));
+    super::thousand_concurrent_echoes(&gateway);
 }
 
 /// The process ids in the process group `pgid`, from /proc.

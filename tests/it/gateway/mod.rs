@@ -29,6 +29,20 @@ mod ts_sdk;
 
 use crate::{Home, raw_http_status};
 
+/// Sends a thousand `sample__echo` calls at once to `gateway` with the Python SDK
+/// (`python_load.py`), and checks that each is answered with its own text.
+pub(super) fn thousand_concurrent_echoes(gateway: &HttpGateway) {
+    let output = std::process::Command::new(test_peers::mcp_python_or_panic())
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/python_load.py"))
+        .args([gateway.url().as_str(), "sample__echo", "1000"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}\n{}", gateway.stderr.lock().unwrap());
+    let out: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(out, json!({"answered": 1000, "wrong": []}));
+}
+
 /// The Python SDK's client script.
 fn python_client() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/python_client.py")

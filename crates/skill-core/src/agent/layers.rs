@@ -149,6 +149,10 @@ pub struct Next<'a> {
 
 impl<'a> Next<'a> {
     /// Runs the call through the remaining layers and the item itself.
+    ///
+    /// The inner layers' [`check`](CallLayer::check)s run as this is called, not as the
+    /// future is polled: a layer that wraps the rest of the path in a scope (a trace
+    /// context) calls `run` inside it.
     pub fn run(self) -> CallFuture<'a> {
         match self.rest.split_first() {
             None => self.run,
