@@ -53,7 +53,7 @@ impl Session {
             #[cfg(feature = "mcp")]
             apps: None,
             // A command shows what the servers offer now.
-            #[cfg(feature = "mcp")]
+            #[cfg(any(feature = "mcp", feature = "openapi"))]
             from_lock: false,
             #[cfg(feature = "mcp")]
             on_upstream: None,

@@ -74,11 +74,11 @@ pub struct Person {
     /// MCP servers are told so ([`skill_mcp::McpSkill::with_apps`]).
     #[cfg(feature = "mcp")]
     pub apps: Option<serde_json::Map<String, serde_json::Value>>,
-    /// Whether an MCP server whose definitions the trust lock holds is offered from the
-    /// lock and started at the first call or read of one of its items (the gateway's
-    /// instant start), rather than started with the agent (a command that shows what the
-    /// servers offer now).
-    #[cfg(feature = "mcp")]
+    /// Whether an MCP server (or an OpenAPI document given by URL) whose definitions the
+    /// trust lock holds is offered from the lock and started (fetched) at the first call
+    /// or read of one of its items (the gateway's instant start), rather than with the
+    /// agent (a command that shows what the servers offer now).
+    #[cfg(any(feature = "mcp", feature = "openapi"))]
     pub from_lock: bool,
     /// Given each MCP server's name and a handle on its health as the agent starts it:
     /// the gateway's console shows them.
@@ -168,7 +168,9 @@ pub async fn start_agent(
     #[cfg(feature = "openapi")]
     for (name, settings) in &sections.openapi {
         let signer = &signer;
-        let make = move || openapi_skill(config, home, name, settings, signer);
+        let recorded =
+            pinned.get(name.as_str()).filter(|_| person.from_lock).and_then(|pinned| trust.recorded(&pinned.origin));
+        let make = move || openapi_skill(config, home, name, settings, signer, recorded);
         candidates.push((name.as_str(), Cow::Owned(settings.secret_refs()), Box::new(make)));
     }
     #[cfg(feature = "markdown")]
@@ -248,7 +250,9 @@ const SIGNED_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 /// The OpenAPI skill `name`, its `spec` (unless a URL) and `upload_folder` taken from the
 /// config file's folder, and the agent's private files out of reach of its document's
 /// `$ref`s and of uploads; with `aauth: true`, its calls go through the agent's
-/// AAuth client, and without one it loads as skipped, with the reason.
+/// AAuth client, and without one it loads as skipped, with the reason. With `recorded`
+/// (its tools as the trust lock holds them), it offers those and fetches its document
+/// at the first call.
 #[cfg(feature = "openapi")]
 fn openapi_skill(
     config: &AgentConfig,
@@ -256,6 +260,7 @@ fn openapi_skill(
     name: &str,
     settings: &skill_openapi::OpenApiConfig,
     signer: &Signer<'_>,
+    recorded: Option<skill_core::trust::Recorded>,
 ) -> Box<dyn Skill> {
     let mut settings = settings.clone();
     if !settings.spec_is_url() {
@@ -271,7 +276,10 @@ fn openapi_skill(
     if signed {
         settings.timeout.get_or_insert(SIGNED_CALL_TIMEOUT);
     }
-    let skill = skill_openapi::OpenApiSkill::new(name, settings).with_load_options(private);
+    let mut skill = skill_openapi::OpenApiSkill::new(name, settings).with_load_options(private);
+    if let Some(recorded) = recorded {
+        skill = skill.with_pinned(recorded);
+    }
     if !signed {
         return Box::new(skill);
     }
@@ -458,7 +466,7 @@ pub async fn load_openapi_tools(
             continue;
         }
         let agent = Agent::builder().build();
-        agent.register(openapi_skill(config, home, name, settings, &signer));
+        agent.register(openapi_skill(config, home, name, settings, &signer, None));
         let report = agent.init_compiled_skills().await;
         let tools = match report.skipped.into_iter().next() {
             Some(failure) => Err(failure.reason),

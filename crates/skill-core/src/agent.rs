@@ -14,6 +14,7 @@ mod tools;
 mod trusted;
 
 pub use self::handle::SkillHandle;
+use self::items::Announce;
 pub use self::items::{Changes, RegisteredPrompt};
 pub use self::layers::{CallContext, CallFuture, CallLayer, CallOutput, Item, Next};
 pub use self::left_out::LeftOutKeyword;
@@ -445,9 +446,9 @@ impl Agent {
         let registered = if members.closed {
             Err(CLOSED.to_owned())
         } else {
-            self.replace_tools(name, kind, tools)
-                .and_then(|()| self.replace_prompts(name, prompts))
-                .and_then(|()| self.replace_resources(name, resources))
+            self.replace_tools(name, kind, tools, Announce::Always)
+                .and_then(|()| self.replace_prompts(name, prompts, Announce::Always))
+                .and_then(|()| self.replace_resources(name, resources, Announce::Always))
         };
         match registered {
             Ok(()) => {

@@ -1,4 +1,4 @@
-//! Pinned definitions: what a skill's tools, prompts and resource templates say is
+//! Pinned definitions: what a skill's tools, prompts, resources and resource templates say is
 //! recorded in a lock file the first time it is seen (or when a person approves it), and
 //! an item whose definition changed since, that is new where approval is required, or
 //! that a scan rule flags, is withheld: left out of the agent's lists and refused when
@@ -22,7 +22,9 @@ mod scan;
 
 use self::definition::changed_fields;
 pub use self::definition::field_pairs;
-pub(crate) use self::definition::{Judged, hex, judge_prompt, judge_template, judge_tool, write_canonical};
+pub(crate) use self::definition::{
+    Judged, hex, judge_prompt, judge_resource, judge_template, judge_tool, write_canonical,
+};
 pub use self::scan::{Finding, escape_invisible, scan_skill_text};
 pub(crate) use self::scan::{OtherTools, is_distinctive};
 
@@ -127,7 +129,7 @@ pub struct WithheldItem {
     pub name: String,
     /// The skill that gives it.
     pub skill: String,
-    /// `tool`, `prompt` or `resource_template`.
+    /// `tool`, `prompt`, `resource` or `resource_template`.
     pub kind: &'static str,
     /// Why it is withheld.
     pub reason: WithheldReason,
@@ -182,6 +184,8 @@ pub struct Recorded {
     pub prompts: Vec<Value>,
     /// Resource templates: `uriTemplate`, `name`, `title`, `description`, `mimeType`.
     pub templates: Vec<Value>,
+    /// Resources: `uri`, `name`, `title`, `description`, `mimeType`.
+    pub resources: Vec<Value>,
 }
 
 /// The verdict on one item.
@@ -271,6 +275,7 @@ impl Trust {
                 Some("tool") => recorded.tools.push(definition),
                 Some("prompt") => recorded.prompts.push(definition),
                 Some("resource_template") => recorded.templates.push(definition),
+                Some("resource") => recorded.resources.push(definition),
                 _ => {}
             }
         }

@@ -298,6 +298,31 @@ async fn two_unprefixed_skills_with_the_same_names_keep_only_the_first() {
     assert_eq!(text_of(&agent.read_resource("test://static").await.unwrap()), "first read test://static");
 }
 
+/// An upstream started after its lists were offered from the lock changes nothing a
+/// client saw when its live lists are the same, and is no news then; a skill's own
+/// change is news even when its list reads the same (an upstream's `list_changed`).
+#[tokio::test]
+async fn live_lists_that_read_as_the_stand_ins_are_no_change_and_a_skills_own_change_is_one() {
+    let agent = Agent::builder().build();
+    let skill = ItemSkill::new("alpha", true).with_links();
+    let (tools, prompts, resources) = (skill.tools(), skill.prompts(), skill.resources());
+    let alpha = agent.register(Box::new(skill));
+    agent.init_compiled_skills().await;
+    let mut changes = agent.changes();
+    let before = *changes.borrow_and_update();
+    alpha.replace_stand_ins(tools.clone(), prompts.clone(), resources.clone()).unwrap();
+    assert!(!changes.has_changed().unwrap(), "the same lists as the stand-ins are no change");
+
+    let mut info = PromptInfo::new("greet", "Greets someone, loudly");
+    info.arguments.clear();
+    alpha.replace_stand_ins(tools.clone(), vec![Arc::new(EchoPrompt { info })], resources.clone()).unwrap();
+    let after = *changes.borrow_and_update();
+    assert_eq!((after.prompts, after.tools, after.resources), (before.prompts + 1, before.tools, before.resources));
+
+    alpha.replace_tools(tools).unwrap();
+    assert_eq!(changes.borrow_and_update().tools, before.tools + 1, "a skill's own relisting is news");
+}
+
 #[tokio::test]
 async fn every_list_change_moves_its_counter() {
     let agent = Agent::builder().build();

@@ -249,6 +249,7 @@ impl Skill for McpSkill {
             endpoint,
             config: self.config.clone(),
             lists_changed: Arc::new(Notify::new()),
+            went_live: Arc::new(Notify::new()),
             handle: self.handle.clone(),
             calls: CallRoutes::default(),
             person: Person { server: self.name.clone(), elicitor: self.elicitor.clone() },
@@ -312,22 +313,41 @@ struct Items {
     resources: ResourceCatalog,
 }
 
-/// Re-lists whenever the server says a list changed, and hands the new lists to the
-/// agent through the skill's handle (which takes only this skill's lists). Ends when
-/// the skill is gone or its agent is closed, and at once without an agent.
+/// Re-lists whenever the server says a list changed, and when it first started after
+/// its lists were offered from the trust lock, and hands the new lists to the agent
+/// through the skill's handle (which takes only this skill's lists). The server's own
+/// announcement reaches the agent's clients even when its lists read the same; the
+/// first start's relisting only when they differ from the lock's (see
+/// [`SkillHandle::replace_stand_ins`]). Ends when the skill is gone or its agent is
+/// closed, and at once without an agent.
 async fn refresh_on_change(shared: std::sync::Weak<Shared>, handle: Option<SkillHandle>) {
     let Some(handle) = handle else { return };
-    let Some(lists_changed) = shared.upgrade().map(|shared| Arc::clone(&shared.lists_changed)) else { return };
+    let Some((lists_changed, went_live)) =
+        shared.upgrade().map(|shared| (Arc::clone(&shared.lists_changed), Arc::clone(&shared.went_live)))
+    else {
+        return;
+    };
     loop {
-        lists_changed.notified().await;
+        // The server's own announcement first: a first start's relisting that waits
+        // beside it keeps its notification for the next turn.
+        let own = tokio::select! {
+            biased;
+            () = lists_changed.notified() => true,
+            () = went_live.notified() => false,
+        };
         let Some(shared) = shared.upgrade() else { return };
         let Some(connection) = shared.current() else { continue };
         match shared.list_items(&connection).await {
             Ok(items) => {
-                let taken = handle
-                    .replace_tools(items.tools)
-                    .and_then(|()| handle.replace_prompts(items.prompts))
-                    .and_then(|()| handle.replace_resources(items.resources));
+                let taken = if own {
+                    handle
+                        .replace_tools(items.tools)
+                        .and_then(|()| handle.replace_prompts(items.prompts))
+                        .and_then(|()| handle.replace_resources(items.resources))
+                } else {
+                    handle.replace_stand_ins(items.tools, items.prompts, items.resources)
+                };
+                shared.health.relisted();
                 match taken {
                     Ok(()) => {}
                     Err(skill_core::Error::AgentClosed { .. }) => return,
@@ -347,7 +367,10 @@ struct Shared {
     server: String,
     endpoint: Endpoint,
     config: ServerConfig,
+    /// Told when the server says a list changed.
     lists_changed: Arc<Notify>,
+    /// Told when the server first started after its lists were offered from the lock.
+    went_live: Arc<Notify>,
     /// The skill's handle, through which the server's resource updates are announced.
     handle: Option<SkillHandle>,
     calls: CallRoutes,
@@ -405,8 +428,8 @@ impl Shared {
         tracing::debug!(server = %self.server, "server started");
         *self.slot() = Some(Arc::clone(&connection));
         if self.from_lock.swap(false, std::sync::atomic::Ordering::AcqRel) {
-            // Its live lists replace the recorded ones, as a `list_changed` would.
-            self.lists_changed.notify_one();
+            // Its live lists replace the recorded ones.
+            self.went_live.notify_one();
         }
         Ok(connection)
     }
@@ -524,7 +547,7 @@ impl Shared {
                 .map(|info| Arc::new(McpPrompt { info, shared: Arc::clone(self) }) as Arc<dyn Prompt>)
                 .collect(),
             resources: ResourceCatalog {
-                resources: Vec::new(),
+                resources: recorded.resources.iter().filter_map(|resource| wire_into(resource).ok()).collect(),
                 templates: recorded.templates.iter().filter_map(|template| wire_into(template).ok()).collect(),
                 reader: Some(Arc::new(McpResources { shared: Arc::clone(self) })),
             },

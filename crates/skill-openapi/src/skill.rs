@@ -1,12 +1,14 @@
-//! [`OpenApiSkill`]: a document's operations as an agent's tools.
+//! [`OpenApiSkill`]: a document's operations as an agent's tools; `pinned` the tools of
+//! a URL document offered from the trust lock before it is fetched.
 
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use reqwest_middleware::ClientWithMiddleware;
 use serde_json::Value;
+use skill_core::trust::Recorded;
 use skill_core::{
-    BoxError, Icon, Secrets, Skill, SourceKind, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput,
+    BoxError, Icon, Secrets, Skill, SkillHandle, SourceKind, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput,
     drop_off_runtime, off_runtime,
 };
 
@@ -16,6 +18,8 @@ use crate::document::Document;
 use crate::fetch::LoadOptions;
 use crate::operation::{Method, OperationTool};
 
+mod pinned;
+
 /// An OpenAPI document as a skill (source kind `openapi`): `init` loads the document
 /// (a file, or a URL fetched, under the [`LoadOptions`]' rules), makes one tool per operation
 /// the config's filter keeps, and settles the server URL and credentials; each tool call
@@ -24,7 +28,6 @@ use crate::operation::{Method, OperationTool};
 /// The credentials' secrets come from the agent ([`Skill::set_secrets`]), under the names
 /// [`OpenApiConfig::secret_refs`] gives; the skill requires them all, so an agent without
 /// one skips the skill rather than calling unauthenticated.
-#[derive(Debug)]
 pub struct OpenApiSkill {
     name: String,
     config: OpenApiConfig,
@@ -32,7 +35,25 @@ pub struct OpenApiSkill {
     client: Option<ClientWithMiddleware>,
     secrets: Secrets,
     description: String,
-    tools: Vec<Arc<OperationCall>>,
+    tools: Vec<Arc<dyn Tool>>,
+    /// The skill's handle on its agent, through which the document's own tools replace
+    /// those offered from the lock.
+    handle: Option<SkillHandle>,
+    /// The tools pinned in the trust lock, which `init` offers without fetching the
+    /// document.
+    pinned: Option<Recorded>,
+}
+
+impl std::fmt::Debug for OpenApiSkill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenApiSkill")
+            .field("name", &self.name)
+            .field("config", &self.config)
+            .field("secrets", &self.secrets)
+            .field("n_tools", &self.tools.len())
+            .field("pinned", &self.pinned.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl OpenApiSkill {
@@ -48,7 +69,19 @@ impl OpenApiSkill {
             secrets: Secrets::new(),
             description,
             tools: Vec::new(),
+            handle: None,
+            pinned: None,
         }
+    }
+
+    /// Offers `recorded`'s tools, the document's as the trust lock holds them, from
+    /// `init` on without fetching the document: it is fetched at the first call of one of
+    /// them, its own tools then replace these (the agent's trust compares them with the
+    /// lock), and a call of a tool whose definition changed is refused as withheld.
+    #[must_use]
+    pub fn with_pinned(mut self, recorded: Recorded) -> Self {
+        self.pinned = Some(recorded);
+        self
     }
 
     /// Sends the calls through `client` (for instance one that signs every request)
@@ -82,6 +115,10 @@ impl Skill for OpenApiSkill {
         SourceKind::Openapi
     }
 
+    fn set_agent(&mut self, handle: SkillHandle) {
+        self.handle = Some(handle);
+    }
+
     fn set_secrets(&mut self, secrets: Secrets) {
         self.secrets = secrets;
     }
@@ -95,11 +132,55 @@ impl Skill for OpenApiSkill {
             // A skill that must call as an AAuth agent never sends an unsigned request.
             return Err("`aauth: true`, but no AAuth client was given to sign its calls".into());
         }
+        self.config.credential_origins().map_err(|error| format!("openapi.{}.{error}", self.name))?;
+        let loader = Loader {
+            name: self.name.clone(),
+            config: self.config.clone(),
+            load_options: self.load_options.clone(),
+            client: self.client.clone(),
+            secrets: self.secrets.clone(),
+        };
+        if let Some(recorded) = self.pinned.take() {
+            self.tools = pinned::stand_ins(recorded, loader, self.handle.clone());
+            return Ok(());
+        }
+        let loaded = loader.load().await?;
+        if let Some(title) = loaded.title {
+            self.description = title;
+        }
+        self.tools = loaded.tools;
+        Ok(())
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools.clone()
+    }
+}
+
+/// What loading the document takes: the skill's settings, kept by the tools offered
+/// from the lock for their first call.
+#[derive(Clone)]
+struct Loader {
+    name: String,
+    config: OpenApiConfig,
+    load_options: LoadOptions,
+    client: Option<ClientWithMiddleware>,
+    secrets: Secrets,
+}
+
+/// What a loaded document gives: its title and one tool per operation.
+struct Loaded {
+    title: Option<String>,
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Loader {
+    /// Loads the document (fetching a URL's), makes one tool per operation the config's
+    /// filter keeps, and settles the server URL and credentials.
+    async fn load(&self) -> Result<Loaded, BoxError> {
         let origins = self.config.credential_origins().map_err(|error| format!("openapi.{}.{error}", self.name))?;
         let document = Document::load(&self.config.spec, &self.load_options).await?;
-        if let Some(title) = document.root().pointer("/info/title").and_then(Value::as_str) {
-            self.description = title.to_owned();
-        }
+        let title = document.root().pointer("/info/title").and_then(Value::as_str).map(str::to_owned);
         let icons: Arc<[Icon]> = document.logo().into_iter().collect();
         // Resolving refs may read the spec's files, and a large spec makes many tools
         // (GitHub's 1223): off the runtime.
@@ -143,7 +224,7 @@ impl Skill for OpenApiSkill {
         if let Some(given) = &self.client {
             let _ = client.set(given.clone());
         }
-        self.tools = tool_set
+        let tools = tool_set
             .tools
             .into_iter()
             .map(|mut operation| {
@@ -154,14 +235,10 @@ impl Skill for OpenApiSkill {
                     tracing::warn!("openapi skill {}: tool {}: {warning}", self.name, operation.name);
                 }
                 let (endpoint, client, icons) = (Arc::clone(&endpoint), Arc::clone(&client), Arc::clone(&icons));
-                Arc::new(OperationCall { operation, endpoint, client, icons })
+                Arc::new(OperationCall { operation, endpoint, client, icons }) as Arc<dyn Tool>
             })
             .collect();
-        Ok(())
-    }
-
-    fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.tools.iter().map(|tool| Arc::clone(tool) as Arc<dyn Tool>).collect()
+        Ok(Loaded { title, tools })
     }
 }
 

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::{Arc, Weak};
 
+use super::items::Announce;
 use super::{Agent, AgentInner, Member, lock};
 use crate::{Error, Prompt, ResourceCatalog, Tool};
 
@@ -76,19 +77,39 @@ impl SkillHandle {
     /// error (a name collision, an invalid schema, the skill not loaded) the old tools
     /// stay.
     pub fn replace_tools(&self, tools: Vec<Arc<dyn Tool>>) -> Result<(), Error> {
-        self.change(|agent, member| agent.replace_tools(&member.name, member.kind, tools))
+        self.change(|agent, member| agent.replace_tools(&member.name, member.kind, tools, Announce::Always))
     }
 
     /// Replaces the skill's registered prompts with `prompts`, all or none.
     pub fn replace_prompts(&self, prompts: Vec<Arc<dyn Prompt>>) -> Result<(), Error> {
-        self.change(|agent, member| agent.replace_prompts(&member.name, prompts))
+        self.change(|agent, member| agent.replace_prompts(&member.name, prompts, Announce::Always))
     }
 
     /// Replaces the skill's resources and resource templates with `catalog`, all or
     /// none. A skill that is not [namespaced](crate::Skill::namespaced) may not list a
     /// URI that another such skill lists.
     pub fn replace_resources(&self, catalog: ResourceCatalog) -> Result<(), Error> {
-        self.change(|agent, member| agent.replace_resources(&member.name, catalog))
+        self.change(|agent, member| agent.replace_resources(&member.name, catalog, Announce::Always))
+    }
+
+    /// Replaces the stand-ins the skill offered (the definitions a trust lock recorded,
+    /// offered before its upstream started) with its live `tools`, `prompts` and
+    /// `catalog`, each list all or none, as `replace_tools` and the others do. A list
+    /// that reads the same as the stand-ins is no change for the agent's clients: the
+    /// switch is the agent's own doing, not news. The `replace_*` methods announce even
+    /// a list that reads the same, as an upstream's own `list_changed` is news whatever
+    /// it lists.
+    pub fn replace_stand_ins(
+        &self,
+        tools: Vec<Arc<dyn Tool>>,
+        prompts: Vec<Arc<dyn Prompt>>,
+        catalog: ResourceCatalog,
+    ) -> Result<(), Error> {
+        self.change(|agent, member| {
+            agent.replace_tools(&member.name, member.kind, tools, Announce::IfChanged)?;
+            agent.replace_prompts(&member.name, prompts, Announce::IfChanged)?;
+            agent.replace_resources(&member.name, catalog, Announce::IfChanged)
+        })
     }
 
     /// Announces that the skill's resource `uri` (as the skill gives it) changed, to the

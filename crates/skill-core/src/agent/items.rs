@@ -59,6 +59,30 @@ struct FoundReader {
     uri: String,
 }
 
+/// Whether replacing a skill's list moves its change counter when the new list reads
+/// the same as the one it replaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Announce {
+    /// Always: a skill's own change is news, even when its list reads the same (a
+    /// server's `list_changed` is, whatever it then lists).
+    Always,
+    /// Only when the list reads differently: a skill that goes from stand-ins (the
+    /// definitions a trust lock recorded) to its live lists changes nothing a client saw
+    /// when they are the same.
+    IfChanged,
+}
+
+/// Whether `old` and `new` hold the same items, in whatever order (the trust lock keeps
+/// them in the order of `key`, a server in its own).
+fn same_items<T: PartialEq>(old: &[T], new: &[T], key: fn(&T) -> &String) -> bool {
+    fn sorted<T>(items: &[T], key: fn(&T) -> &String) -> Vec<&T> {
+        let mut sorted: Vec<&T> = items.iter().collect();
+        sorted.sort_by(|a, b| key(a).cmp(key(b)));
+        sorted
+    }
+    old.len() == new.len() && sorted(old, key) == sorted(new, key)
+}
+
 /// How many times each list of an agent changed since it was built: a server watching
 /// [`Agent::changes`] tells its clients to list again when a counter moves.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -75,7 +99,12 @@ pub struct Changes {
 impl Agent {
     /// Replaces the registered prompts of the skill `skill` with `prompts`, all or none,
     /// as `replace_tools` does for tools (and with the members locked, as it is).
-    pub(super) fn replace_prompts(&self, skill: &str, prompts: Vec<Arc<dyn Prompt>>) -> Result<(), String> {
+    pub(super) fn replace_prompts(
+        &self,
+        skill: &str,
+        prompts: Vec<Arc<dyn Prompt>>,
+        announce: Announce,
+    ) -> Result<(), String> {
         let mut registry = write(&self.inner.prompts);
         let had_any = registry.values().any(|registered| registered.skill == skill);
         if prompts.is_empty() && !had_any {
@@ -95,11 +124,19 @@ impl Agent {
         }
         let judged: Vec<(String, Arc<dyn Prompt>)> =
             new_prompts.iter().map(|(name, registered)| (name.clone(), Arc::clone(&registered.prompt))).collect();
+        let unchanged = announce == Announce::IfChanged && {
+            let old: Vec<&RegisteredPrompt> =
+                registry.values().filter(|registered| registered.skill == skill).collect();
+            old.len() == new_prompts.len()
+                && old.iter().all(|old| new_prompts.get(&old.name).is_some_and(|new| new.info() == old.info()))
+        };
         registry.retain(|_, registered| registered.skill != skill);
         registry.extend(new_prompts);
         drop(registry);
         self.judge_prompts(skill, &judged);
-        self.inner.changes.send_modify(|changes| changes.prompts += 1);
+        if !unchanged {
+            self.inner.changes.send_modify(|changes| changes.prompts += 1);
+        }
         Ok(())
     }
 
@@ -107,7 +144,12 @@ impl Agent {
     /// `catalog`, all or none (with the members locked). A skill that is not
     /// [namespaced](crate::Skill::namespaced) may not list a URI that another such skill
     /// lists.
-    pub(super) fn replace_resources(&self, skill: &str, catalog: ResourceCatalog) -> Result<(), String> {
+    pub(super) fn replace_resources(
+        &self,
+        skill: &str,
+        catalog: ResourceCatalog,
+        announce: Announce,
+    ) -> Result<(), String> {
         let mut registry = write(&self.inner.resources);
         if catalog.is_empty() && !registry.contains_key(skill) {
             return Ok(());
@@ -136,7 +178,17 @@ impl Agent {
             .iter()
             .map(|template| (self.resource_uri(skill, &template.uri_template, &plain), template.clone()))
             .collect();
+        let resources: Vec<(String, ResourceInfo)> = catalog
+            .resources
+            .iter()
+            .map(|resource| (self.resource_uri(skill, &resource.uri, &plain), resource.clone()))
+            .collect();
         drop(plain);
+        let unchanged = announce == Announce::IfChanged
+            && registry.get(skill).is_some_and(|old| {
+                same_items(&old.resources, &catalog.resources, |resource| &resource.uri)
+                    && same_items(&old.templates, &catalog.templates, |template| &template.uri_template)
+            });
         if catalog.is_empty() {
             registry.remove(skill);
         } else {
@@ -144,7 +196,10 @@ impl Agent {
         }
         drop(registry);
         self.judge_templates(skill, &templates);
-        self.inner.changes.send_modify(|changes| changes.resources += 1);
+        self.judge_resources(skill, &resources);
+        if !unchanged {
+            self.inner.changes.send_modify(|changes| changes.resources += 1);
+        }
         Ok(())
     }
 
@@ -237,15 +292,18 @@ impl Agent {
         reader.complete(&own_template, request).await
     }
 
-    /// Every resource of every skill, under its agent-level URI, skills in name order.
+    /// Every resource of every skill (none its trust withholds), under its agent-level
+    /// URI, skills in name order.
     pub fn resources(&self) -> Vec<ResourceInfo> {
         let plain = read(&self.inner.plain);
         let registry = read(&self.inner.resources);
         let listed = registry.iter().flat_map(|(skill, catalog)| catalog.resources.iter().map(move |r| (skill, r)));
+        let withholds = self.withholds(Kind::Resource);
         listed
             .map(|(skill, resource)| {
                 (skill, ResourceInfo { uri: self.resource_uri(skill, &resource.uri, &plain), ..resource.clone() })
             })
+            .filter(|(_, resource)| !withholds || self.withheld_item(Kind::Resource, &resource.uri).is_none())
             .filter(|(skill, resource)| !self.hides(ItemKind::Resource, &resource.uri, skill))
             .map(|(_, resource)| resource)
             .collect()
@@ -305,12 +363,13 @@ impl Agent {
     pub async fn read_resource(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
         let found = self.reader_or_not_found(uri)?;
         let no_arguments = Value::Object(serde_json::Map::new());
+        let withheld = self.withheld_item(Kind::Resource, uri);
         let context = CallContext {
             agent: &self.inner.name,
             caller: &self.caller,
             item: Item::plain(ItemKind::Resource, uri, &found.skill),
             arguments: &no_arguments,
-            withheld: None,
+            withheld: withheld.as_deref(),
         };
         let read_it = async {
             let mut output = found.reader.read(&found.uri).await?;

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tracing::Instrument;
 
+use super::items::Announce;
 use super::layers::{CallContext, CallOutput, Item};
 use super::left_out::{LeftOut, LeftOutKeyword, compile_leaving_out, description_note};
 use super::trusted::Kind;
@@ -98,6 +99,18 @@ impl RegisteredTool {
         self.entry.tool.annotations()
     }
 
+    /// Whether `other` shows a model and a host the very same tool.
+    fn shows_as(&self, other: &RegisteredTool) -> bool {
+        self.name() == other.name()
+            && self.description() == other.description()
+            && self.title() == other.title()
+            && self.input_schema() == other.input_schema()
+            && self.output_schema() == other.output_schema()
+            && self.annotations() == other.annotations()
+            && self.meta() == other.meta()
+            && self.icons() == other.icons()
+    }
+
     /// The tool as the layers of the call path see it.
     pub(super) fn item(&self) -> Item<'_> {
         let source = self.source();
@@ -173,7 +186,13 @@ impl Agent {
     /// cannot be compiled costs only itself: it is left out, and kept among the skill's
     /// [skipped tools](Agent::skipped_tools) with the reason. Only [`Agent::admit`] and a
     /// [`SkillHandle`](super::SkillHandle) call it, with the members locked.
-    pub(super) fn replace_tools(&self, skill: &str, kind: SourceKind, tools: Vec<Arc<dyn Tool>>) -> Result<(), String> {
+    pub(super) fn replace_tools(
+        &self,
+        skill: &str,
+        kind: SourceKind,
+        tools: Vec<Arc<dyn Tool>>,
+        announce: Announce,
+    ) -> Result<(), String> {
         let mut registry = write(&self.inner.tools);
         let mut new_tools: BTreeMap<String, RegisteredTool> = BTreeMap::new();
         let mut problems = ToolProblems::default();
@@ -216,12 +235,20 @@ impl Agent {
         }
         let judged: Vec<(String, Arc<dyn Tool>)> =
             new_tools.iter().map(|(name, registered)| (name.clone(), Arc::clone(&registered.entry.tool))).collect();
+        let unchanged = announce == Announce::IfChanged && {
+            let old: Vec<&RegisteredTool> =
+                registry.values().filter(|registered| registered.source().skill == skill).collect();
+            old.len() == new_tools.len()
+                && old.iter().all(|old| new_tools.get(old.name()).is_some_and(|new| new.shows_as(old)))
+        };
         registry.retain(|_, registered| registered.source().skill != skill);
         registry.extend(new_tools);
         drop(registry);
         self.judge_tools(skill, &judged);
         write(&self.inner.tool_problems).insert(skill.to_owned(), problems);
-        self.inner.changes.send_modify(|changes| changes.tools += 1);
+        if !unchanged {
+            self.inner.changes.send_modify(|changes| changes.tools += 1);
+        }
         Ok(())
     }
 

@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use super::{Agent, lock, read, write};
 use crate::trust::{
-    Judged, OtherTools, Trust, Verdict, WithheldItem, is_distinctive, judge_prompt, judge_template, judge_tool,
+    Judged, OtherTools, Trust, Verdict, WithheldItem, is_distinctive, judge_prompt, judge_resource, judge_template,
+    judge_tool,
 };
-use crate::{ItemKind, Prompt, ResourceTemplateInfo, Tool};
+use crate::{ItemKind, Prompt, ResourceInfo, ResourceTemplateInfo, Tool};
 
 /// The judged items of every skill, and those withheld, by agent-level name.
 #[derive(Default)]
@@ -27,6 +28,7 @@ pub(super) enum Kind {
     Tool,
     Prompt,
     Template,
+    Resource,
 }
 
 impl Kind {
@@ -35,6 +37,7 @@ impl Kind {
             Kind::Tool => ItemKind::Tool,
             Kind::Prompt => ItemKind::Prompt,
             Kind::Template => ItemKind::ResourceTemplate,
+            Kind::Resource => ItemKind::Resource,
         }
     }
 }
@@ -98,6 +101,17 @@ impl Agent {
         self.judge(skill, Kind::Template, judged);
     }
 
+    /// Judges the resources `skill` registered (agent-level URI and resource each).
+    pub(super) fn judge_resources(&self, skill: &str, resources: &[(String, ResourceInfo)]) {
+        let Some(trust) = self.trust() else { return };
+        let others = self.other_tools(skill);
+        let judged = resources
+            .iter()
+            .map(|(name, resource)| (name.clone(), judge_resource(resource, &others, trust.scan_mode())))
+            .collect();
+        self.judge(skill, Kind::Resource, judged);
+    }
+
     /// Records the judgment of `skill`'s items of `kind`, replacing the last one.
     fn judge(&self, skill: &str, kind: Kind, judged: Vec<(String, Judged)>) {
         let Some(trust) = self.trust() else { return };
@@ -135,7 +149,8 @@ impl Agent {
             };
             names(trusted.withheld.get(&kind)) != names(withheld.get(&kind))
         };
-        let (tools, prompts, templates) = (changed(Kind::Tool), changed(Kind::Prompt), changed(Kind::Template));
+        let (tools, prompts) = (changed(Kind::Tool), changed(Kind::Prompt));
+        let templates = changed(Kind::Template) || changed(Kind::Resource);
         trusted.withheld = withheld;
         drop(trusted);
         if tools || prompts || templates {
@@ -166,8 +181,8 @@ impl Agent {
         read(&self.inner.trusted).withheld.get(&kind).is_some_and(|withheld| !withheld.is_empty())
     }
 
-    /// Every withheld tool, prompt and resource template, with what a review shows of
-    /// it: tools first, each kind by name.
+    /// Every withheld tool, prompt, resource template and resource, with what a review
+    /// shows of it: tools first, each kind by name.
     pub fn withheld(&self) -> Vec<WithheldItem> {
         let trusted = read(&self.inner.trusted);
         trusted.withheld.values().flat_map(|items| items.values().map(|item| WithheldItem::clone(item))).collect()

@@ -12,7 +12,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::ScanMode;
 use super::scan::{Finding, OtherTools, Step, scan_value};
-use crate::{PromptInfo, ResourceTemplateInfo, Tool};
+use crate::{PromptInfo, ResourceInfo, ResourceTemplateInfo, Tool};
 
 /// An item as the trust judges it: its key in the lock, digest and findings.
 #[derive(Clone)]
@@ -29,11 +29,14 @@ enum Item {
     Tool(Arc<dyn Tool>),
     Prompt(Box<PromptInfo>),
     Template(Box<ResourceTemplateInfo>),
+    Resource(Box<ResourceInfo>),
 }
 
 impl Judged {
-    /// The definition, in MCP's wire form: the pinned fields, and beside them the
-    /// tool's `icons` and `_meta`, which only the host reads and which are not pinned.
+    /// The definition, in MCP's wire form: the pinned fields, and beside them what only
+    /// the host reads and is not pinned (`icons`, `_meta`; a resource's or template's
+    /// `annotations`, a resource's `size`), so that a list answered from the lock reads
+    /// as the live one did.
     pub(crate) fn definition(&self) -> Value {
         let mut definition = match &self.item {
             Item::Tool(tool) => {
@@ -46,12 +49,48 @@ impl Judged {
                 }
                 definition
             }
-            Item::Prompt(info) => object(&prompt_parts(info)),
-            Item::Template(info) => object(&template_parts(info)),
+            Item::Prompt(info) => {
+                let mut definition = object(&prompt_parts(info));
+                beside(&mut definition, &[("icons", icons(&info.icons)), ("_meta", json!(info.meta))]);
+                definition
+            }
+            Item::Template(info) => {
+                let mut definition = object(&template_parts(info));
+                let host = [
+                    ("annotations", json!(info.annotations)),
+                    ("icons", icons(&info.icons)),
+                    ("_meta", json!(info.meta)),
+                ];
+                beside(&mut definition, &host);
+                definition
+            }
+            Item::Resource(info) => {
+                let mut definition = object(&resource_parts(info));
+                let host = [
+                    ("size", json!(info.size)),
+                    ("annotations", json!(info.annotations)),
+                    ("icons", icons(&info.icons)),
+                    ("_meta", json!(info.meta)),
+                ];
+                beside(&mut definition, &host);
+                definition
+            }
         };
         definition.retain(|_, value| !value.is_null());
         Value::Object(definition)
     }
+}
+
+/// Adds the members of `host` that say something (not `null`) to `definition`.
+fn beside(definition: &mut serde_json::Map<String, Value>, host: &[(&str, Value)]) {
+    for (key, value) in host.iter().filter(|(_, value)| !value.is_null()) {
+        definition.insert((*key).to_owned(), value.clone());
+    }
+}
+
+/// `icons` as the wire writes them: absent (`null` here) when there are none.
+fn icons(icons: &[crate::Icon]) -> Value {
+    if icons.is_empty() { Value::Null } else { json!(icons) }
 }
 
 /// A top-level field of a definition: borrowed from the item where it is big (schemas).
@@ -109,6 +148,16 @@ fn template_parts(info: &ResourceTemplateInfo) -> Vec<(&'static str, Part<'_>)> 
     ]
 }
 
+fn resource_parts(info: &ResourceInfo) -> Vec<(&'static str, Part<'_>)> {
+    vec![
+        ("uri", Part::Owned(json!(info.uri))),
+        ("name", Part::Owned(json!(info.name))),
+        ("title", Part::Owned(json!(info.title))),
+        ("description", Part::Owned(json!(info.description))),
+        ("mimeType", Part::Owned(json!(info.mime_type))),
+    ]
+}
+
 /// A tool's definition as the model sees it, judged. `others`: the names of the tools of
 /// the agent's other skills.
 pub(crate) fn judge_tool(tool: &Arc<dyn Tool>, others: &OtherTools, scan: ScanMode) -> Judged {
@@ -130,12 +179,35 @@ pub(crate) fn judge_template(info: &ResourceTemplateInfo, others: &OtherTools, s
     Judged { key, sha256, findings, item: Item::Template(Box::new(info.clone())) }
 }
 
+/// A resource's definition as the host sees it, judged: its name and description reach
+/// the model as a template's do. What changes without anyone's say (its size, its
+/// annotations' `lastModified`) is not pinned. Its URI is pinned but not scanned: it
+/// names the resource (a file's path may well hold `.ssh/id_rsa`), it tells nothing.
+pub(crate) fn judge_resource(info: &ResourceInfo, others: &OtherTools, scan: ScanMode) -> Judged {
+    let mut parts = resource_parts(info);
+    let sha256 = digest(&parts);
+    parts.retain(|(key, _)| *key != "uri");
+    let findings = scan_parts(&parts, others, scan);
+    Judged { key: format!("resource:{}", info.uri), sha256, findings, item: Item::Resource(Box::new(info.clone())) }
+}
+
 /// The SHA-256 of the canonical JSON of the object `parts` make (members that are
 /// `null` left out, as unsaid), and the scan's findings in them.
 fn digest_and_scan(parts: &[(&'static str, Part<'_>)], others: &OtherTools, scan: ScanMode) -> (String, Vec<Finding>) {
+    (digest(parts), scan_parts(parts, others, scan))
+}
+
+/// The members of the object `parts` make that say something (not `null`), by key.
+fn sorted<'a>(parts: &'a [(&'static str, Part<'_>)]) -> Vec<(&'static str, &'a Value)> {
     let mut sorted: Vec<(&str, &Value)> =
         parts.iter().map(|(key, part)| (*key, part.value())).filter(|(_, value)| !value.is_null()).collect();
     sorted.sort_unstable_by_key(|(key, _)| *key);
+    sorted
+}
+
+/// The SHA-256 of the canonical JSON of the object `parts` make.
+fn digest(parts: &[(&'static str, Part<'_>)]) -> String {
+    let sorted = sorted(parts);
     let mut hasher = Hashing(Sha256::new());
     let _ = hasher.write_all(b"{");
     for (index, (key, value)) in sorted.iter().enumerate() {
@@ -147,13 +219,18 @@ fn digest_and_scan(parts: &[(&'static str, Part<'_>)], others: &OtherTools, scan
         write_canonical(value, &mut hasher);
     }
     let _ = hasher.write_all(b"}");
+    hex(&hasher.0.finalize())
+}
+
+/// The scan's findings in the members of the object `parts` make.
+fn scan_parts(parts: &[(&'static str, Part<'_>)], others: &OtherTools, scan: ScanMode) -> Vec<Finding> {
     let mut findings = Vec::new();
     if scan != ScanMode::Off {
-        for (key, value) in &sorted {
+        for (key, value) in sorted(parts) {
             scan_value(&mut vec![Step::Key(key)], value, others, &mut findings);
         }
     }
-    (hex(&hasher.0.finalize()), findings)
+    findings
 }
 
 /// A hasher as a writer, for serde_json to write into without a copy.

@@ -53,6 +53,10 @@ pub struct UpstreamHealth {
     pub restarts: u32,
     /// Why its last start failed, or how it was last lost, and when.
     pub last_error: Option<(SystemTime, String)>,
+    /// How many times its lists were read again once it ran and handed to the agent: at
+    /// its first start when they had been offered from the trust lock, and after each
+    /// of its `list_changed`.
+    pub relistings: u32,
 }
 
 /// What the skill records as its server starts and is lost.
@@ -62,6 +66,7 @@ struct Record {
     starts: u32,
     last_start_failed: bool,
     last_error: Option<(SystemTime, String)>,
+    relistings: u32,
 }
 
 /// A handle on an upstream server's health ([`crate::McpSkill::health`]): cloned freely,
@@ -98,6 +103,7 @@ impl Health {
             starts: record.starts,
             restarts: record.starts.saturating_sub(1),
             last_error: record.last_error.clone(),
+            relistings: record.relistings,
         }
     }
 
@@ -119,6 +125,12 @@ impl Health {
             Some(error) => record.last_error = Some((SystemTime::now(), error)),
             None => record.starts = record.starts.saturating_add(1),
         }
+    }
+
+    /// The server's lists were read again and handed to the agent.
+    pub(super) fn relisted(&self) {
+        let mut record = self.record();
+        record.relistings = record.relistings.saturating_add(1);
     }
 
     /// The connection was found dead by a request, for `reason`.

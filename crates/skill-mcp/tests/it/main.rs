@@ -12,6 +12,7 @@
 mod everything;
 mod faults;
 mod isolation;
+mod pinned;
 mod process_table;
 mod processes;
 mod sandbox;

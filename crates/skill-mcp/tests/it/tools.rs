@@ -16,7 +16,7 @@ use skill_mcp::McpSkill;
 use crate::{SAMPLE, assert_loaded, call_text, sample_agent, sample_config};
 
 /// How long a `tools/list_changed` may take to reach the agent's tools.
-const LIST_CHANGED_BOUND: Duration = Duration::from_secs(5);
+pub(super) const LIST_CHANGED_BOUND: Duration = Duration::from_secs(5);
 
 /// The agent's tools as `(agent-level name, source)`.
 fn tools_of(agent: &Agent) -> Vec<(String, ToolSource)> {
