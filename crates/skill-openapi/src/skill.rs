@@ -35,7 +35,10 @@ pub struct OpenApiSkill {
     client: Option<ClientWithMiddleware>,
     secrets: Secrets,
     description: String,
-    tools: Vec<Arc<dyn Tool>>,
+    /// The document's tools, once loaded.
+    tools: Vec<Arc<OperationCall>>,
+    /// The tools offered from the lock instead, until the document is fetched.
+    stand_ins: Vec<Arc<dyn Tool>>,
     /// The skill's handle on its agent, through which the document's own tools replace
     /// those offered from the lock.
     handle: Option<SkillHandle>,
@@ -50,8 +53,8 @@ impl std::fmt::Debug for OpenApiSkill {
             .field("name", &self.name)
             .field("config", &self.config)
             .field("secrets", &self.secrets)
-            .field("n_tools", &self.tools.len())
-            .field("pinned", &self.pinned.is_some())
+            .field("tools", &self.tools)
+            .field("stand_ins", &self.stand_ins.len())
             .finish_non_exhaustive()
     }
 }
@@ -69,6 +72,7 @@ impl OpenApiSkill {
             secrets: Secrets::new(),
             description,
             tools: Vec::new(),
+            stand_ins: Vec::new(),
             handle: None,
             pinned: None,
         }
@@ -141,7 +145,7 @@ impl Skill for OpenApiSkill {
             secrets: self.secrets.clone(),
         };
         if let Some(recorded) = self.pinned.take() {
-            self.tools = pinned::stand_ins(recorded, loader, self.handle.clone());
+            self.stand_ins = pinned::stand_ins(recorded, loader, self.handle.clone());
             return Ok(());
         }
         let loaded = loader.load().await?;
@@ -153,7 +157,8 @@ impl Skill for OpenApiSkill {
     }
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.tools.clone()
+        let tools = self.tools.iter().map(|tool| Arc::clone(tool) as Arc<dyn Tool>);
+        tools.chain(self.stand_ins.iter().cloned()).collect()
     }
 }
 
@@ -171,7 +176,7 @@ struct Loader {
 /// What a loaded document gives: its title and one tool per operation.
 struct Loaded {
     title: Option<String>,
-    tools: Vec<Arc<dyn Tool>>,
+    tools: Vec<Arc<OperationCall>>,
 }
 
 impl Loader {
@@ -235,7 +240,7 @@ impl Loader {
                     tracing::warn!("openapi skill {}: tool {}: {warning}", self.name, operation.name);
                 }
                 let (endpoint, client, icons) = (Arc::clone(&endpoint), Arc::clone(&client), Arc::clone(&icons));
-                Arc::new(OperationCall { operation, endpoint, client, icons }) as Arc<dyn Tool>
+                Arc::new(OperationCall { operation, endpoint, client, icons })
             })
             .collect();
         Ok(Loaded { title, tools })

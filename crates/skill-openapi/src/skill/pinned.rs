@@ -51,13 +51,14 @@ impl Live {
         let loaded = self.loader.load().await.map_err(|error| {
             ToolError::failed(format!("the OpenAPI document of `{name}` could not be loaded: {error}"))
         })?;
+        let tools: Vec<Arc<dyn Tool>> = loaded.tools.into_iter().map(|tool| tool as Arc<dyn Tool>).collect();
         if let Some(handle) = &self.handle
-            && let Err(error) = handle.replace_stand_ins(loaded.tools.clone(), Vec::new(), ResourceCatalog::default())
+            && let Err(error) = handle.replace_stand_ins(tools.clone(), Vec::new(), ResourceCatalog::default())
         {
             tracing::warn!("openapi skill {name}: the document's tools were not all taken: {error}");
         }
         let tools: HashMap<String, Arc<dyn Tool>> =
-            loaded.tools.into_iter().map(|tool| (tool.name().to_owned(), tool)).collect();
+            tools.into_iter().map(|tool| (tool.name().to_owned(), tool)).collect();
         let tools = Arc::new(tools);
         *slot = Some(Arc::clone(&tools));
         Ok(tools)
