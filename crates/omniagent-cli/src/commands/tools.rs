@@ -88,6 +88,7 @@ pub(crate) fn choose(
         let offered = |name: &str| {
             agent.tools().iter().any(|tool| tool.name() == name)
                 || agent.prompts().iter().any(|prompt| prompt.name() == name)
+                || agent.resources().iter().any(|resource| resource.uri == name)
                 || agent.resource_templates().iter().any(|template| template.uri_template == name)
         };
         let unknown: Vec<&str> = names
@@ -102,7 +103,7 @@ pub(crate) fn choose(
             } else {
                 format!("withheld: {}", known.join(", "))
             };
-            return Err(format!("no tool, prompt or template named {} ({known})", unknown.join(", ")));
+            return Err(format!("no tool, prompt, resource or template named {} ({known})", unknown.join(", ")));
         }
         return Ok(withheld.into_iter().filter(|item| names.contains(&item.name)).collect());
     }

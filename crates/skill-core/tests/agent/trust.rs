@@ -207,3 +207,55 @@ async fn a_dropped_agent_leaves_no_task_following_the_lock() {
     assert_eq!(metrics.num_alive_tasks(), before, "the follower ended with the agent, not at the next lock change");
     drop(shared);
 }
+
+/// Reads any URI as the text `read`.
+struct Reader;
+
+#[async_trait]
+impl skill_core::ResourceReader for Reader {
+    async fn read(&self, uri: &str) -> Result<skill_core::ResourceOutput, ToolError> {
+        let contents = vec![skill_core::ResourceContents::Text {
+            uri: uri.to_owned(),
+            mime_type: None,
+            text: "read".to_owned(),
+            meta: None,
+        }];
+        Ok(skill_core::ResourceOutput { contents, meta: None })
+    }
+}
+
+/// The resource `test://notes` with `description` and `size`.
+fn notes(description: &str, size: u64) -> ResourceCatalog {
+    let resource: skill_core::ResourceInfo = serde_json::from_value(json!({
+        "uri": "test://notes", "name": "notes", "description": description, "size": size
+    }))
+    .unwrap();
+    ResourceCatalog { resources: vec![resource], templates: Vec::new(), reader: Some(Arc::new(Reader)) }
+}
+
+/// A resource's name and description reach the model as a template's do: a changed
+/// description is withheld from the list and its reads refused; its size changes
+/// without anyone's say and is no change.
+#[tokio::test]
+async fn a_resource_whose_description_changed_is_withheld_and_its_size_is_not_pinned() {
+    let folder = tempfile::tempdir().unwrap();
+    let (agent, handle) = agent_with(trust(&folder.path().join("tools.lock"), TrustMode::OnFirstUse), vec![]).await;
+    handle.replace_resources(notes("The notes.", 10)).unwrap();
+    let uris = |agent: &Agent| agent.resources().into_iter().map(|resource| resource.uri).collect::<Vec<_>>();
+    assert_eq!(uris(&agent), ["omniagent://up/test://notes"]);
+
+    handle.replace_resources(notes("The notes.", 20)).unwrap();
+    assert_eq!(uris(&agent), ["omniagent://up/test://notes"], "a new size is no change");
+    assert!(agent.read_resource("omniagent://up/test://notes").await.is_ok());
+
+    handle.replace_resources(notes("The notes, newest first.", 20)).unwrap();
+    assert_eq!(uris(&agent), Vec::<String>::new());
+    let withheld = agent.withheld();
+    assert_eq!(
+        (withheld[0].name.as_str(), withheld[0].kind, withheld[0].reason),
+        ("omniagent://up/test://notes", "resource", WithheldReason::Changed)
+    );
+    let refused = agent.read_resource("omniagent://up/test://notes").await.unwrap_err();
+    assert!(matches!(refused, ToolError::Withheld { .. }), "{refused:?}");
+    assert!(refused.to_string().contains("omniagent tools review"), "{refused}");
+}
