@@ -193,12 +193,6 @@ pub struct AuditBrief<'a> {
     /// As [`AuditRecord::outcome`].
     #[serde(borrow)]
     pub outcome: std::borrow::Cow<'a, str>,
-    /// As [`AuditRecord::layer`].
-    #[serde(borrow, default)]
-    pub layer: Option<std::borrow::Cow<'a, str>>,
-    /// As [`AuditRecord::reason`].
-    #[serde(borrow, default)]
-    pub reason: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// Calls `each` with the brief of every line of the audit file `path` (and of its rotated

@@ -57,6 +57,7 @@ impl Session {
             from_lock: false,
             #[cfg(feature = "mcp")]
             on_upstream: None,
+            policy: omniagent_host::PolicyState::default(),
         }
     }
 }

@@ -84,6 +84,10 @@ pub struct Person {
     /// the gateway's console shows them.
     #[cfg(feature = "mcp")]
     pub on_upstream: Option<OnUpstream>,
+    /// Where the agent's policy counts its rules' hits and keeps its rate limits' buckets:
+    /// the gateway gives all its agents one, which its console reads (by default the
+    /// agent's own).
+    pub policy: crate::PolicyState,
 }
 
 impl std::fmt::Debug for Person {
@@ -96,6 +100,7 @@ impl std::fmt::Debug for Person {
             .field("apps", &self.apps)
             .field("from_lock", &self.from_lock)
             .field("on_upstream", &self.on_upstream.is_some());
+        person.field("policy", &self.policy);
         person.finish()
     }
 }
@@ -225,6 +230,7 @@ pub async fn start_agent(
         builder = builder.pinned(name, pinned);
     }
     for (name, secrets) in skill_secrets {
+        &person.policy,
         builder = builder.skill_secrets(name, secrets);
     }
     let mut skills = Vec::new();

@@ -79,4 +79,4 @@ pub use crate::host::{OnUpstream, process_mark};
 pub use crate::host::{OpenApiToolsCheck, load_openapi_tools};
 #[cfg(feature = "markdown")]
 pub use crate::host::{SkillPaths, load_markdown_skills, markdown_skill_tools, markdown_sources};
-pub use crate::policy::{RateLimitView, RuleView, policy_of};
+pub use crate::policy::{BucketView, PolicyReport, PolicyState, RateLimitView, RuleView};

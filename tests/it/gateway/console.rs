@@ -29,8 +29,9 @@ fn console_home() -> (Home, PathBuf) {
         "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
          mcp:\n  servers:\n    rug:\n      command: {}\n      args: ['{}', '{}']\n    sample:\n      command: {}\n\
          observability: {{audit: {{}}}}\n\
-         policy:\n  rules:\n    - {{name: no-forbidden-echo, deny: 'tool.name == \"sample__echo\" && arguments.text == \"forbidden\"'}}\n\
-         \x20 rate_limits:\n    - {{tool: \"rug__*\", per_minute: 600}}\n\
+         policy:\n  rules:\n    - {{name: root-may-echo, allow: 'client.name == \"root\" && tool.name == \"sample__echo\"'}}\n\
+         \x20   - {{name: no-forbidden-echo, deny: 'tool.name == \"sample__echo\" && arguments.text == \"forbidden\"'}}\n\
+         \x20 rate_limits:\n    - {{tool: \"rug__*\", per_minute: 600}}\n    - {{client: bob, tool: sample__echo, per_minute: 1, burst: 1}}\n\
          serve:\n  console: true\n  clients:\n    root: {{token: \"env:ROOT_TOKEN\", admin: true}}\n    bob: {{token: \"env:BOB_TOKEN\"}}\n",
         test_peers::mcp_python_or_panic().display(),
         fixture.display(),
@@ -187,11 +188,28 @@ fn an_admin_reviews_and_approves_a_rug_pull_in_a_browser_while_a_client_gets_the
     assert!(calls.contains("The latest 3 calls"), "only bob's calls: {calls}");
     assert!(calls.contains("refused (refused) by policy"), "{calls}");
     browser.screenshot("calls");
+
+    // Bob's one echo a minute: the second is refused by the rate limit.
+    let echo = |text: &str| json!({"do": "call", "name": "sample__echo", "arguments": {"text": text}});
+    assert_eq!(super::text_of(&session.ask(echo("once"))), "once");
+    let limited = session.ask(echo("twice"));
+    assert!(super::text_of(&limited).starts_with("rate limit:"), "{limited}");
+    // The policy page: each rule's hits (root's echo allowed, bob's forbidden one refused),
+    // and each limit's bucket of bob's as it is now.
     let policy = browser.goto("/console/policy");
-    let rule = policy.lines().find(|line| line.starts_with("no-forbidden-echo\t"));
-    assert!(rule.is_some_and(|rule| rule.ends_with("\t1")), "one hit: {policy}");
-    let limit = policy.lines().find(|line| line.contains("rug__*"));
-    assert!(limit.is_some_and(|limit| limit.ends_with("\t0")), "nothing refused: {policy}");
+    let rule = |name: &str| policy.lines().find(|line| line.starts_with(&format!("{name}\t"))).unwrap_or_default();
+    assert!(rule("root-may-echo").starts_with("root-may-echo\tallow\t"), "{policy}");
+    assert!(rule("root-may-echo").ends_with("\t1"), "one hit, allowed: {policy}");
+    assert!(rule("no-forbidden-echo").ends_with("\t1"), "one hit, refused: {policy}");
+    let bucket = |tool: &str| {
+        let heading = format!("bob → {tool}:");
+        let after = policy.lines().skip_while(|line| !line.starts_with(&heading));
+        after.skip(1).find(|line| line.starts_with("bob\t")).unwrap_or_default()
+    };
+    let echoes = bucket("sample__echo");
+    assert!(echoes.starts_with("bob\t0 of 1\t") && echoes.ends_with("\t1"), "empty, one refusal: {policy}");
+    let rug = policy.lines().skip_while(|line| !line.starts_with("* → rug__*:")).find(|line| line.starts_with("bob\t"));
+    assert!(rug.is_some_and(|rug| rug.ends_with("\t0")), "bob's rug calls, none refused: {policy}");
     browser.screenshot("policy");
     let overview = browser.goto("/console");
     assert!(overview.contains("Nothing is withheld."), "{overview}");
@@ -332,6 +350,40 @@ fn the_console_refuses_anyone_but_an_admin_and_forms_without_the_csrf_token() {
     assert_eq!(approved.status, 303, "{}", approved.body);
     client.wait_for_list_changed();
     assert!(client.tools().iter().any(|(name, _)| name == "rug__add"));
+}
+
+/// The `<tr>` of `client`'s bucket on a policy page.
+fn bucket_row<'a>(page: &'a str, client: &str) -> &'a str {
+    let start = page.find(&format!("<td><code>{client}</code></td><td class=\"number\">")).expect("a bucket's row");
+    &page[start..start + page[start..].find("</tr>").unwrap()]
+}
+
+#[test]
+fn a_replicas_policy_page_shows_the_bucket_another_emptied_in_redis_and_its_own_refusals() {
+    let redis = test_peers::RedisServer::start();
+    let text = format!(
+        "storage: {{backend: redis, url: '{}'}}\nskills: {{packs: [], tools: false}}\n\
+         policy:\n  rate_limits:\n    - {{client: bob, tool: 'memory__*', per_minute: 1, burst: 2}}\n\
+         serve:\n  console: true\n  clients:\n    root: {{token: \"env:ROOT_TOKEN\", admin: true}}\n    bob: {{token: \"env:BOB_TOKEN\"}}\n",
+        redis.url()
+    );
+    let (first_home, second_home) = (Home::new().with_config(&text), Home::new().with_config(&text));
+    let (first, second) = (start(&first_home), start(&second_home));
+    let mut bob = Session::open_as(&first.url(), Some(BOB_TOKEN));
+    let recall = json!({"do": "call", "name": "memory__recall", "arguments": {"key": "k"}});
+    let texts: Vec<String> = (0..3).map(|_| super::text_of(&bob.ask(recall.clone())).to_owned()).collect();
+    assert!(texts[2].starts_with("rate limit:"), "a burst of two: {texts:?}");
+
+    let root = format!("Bearer {ADMIN_TOKEN}");
+    let policy = |gateway: &HttpGateway| http(gateway, "GET", "/console/policy", &[("Authorization", &root)], "").body;
+    // The second replica, which bob never called, reads bob's empty bucket from Redis.
+    let seen = policy(&second);
+    assert!(seen.contains("shared by every replica"), "{seen}");
+    let row = bucket_row(&seen, "bob");
+    assert!(row.contains(">0 of 2<") && row.ends_with(">0</td>"), "empty, no refusal here: {row}");
+    // The first counted the refusal.
+    let row = bucket_row(&policy(&first), "bob").to_owned();
+    assert!(row.contains(">0 of 2<") && row.ends_with(">1</td>"), "empty, one refusal: {row}");
 }
 
 #[test]

@@ -183,6 +183,8 @@ pub(crate) async fn run(
     let identities: Vec<String> = sections.oauth.client_names().map(str::to_owned).collect();
     let markdown = Markdown::default();
     let upstreams = serve.console.then(console::Upstreams::default);
+    // Every client's agent counts in one: its buckets outlive an agent made afresh.
+    let policy = omniagent_host::PolicyState::default();
     let factory = agent_factory(
         Arc::clone(&config),
         session.home.clone(),
@@ -190,6 +192,7 @@ pub(crate) async fn run(
         markdown.clone(),
         eager,
         upstreams.clone(),
+        policy.clone(),
     );
     let instructions =
         instructions_factory(Arc::clone(&config), session.home.clone(), sections.clone(), markdown.sets.clone());
@@ -198,7 +201,8 @@ pub(crate) async fn run(
         gateway = gateway.with_tool_search(listed_with_tool_search());
     }
     let pages = upstreams.map(|upstreams| {
-        console::routes(gateway.clone(), Arc::clone(&config), session.home.clone(), sections.clone(), upstreams)
+        let home = session.home.clone();
+        console::routes(gateway.clone(), Arc::clone(&config), home, sections.clone(), upstreams, policy)
     });
     tokio::spawn(watch::watch(
         gateway.clone(),
@@ -269,7 +273,7 @@ pub(crate) async fn run(
 /// markdown skills (of `markdown`'s sets) as prompts, whose handles go to `markdown`.
 /// Unless `eager`, an MCP server whose definitions the trust lock holds is offered from
 /// the lock and started at its first call (instant start). With the console, `upstreams`
-/// gets each agent's MCP servers' health.
+/// gets each agent's MCP servers' health. Every agent's policy counts in `policy`.
 fn agent_factory(
     config: SharedConfig,
     home: Home,
@@ -281,6 +285,7 @@ fn agent_factory(
     Arc::new(move |wanted: AgentFor| {
         let current = Arc::clone(&config.read().unwrap_or_else(std::sync::PoisonError::into_inner));
         let agent_config = sections.agent_config(&current, &wanted.client);
+    policy: omniagent_host::PolicyState,
         let home = home.clone();
         let markdown = markdown.clone();
         let on_upstream = upstreams.as_ref().map(|upstreams| upstreams.recorder(&wanted.client));
@@ -288,6 +293,7 @@ fn agent_factory(
             let agent_config = agent_config?;
             let person = Person {
                 on_interaction: Some(tell_the_caller()),
+        let policy = policy.clone();
                 apps: wanted.apps,
                 from_lock: !eager,
                 on_upstream,
@@ -295,6 +301,7 @@ fn agent_factory(
             };
             let agent = start_agent(&agent_config, &home, Wanted::AllButSkillTools, person)
                 .await
+                policy,
                 .map_err(|error| error.to_string())?;
             if let Some(handles) =
                 add_markdown_prompts(&agent, &wanted.client, &agent_config, &home, &markdown.sets).await

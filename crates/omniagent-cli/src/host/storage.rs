@@ -46,7 +46,7 @@ pub(super) async fn store(
 /// The Redis server of `storage:` when it is `backend: redis`, which the replicas of a
 /// gateway share their rate limits' buckets through; else `None`.
 #[cfg(feature = "redis")]
-pub(super) async fn shared_redis(
+pub(crate) async fn shared_redis(
     config: &AgentConfig,
     resolver: &SecretResolver,
 ) -> Result<Option<Arc<skill_core::RedisConnection>>, HostError> {

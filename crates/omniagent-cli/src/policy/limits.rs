@@ -2,12 +2,13 @@
 //! Redis so that every replica of a gateway draws from the same buckets.
 
 use std::num::NonZeroU32;
+use std::sync::Arc;
 use std::time::Duration;
 
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use skill_core::{CallContext, CallFuture, CallLayer, Next, ToolError, wildcard_matches};
 
+use super::buckets::Buckets;
+use super::state::PolicyState;
 use crate::config::RateLimitConfig;
 
 /// Why a rate limit cannot be used.
@@ -26,7 +27,9 @@ struct Limit {
     tool: String,
     per_minute: NonZeroU32,
     burst: NonZeroU32,
-    buckets: DefaultKeyedRateLimiter<String>,
+    /// Its buckets in this process (with shared buckets, the refusals this process
+    /// counted), shared by every agent made with the same [`PolicyState`].
+    buckets: Arc<Buckets>,
 }
 
 impl Limit {
@@ -55,8 +58,6 @@ impl Limit {
 /// first whose bucket is empty.
 pub(crate) struct RateLimits {
     limits: Vec<Limit>,
-    /// Made once: making a clock reads the CPU's features and calibrates it.
-    clock: DefaultClock,
     /// Where the buckets are when replicas share them.
     #[cfg(feature = "redis")]
     shared: Option<shared::SharedBuckets>,
@@ -69,13 +70,17 @@ impl std::fmt::Debug for RateLimits {
 }
 
 impl RateLimits {
-    /// The limits `configs` give, their buckets in this process.
+    /// The limits `configs` give, their buckets in this process, of their own.
     pub(crate) fn new(configs: &[RateLimitConfig]) -> Result<Self, LimitError> {
+        Self::kept_in(configs, &PolicyState::default())
+    }
+
+    /// The limits `configs` give, their buckets kept in `state`.
+    pub(crate) fn kept_in(configs: &[RateLimitConfig], state: &PolicyState) -> Result<Self, LimitError> {
         let limits =
-            configs.iter().enumerate().map(|(index, config)| limit(index, config)).collect::<Result<_, _>>()?;
+            configs.iter().enumerate().map(|(index, config)| limit(index, config, state)).collect::<Result<_, _>>()?;
         Ok(Self {
             limits,
-            clock: DefaultClock::default(),
             #[cfg(feature = "redis")]
             shared: None,
         })
@@ -92,8 +97,8 @@ impl RateLimits {
     /// none refuses it.
     fn take_local(&self, call: &CallContext<'_>) -> Result<(), ToolError> {
         for limit in self.limits.iter().filter(|limit| limit.counts(call)) {
-            if let Err(not_until) = limit.buckets.check_key(&call.caller.client) {
-                return Err(limit.refusal(call, not_until.wait_time_from(self.clock.now())));
+            if let Err(wait) = limit.buckets.take(&call.caller.client) {
+                return Err(limit.refusal(call, wait));
             }
         }
         Ok(())
@@ -107,6 +112,7 @@ impl CallLayer for RateLimits {
             return Box::pin(async move {
                 for (index, limit) in self.limits.iter().enumerate().filter(|(_, limit)| limit.counts(call)) {
                     if let Some(wait) = shared.take(index, limit, &call.caller.client).await? {
+                        limit.buckets.refused(&call.caller.client);
                         return Err(limit.refusal(call, wait));
                     }
                 }
@@ -120,14 +126,17 @@ impl CallLayer for RateLimits {
     }
 }
 
-fn limit(index: usize, config: &RateLimitConfig) -> Result<Limit, LimitError> {
+#[cfg(feature = "redis")]
+pub(super) use self::shared::shared_views;
+
+fn limit(index: usize, config: &RateLimitConfig, state: &PolicyState) -> Result<Limit, LimitError> {
     let error = |reason| LimitError { index, client: config.client.clone(), tool: config.tool.clone(), reason };
     let per_minute = NonZeroU32::new(config.per_minute).ok_or_else(|| error("`per_minute` must be at least 1"))?;
     let burst = match config.burst {
         None => per_minute,
         Some(burst) => NonZeroU32::new(burst).ok_or_else(|| error("`burst` must be at least 1"))?,
     };
-    let buckets = RateLimiter::keyed(Quota::per_minute(per_minute).allow_burst(burst));
+    let buckets = state.buckets_of(index, config, per_minute, burst);
     Ok(Limit { client: config.client.clone(), tool: config.tool.clone(), per_minute, burst, buckets })
 }
 
@@ -136,12 +145,15 @@ mod shared {
     //! Buckets in Redis: each is the theoretical arrival time of the next call (GCRA),
     //! read and moved on by one script, so replicas never both take the last token.
 
+    use std::collections::HashMap;
     use std::sync::Arc;
     use std::time::Duration;
 
-    use skill_core::{RedisConnection, ToolError};
+    use skill_core::{RedisConnection, RedisFailure, ToolError};
 
     use super::Limit;
+    use crate::config::RateLimitConfig;
+    use crate::policy::buckets::BucketView;
 
     /// Takes a token from the bucket `KEYS[1]`, which refills one token every `ARGV[1]`
     /// microseconds and holds `ARGV[2]`; answers 0, or the microseconds to wait. The
@@ -159,6 +171,24 @@ if allowed_at > now then return allowed_at - now end
 redis.call('SET', KEYS[1], string.format('%d', next_tat), 'PX', math.floor((next_tat - now) / 1000) + 1)
 return 0
 ";
+
+    /// The server's time in microseconds, then the time each bucket of `KEYS` is full
+    /// again (0 for one that is full: its key expired).
+    const READ: &str = r"
+local time = redis.call('TIME')
+local answer = {tonumber(time[1]) * 1000000 + tonumber(time[2])}
+for index, key in ipairs(KEYS) do answer[index + 1] = tonumber(redis.call('GET', key)) or 0 end
+return answer
+";
+
+    /// The key of `client`'s bucket of the `index`th limit, `limit` (its `per_minute`,
+    /// `burst`, and patterns), which ends with the client's name (the keys of every
+    /// bucket of the limit start with the key of the client `""`). It names the limit as
+    /// configured, so a changed limit starts afresh.
+    fn key_of(prefix: &str, index: usize, limit: (u32, u32, &str, &str), client: &str) -> String {
+        let (per_minute, burst, clients, tool) = limit;
+        format!("{prefix}rate:{index}:{per_minute}:{burst}:{clients}:{tool}:{client}")
+    }
 
     pub(super) struct SharedBuckets {
         server: Arc<RedisConnection>,
@@ -180,11 +210,8 @@ return 0
             limit: &Limit,
             client: &str,
         ) -> Result<Option<Duration>, ToolError> {
-            // The key names the limit as configured, so a changed limit starts afresh.
-            let key = format!(
-                "{}rate:{index}:{}:{}:{}:{}:{client}",
-                self.prefix, limit.per_minute, limit.burst, limit.client, limit.tool
-            );
+            let numbers = (limit.per_minute.get(), limit.burst.get(), limit.client.as_str(), limit.tool.as_str());
+            let key = key_of(&self.prefix, index, numbers, client);
             let interval = 60_000_000 / u64::from(limit.per_minute.get());
             let burst = limit.burst.get();
             let waited: u64 = self
@@ -201,6 +228,82 @@ return 0
                 })?;
             Ok((waited > 0).then(|| Duration::from_micros(waited)))
         }
+    }
+
+    /// The buckets of the `index`th limit, `config`, in `server` under `prefix`: every
+    /// client's that is not full (found with `SCAN`), and every client's of `refusals`
+    /// (this process's, by client).
+    pub(in crate::policy) async fn shared_views(
+        server: &RedisConnection,
+        prefix: &str,
+        index: usize,
+        config: &RateLimitConfig,
+        mut refusals: HashMap<String, u64>,
+    ) -> Result<Vec<BucketView>, RedisFailure> {
+        let burst = config.burst.unwrap_or(config.per_minute);
+        let base = key_of(prefix, index, (config.per_minute, burst, &config.client, &config.tool), "");
+        // The limit's patterns may hold `*`, which SCAN's pattern must match as itself.
+        let mut pattern = String::with_capacity(base.len() + 8);
+        for char in base.chars() {
+            if matches!(char, '*' | '?' | '[' | ']' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(char);
+        }
+        pattern.push('*');
+        let mut keys: Vec<String> = server
+            .run(|mut connection| {
+                let pattern = pattern.clone();
+                async move {
+                    let (mut cursor, mut keys) = (0_u64, Vec::new());
+                    loop {
+                        let (next, found): (u64, Vec<String>) = redis::cmd("SCAN")
+                            .arg(cursor)
+                            .arg("MATCH")
+                            .arg(&pattern)
+                            .arg("COUNT")
+                            .arg(1000)
+                            .query_async(&mut connection)
+                            .await?;
+                        keys.extend(found);
+                        if next == 0 {
+                            return Ok(keys);
+                        }
+                        cursor = next;
+                    }
+                }
+            })
+            .await?;
+        keys.sort();
+        keys.dedup();
+        let script = redis::Script::new(READ);
+        let times: Vec<u64> = server
+            .run(|mut connection| {
+                let mut invocation = script.prepare_invoke();
+                for key in &keys {
+                    invocation.key(key);
+                }
+                async move { invocation.invoke_async(&mut connection).await }
+            })
+            .await?;
+        let interval = Duration::from_micros(60_000_000 / u64::from(config.per_minute.max(1)));
+        let now = times.first().copied().unwrap_or_default();
+        let mut views: Vec<BucketView> = keys
+            .iter()
+            .zip(times.iter().skip(1))
+            .filter_map(|(key, full_at)| {
+                let client = key.strip_prefix(&base)?;
+                let debt = Duration::from_micros(full_at.saturating_sub(now));
+                Some(BucketView::of(client.to_owned(), debt, interval, burst, refusals.remove(client).unwrap_or(0)))
+            })
+            .collect();
+        views.extend(
+            refusals
+                .into_iter()
+                .map(|(client, refused)| BucketView::of(client, Duration::ZERO, interval, burst, refused)),
+        );
+        views.sort_by(|a, b| a.client.cmp(&b.client));
+        Ok(views)
     }
 }
 

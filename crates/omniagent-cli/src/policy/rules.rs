@@ -2,11 +2,13 @@
 //! in order; the first that holds decides, and a call none holds for is allowed.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use cel::common::ast::{EntryExpr, Expr};
 use cel::{Context, Env, IdedExpr, Program, Value};
 use skill_core::{CallContext, CallLayer, Caller, Item, ToolError};
 
+use super::state::PolicyState;
 use super::variables::{Known, KnownItem, Variables};
 use crate::config::RuleConfig;
 
@@ -27,6 +29,8 @@ struct Rule {
     program: Program,
     /// Whether its condition reads `arguments` (so a list cannot apply it).
     reads_arguments: bool,
+    /// The calls it decided, counted in the [`PolicyState`] it was compiled with.
+    hits: Arc<AtomicU64>,
 }
 
 /// Why a rule could not be compiled, for the config error that names its line.
@@ -63,8 +67,13 @@ impl Rules {
     /// Compiles `rules`: each has a name and exactly one of `deny` and `allow`, whose
     /// condition parses and reads no variable but `client`, `tool`, `arguments`, `now`.
     pub(crate) fn compile(rules: &[RuleConfig]) -> Result<Self, RuleError> {
+        Self::counted_in(rules, &PolicyState::default())
+    }
+
+    /// Compiles `rules` as [`Self::compile`] does, their hits counted in `state`.
+    pub(crate) fn counted_in(rules: &[RuleConfig], state: &PolicyState) -> Result<Self, RuleError> {
         let env = Arc::new(Env::stdlib());
-        let compiled = rules.iter().map(|rule| compile_rule(&env, rule)).collect::<Result<Vec<_>, _>>()?;
+        let compiled = rules.iter().map(|rule| compile_rule(&env, rule, state)).collect::<Result<Vec<_>, _>>()?;
         let reads_time = compiled.iter().any(|rule| rule.program.references().has_variable("now"));
         let reads_arguments = compiled.iter().any(|rule| rule.reads_arguments);
         Ok(Self { rules: compiled, env, reads_time, reads_arguments, known: Known::default() })
@@ -129,7 +138,11 @@ impl CallLayer for Rules {
     }
 
     fn check(&self, call: &CallContext<'_>) -> Result<(), ToolError> {
-        match self.decide(call.caller, &call.item, call.arguments) {
+        let decided = self.decide(call.caller, &call.item, call.arguments);
+        if let Some(rule) = decided {
+            rule.hits.fetch_add(1, Ordering::Relaxed);
+        }
+        match decided {
             Some(rule) if rule.effect == Effect::Deny => Err(ToolError::Refused {
                 layer: "policy",
                 message: format!(
@@ -142,7 +155,7 @@ impl CallLayer for Rules {
     }
 }
 
-fn compile_rule(env: &Env, rule: &RuleConfig) -> Result<Rule, RuleError> {
+fn compile_rule(env: &Env, rule: &RuleConfig, state: &PolicyState) -> Result<Rule, RuleError> {
     let error = |condition: &str, reason: String| RuleError {
         name: rule.name.clone(),
         condition: condition.to_owned(),
@@ -167,7 +180,7 @@ fn compile_rule(env: &Env, rule: &RuleConfig) -> Result<Rule, RuleError> {
         return Err(error(condition, format!("reads `{unknown}`, which is none of {known}")));
     }
     let reads_arguments = references.has_variable("arguments");
-    Ok(Rule { name: rule.name.clone(), effect, program, reads_arguments })
+    Ok(Rule { name: rule.name.clone(), effect, program, reads_arguments, hits: state.hits_of(rule) })
 }
 
 /// The variables the comprehensions of `expr` bind (`k` in `arguments.keys.all(k, …)`).

@@ -8,7 +8,8 @@
 //! with their style and their one small script embedded; every form works without the
 //! script and carries the session's CSRF token. The data comes from the same calls the
 //! CLI makes: the gateway's running agents, their `withheld()` and `approve()` (with
-//! `tools approve`'s choice of items), `tools review`'s changed fields.
+//! `tools approve`'s choice of items), `tools review`'s changed fields, and the report of
+//! the [`PolicyState`] every client's agent counts in.
 
 mod pages;
 mod sessions;
@@ -23,16 +24,13 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use omniagent_host::Home;
 use omniagent_host::audit::{AuditFilter, read_recent, rfc3339_millis, scan_recent};
+use omniagent_host::{Home, PolicyState};
 use skill_core::Agent;
 use skill_mcp::Health;
 use skill_mcp::server::{Gateway, PageRoutes, TokenCheck};
 
-use self::pages::{
-    CallCounts, CallsPage, ClientRow, ItemRow, LimitRow, Overview, PolicyPage, ReviewPage, RuleRow, ToolsPage,
-    UpstreamRow,
-};
+use self::pages::{CallCounts, CallsPage, ClientRow, ItemRow, Overview, ReviewPage, ToolsPage, UpstreamRow};
 use self::sessions::{SIGN_IN_COOKIE, Sessions, Signed};
 use super::{Sections, SharedConfig};
 
@@ -65,6 +63,8 @@ struct Console {
     home: Home,
     sections: Sections,
     upstreams: Upstreams,
+    /// What every client's agent's policy has done.
+    policy: PolicyState,
     sessions: Sessions,
     tokens: TokenCheck,
 }
@@ -76,6 +76,7 @@ pub(crate) fn routes(
     home: Home,
     sections: Sections,
     upstreams: Upstreams,
+    policy_state: PolicyState,
 ) -> PageRoutes {
     PageRoutes(Arc::new(move |tokens: TokenCheck| {
         let console = Arc::new(Console {
@@ -84,6 +85,7 @@ pub(crate) fn routes(
             home: home.clone(),
             sections: sections.clone(),
             upstreams: upstreams.clone(),
+            policy: policy_state.clone(),
             sessions: Sessions::default(),
             tokens,
         });
@@ -220,9 +222,6 @@ impl Console {
             }
             hour.calls += 1;
             hour.errors += usize::from(brief.outcome == "error");
-            if let (Some(layer), Some(reason)) = (brief.layer, brief.reason) {
-                hour.refusals.push((layer.into_owned(), reason.into_owned()));
-            }
             hour.calls < COUNTED_CALLS
         });
         Some(scanned.map(|()| hour).map_err(|error| error.to_string()))
@@ -238,37 +237,6 @@ impl Console {
             Err(error) => CallCounts { error: Some(error), ..CallCounts::default() },
         })
     }
-
-    /// The top level's rules and rate limits, each with the refusals of the last hour's
-    /// audit that name it.
-    fn policy(&self) -> PolicyPage {
-        let config = Arc::clone(&self.config.read().unwrap_or_else(PoisonError::into_inner));
-        let (rules, limits) = config.for_agent(None).map(|top| omniagent_host::policy_of(&top)).unwrap_or_default();
-        let (recent, error) = match self.last_hour() {
-            None => (None, None),
-            Some(Ok(recent)) => (Some(recent), None),
-            Some(Err(error)) => (None, Some(error)),
-        };
-        let refusals = |layer: &str, names: &dyn Fn(&str) -> bool| {
-            recent
-                .as_ref()
-                .map(|hour: &LastHour| hour.refusals.iter().filter(|(by, reason)| by == layer && names(reason)).count())
-        };
-        let rules = rules
-            .into_iter()
-            .map(|rule| {
-                // A refusal names its rule in backquotes; an allowing rule leaves no line.
-                let named = format!("rule `{}`", rule.name);
-                let hits = (rule.effect == "deny").then(|| refusals("policy", &|reason| reason.contains(&named)));
-                RuleRow { hits: hits.flatten(), rule }
-            })
-            .collect();
-        let limits = limits
-            .into_iter()
-            .map(|limit| LimitRow { refused: refusals("rate_limit", &|reason| limit.refused(reason)), limit })
-            .collect();
-        PolicyPage { rules, limits, audit: recent.is_some(), error }
-    }
 }
 
 /// The last hour of the audit, counted.
@@ -277,8 +245,6 @@ struct LastHour {
     calls: usize,
     /// Those whose outcome is `error`.
     errors: usize,
-    /// The layer and reason of each refusal.
-    refusals: Vec<(String, String)>,
 }
 
 /// The most audit lines the overview reads to count the last hour's calls.
@@ -413,13 +379,22 @@ async fn calls(State(console): State<Arc<Console>>, headers: HeaderMap, uri: Uri
     page(StatusCode::OK, pages::calls(&admin.view(), &view))
 }
 
-/// The policy page: the top level's rules and rate limits (`policy:`), with what the
-/// audit says they refused in the last hour.
+/// The policy page: the top level's rules and rate limits (`policy:`), with each rule's
+/// hits and each client's bucket, as every client's agent counted them.
 async fn policy(State(console): State<Arc<Console>>, headers: HeaderMap) -> Response {
-    match console.admin(&headers).await {
-        Ok(admin) => page(StatusCode::OK, pages::policy(&admin.view(), &console.policy())),
-        Err(refusal) => refusal,
-    }
+    let admin = match console.admin(&headers).await {
+        Ok(admin) => admin,
+        Err(refusal) => return refusal,
+    };
+    let top = {
+        let config = Arc::clone(&console.config.read().unwrap_or_else(PoisonError::into_inner));
+        config.for_agent(None)
+    };
+    let report = match top {
+        Ok(top) => console.policy.report(&top).await,
+        Err(_) => omniagent_host::PolicyReport::default(),
+    };
+    page(StatusCode::OK, pages::policy(&admin.view(), &report))
 }
 
 /// The sign-in form, with a CSRF token of its own, kept in a short-lived cookie (there is
