@@ -1,7 +1,8 @@
 //! The audit trail (`observability.audit`): one JSON line per tool call, prompt get and
 //! resource read, written by a layer of every agent's call path, inside telemetry and
 //! outside policy, rate limits, the secret egress guard and the pinning check, so that a
-//! refused call is recorded with the layer that refused it.
+//! refused call is recorded with the layer that refused it. A call of an unknown item, or
+//! whose arguments its schema refuses, is recorded too: it is refused innermost.
 //!
 //! A line is one [`AuditRecord`], every field present (`null` when it does not apply), in
 //! this order:
@@ -121,7 +122,8 @@ pub struct AuditRecord {
     pub kind: String,
     /// The item's agent-level name (a resource's URI).
     pub item: String,
-    /// The skill that gives it.
+    /// The skill that gives it; empty for a call of a name the agent has no item of
+    /// (its `error_kind` is `not_found`).
     pub skill: String,
     /// The kind of a tool's skill: `skill` (compiled), `mcp` or `openapi`.
     pub source: Option<String>,

@@ -201,7 +201,18 @@ pub async fn start_agent(
         skill_secrets.push((name.to_owned(), resolve_secrets(&resolver, name, &secrets).await));
         made.push(make);
     }
-    let audit = crate::audit::AuditLayer::from_config(config, home, &skill_secrets)?;
+    // A markdown skill's secrets go to its scripts, never to a tool: the agent holds them
+    // all the same, so the guard refuses them to every item and the audit redacts them.
+    #[cfg_attr(not(feature = "markdown"), expect(unused_mut))]
+    let mut held_secrets: Vec<(String, Secrets)> = Vec::new();
+    #[cfg(feature = "markdown")]
+    if sections.skills.enabled && wanted_name.is_none_or(|wanted| wanted == SKILL_TOOLS_NAME) {
+        for (name, settings) in &sections.skills.config {
+            held_secrets.push((name.clone(), resolve_secrets(&resolver, name, &settings.secrets).await));
+        }
+    }
+    let audited: Vec<(String, Secrets)> = skill_secrets.iter().chain(&held_secrets).cloned().collect();
+    let audit = crate::audit::AuditLayer::from_config(config, home, &audited)?;
     let mut builder = Agent::builder()
         .name(config.agent_name())
         .storage(storage::store(config, home, &resolver).await?)
@@ -219,6 +230,7 @@ pub async fn start_agent(
     // Then the policy: its rules, then its rate limits.
     let policy = crate::policy::layers(
         &config.sections.policy,
+        &person.policy,
         #[cfg(feature = "redis")]
         storage::shared_redis(config, &resolver).await?,
     )?;
@@ -230,8 +242,10 @@ pub async fn start_agent(
         builder = builder.pinned(name, pinned);
     }
     for (name, secrets) in skill_secrets {
-        &person.policy,
         builder = builder.skill_secrets(name, secrets);
+    }
+    for (owner, secrets) in held_secrets {
+        builder = builder.held_secrets(owner, secrets);
     }
     let mut skills = Vec::new();
     skills.extend(made.into_iter().map(|make| make()));

@@ -35,7 +35,7 @@ static INSTALLED: OnceLock<Arc<Telemetry>> = OnceLock::new();
 #[derive(Debug)]
 struct Telemetry {
     /// Spans, when they are exported.
-    spans: Option<Spans>,
+    spans: Option<Arc<Spans>>,
     /// Metrics, when they are served or exported.
     metrics: Option<Metrics>,
 }
@@ -48,9 +48,9 @@ pub fn install(config: &Config) -> Result<(), HostError> {
     let top = config.for_agent(None)?;
     let observability = &top.sections.observability;
     let otlp = observability.otlp.as_ref().filter(|_| !export::disabled_by_env());
-    let spans = otlp.map(Spans::start).transpose()?;
+    let spans = otlp.map(Spans::start).transpose()?.map(Arc::new);
     let metrics = (otlp.is_some() || observability.metrics)
-        .then(|| Metrics::new(observability.metrics, otlp, spans.as_ref().map(Spans::dropped)))
+        .then(|| Metrics::new(observability.metrics, otlp, spans.as_deref().map(Spans::dropped)))
         .transpose()?;
     let _ = INSTALLED.set(Arc::new(Telemetry { spans, metrics }));
     Ok(())
@@ -60,6 +60,25 @@ pub fn install(config: &Config) -> Result<(), HostError> {
 /// telemetry installed, it only passes the client's `traceparent` on.
 pub(crate) fn layer() -> Arc<dyn CallLayer> {
     Arc::new(layer::TelemetryLayer { telemetry: INSTALLED.get().cloned() })
+}
+
+/// What starts a span for every MCP request the gateway answers, when spans are
+/// exported; the calls a request makes are its span's children.
+#[cfg(feature = "mcp")]
+pub fn request_spans() -> Option<Arc<dyn skill_mcp::server::RequestSpans>> {
+    let spans = INSTALLED.get()?.spans.as_ref()?;
+    Some(Arc::new(Requests(Arc::clone(spans))))
+}
+
+/// The process's spans, as the gateway starts them for its requests.
+#[cfg(feature = "mcp")]
+struct Requests(Arc<Spans>);
+
+#[cfg(feature = "mcp")]
+impl skill_mcp::server::RequestSpans for Requests {
+    fn start(&self, request: &skill_mcp::server::McpRequest<'_>) -> Box<dyn skill_mcp::server::RequestSpan> {
+        Box::new(self.0.start_request(request))
+    }
 }
 
 /// The metrics as Prometheus text (OpenMetrics), when `observability.metrics` is on.

@@ -56,6 +56,7 @@ pub struct AgentBuilder {
     name: String,
     store: Option<Arc<dyn KvStore>>,
     secrets: BTreeMap<String, Secrets>,
+    held_secrets: Vec<(String, Secrets)>,
     hooks: Vec<Arc<dyn ToolHook>>,
     layers: Vec<Arc<dyn CallLayer>>,
     skills: Vec<Box<dyn Skill>>,
@@ -98,6 +99,14 @@ impl AgentBuilder {
         self
     }
 
+    /// Secrets the agent holds for `owner`, which is none of its skills (a markdown
+    /// skill, whose scripts get them): no skill receives them, and the secret egress guard
+    /// refuses their values to every item, naming `owner` as their skill.
+    pub fn held_secrets(mut self, owner: impl Into<String>, secrets: Secrets) -> Self {
+        self.held_secrets.push((owner.into(), secrets));
+        self
+    }
+
     /// Whether the secret egress guard refuses a call that carries a skill's secret to an
     /// item of another skill (default: on). See [`SecretMatcher`](crate::SecretMatcher)
     /// for what it looks for.
@@ -137,7 +146,10 @@ impl AgentBuilder {
     pub fn build(mut self) -> Agent {
         // The guard is the innermost layer but the pinning check, as DESIGN orders them.
         let guard = self.secret_guard.then(|| {
-            crate::secret_guard::SecretGuard::new(self.secrets.iter().map(|(skill, secrets)| (skill.as_str(), secrets)))
+            crate::secret_guard::SecretGuard::new(
+                self.secrets.iter().map(|(skill, secrets)| (skill.as_str(), secrets)),
+                self.held_secrets.iter().map(|(owner, secrets)| (owner.as_str(), secrets)),
+            )
         });
         if let Some(guard) = guard.flatten() {
             self.layers.push(Arc::new(guard));
@@ -283,6 +295,7 @@ impl Agent {
             name: "default".to_owned(),
             store: None,
             secrets: BTreeMap::new(),
+            held_secrets: Vec::new(),
             hooks: Vec::new(),
             layers: Vec::new(),
             skills: Vec::new(),

@@ -5,8 +5,8 @@ use serde_json::{Map, Value};
 use crate::trace::TraceParent;
 
 /// Who makes an agent's calls: the client (a gateway's client by its configured name or
-/// its OAuth identity; the CLI is the client `cli`), the claims its identity proved, and
-/// the trace its request is part of.
+/// its OAuth identity; the CLI is the client `cli`), the claims its identity proved, the
+/// trace its request is part of, and the MCP session the request came in.
 ///
 /// An agent acts for one caller at a time ([`Agent::acting_for`](crate::Agent::acting_for));
 /// a gateway makes one per request, since a client's claims and trace change between
@@ -21,6 +21,9 @@ pub struct Caller {
     pub claims: Map<String, Value>,
     /// The trace context the client's request came with.
     pub trace: Option<TraceParent>,
+    /// The MCP session the request came in (a gateway's `Mcp-Session-Id` over HTTP),
+    /// which spans name; none over stdio, for a stateless request and for the CLI.
+    pub session: Option<String>,
 }
 
 impl Caller {
@@ -29,7 +32,7 @@ impl Caller {
 
     /// The client named `client`, with no claims and no trace.
     pub fn new(client: impl Into<String>) -> Self {
-        Self { client: client.into(), claims: Map::new(), trace: None }
+        Self { client: client.into(), claims: Map::new(), trace: None, session: None }
     }
 
     /// The same caller with its identity's `claims`.
@@ -42,6 +45,12 @@ impl Caller {
     #[must_use]
     pub fn with_trace(self, trace: Option<TraceParent>) -> Self {
         Self { trace, ..self }
+    }
+
+    /// The same caller in the MCP session `session`.
+    #[must_use]
+    pub fn in_session(self, session: Option<String>) -> Self {
+        Self { session, ..self }
     }
 }
 

@@ -11,7 +11,9 @@ use crate::{ToolError, ToolOutput, ToolSource};
 /// Hooks run in registration order, on the calling task, so they should be quick; a hook
 /// that needs to do I/O should hand the record to a task of its own.
 pub trait ToolHook: Send + Sync {
-    /// Runs after the arguments were validated, just before the tool is called.
+    /// Runs just before the tool is called. The arguments are checked against its input
+    /// schema after this, innermost: arguments it refuses end the call with
+    /// `InvalidArguments`, which [`after_call`](Self::after_call) sees.
     fn before_call(&self, _source: &ToolSource, _arguments: &Value) {}
 
     /// Runs when the call has finished, with its outcome and how long the tool took.

@@ -53,6 +53,9 @@ struct Binding {
     skill: String,
     name: String,
     reference: Option<String>,
+    /// Whether it is held for something that gives no item (a markdown skill), so that
+    /// no item is of its skill, whatever that item's skill is named.
+    held: bool,
 }
 
 /// A secret found where it does not belong: what a refusal names (never the value).
@@ -81,11 +84,22 @@ impl SecretMatcher {
     /// The values of `secrets` (each skill's name with the secrets it receives), every
     /// one at least [`MIN_GUARDED_SECRET_BYTES`] long.
     pub fn new<'a>(secrets: impl IntoIterator<Item = (&'a str, &'a Secrets)>) -> Self {
+        Self::with_held(secrets, [])
+    }
+
+    /// The values of `secrets`, as [`new`](Self::new), and of `held`: each owner's name
+    /// (a markdown skill's) with secrets the agent holds for it, which no skill of the
+    /// agent receives, so that [`unbound`](Self::unbound) finds them whatever the skill.
+    pub fn with_held<'a>(
+        secrets: impl IntoIterator<Item = (&'a str, &'a Secrets)>,
+        held: impl IntoIterator<Item = (&'a str, &'a Secrets)>,
+    ) -> Self {
         let mut by_value: BTreeMap<&'a str, usize> = BTreeMap::new();
         let mut values: Vec<Bindings> = Vec::new();
         let mut patterns: Vec<Vec<u8>> = Vec::new();
         let mut pattern_value = Vec::new();
-        for (skill, secrets) in secrets {
+        let given = secrets.into_iter().map(|(skill, secrets)| (skill, secrets, false));
+        for (skill, secrets, held) in given.chain(held.into_iter().map(|(owner, secrets)| (owner, secrets, true))) {
             for (name, value) in secrets.iter() {
                 let value = value.expose_secret();
                 if value.len() < MIN_GUARDED_SECRET_BYTES {
@@ -95,6 +109,7 @@ impl SecretMatcher {
                     skill: skill.to_owned(),
                     name: name.to_owned(),
                     reference: secrets.reference(name).map(str::to_owned),
+                    held,
                 };
                 if let Some(&index) = by_value.get(value) {
                     values[index].0.push(binding);
@@ -130,7 +145,7 @@ impl SecretMatcher {
         walk_text(value, &mut |text| {
             for hit in automaton.find_overlapping_iter(text) {
                 let bindings = &self.values[self.pattern_value[hit.pattern().as_usize()]];
-                if !bindings.0.iter().any(|binding| binding.skill == skill) {
+                if !bindings.0.iter().any(|binding| !binding.held && binding.skill == skill) {
                     let first = &bindings.0[0];
                     found = Some(FoundSecret {
                         name: first.name.clone(),
@@ -264,8 +279,11 @@ pub(crate) struct SecretGuard(SecretMatcher);
 
 impl SecretGuard {
     /// The guard over `secrets`, unless they hold no value long enough to look for.
-    pub(crate) fn new<'a>(secrets: impl IntoIterator<Item = (&'a str, &'a Secrets)>) -> Option<Self> {
-        let matcher = SecretMatcher::new(secrets);
+    pub(crate) fn new<'a>(
+        secrets: impl IntoIterator<Item = (&'a str, &'a Secrets)>,
+        held: impl IntoIterator<Item = (&'a str, &'a Secrets)>,
+    ) -> Option<Self> {
+        let matcher = SecretMatcher::with_held(secrets, held);
         (!matcher.is_empty()).then_some(Self(matcher))
     }
 }
@@ -385,6 +403,18 @@ mod tests {
         let found = matcher.unbound(&arguments, "c").unwrap();
         assert_eq!(found.to_string(), "secret `KEY` of skill `a`");
         assert!(!format!("{matcher:?}{found:?}").contains("shared-value"), "{matcher:?}");
+    }
+
+    #[test]
+    fn a_held_value_may_go_to_no_item_even_of_a_skill_of_its_owners_name() {
+        let deploy = secrets("DEPLOY_TOKEN", "env:DEPLOY_TOKEN", "deploy-token-value");
+        let matcher = SecretMatcher::with_held([], [("deploy", &deploy)]);
+        let arguments = json!({"k": "deploy-token-value"});
+        for skill in ["deploy", "memory", ""] {
+            let found = matcher.unbound(&arguments, skill).unwrap();
+            assert_eq!(found.to_string(), "secret `DEPLOY_TOKEN` of skill `deploy` (env:DEPLOY_TOKEN)");
+        }
+        assert_eq!(matcher.redact(&arguments), json!({"k": "REDACTED"}));
     }
 
     #[test]

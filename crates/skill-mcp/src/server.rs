@@ -40,6 +40,7 @@ mod search;
 #[cfg(feature = "redis")]
 mod session_store;
 mod skills;
+mod traced;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -61,6 +62,8 @@ pub use self::http::{HttpClient, HttpOptions, PageRoutes, TokenCheck, TokenHolde
 pub use self::resource_server::{ADMIN_SCOPE, OAuthOptions, client_name};
 #[cfg(feature = "redis")]
 pub use self::session_store::{REFRESH_EVERY, RedisSessionStore, RedisSessionStoreError, SESSION_TTL};
+use self::traced::Served;
+pub use self::traced::{McpRequest, RequestOutcome, RequestSpan, RequestSpans};
 use crate::lines::Lines;
 
 /// Makes the agent of a client ([`AgentFor`]): an error is the reason, which every
@@ -100,6 +103,8 @@ pub struct Gateway {
     fixed_client: Option<String>,
     /// With tool search, the skills whose tools are still listed.
     tool_search: Option<Arc<BTreeSet<String>>>,
+    /// What starts the span of each request, when requests are traced.
+    request_spans: Option<Arc<dyn RequestSpans>>,
 }
 
 /// A client's agent once made, or why it could not be.
@@ -147,7 +152,7 @@ impl Gateway {
             subscribed: Mutex::default(),
             stopping: CancellationToken::new(),
         };
-        Self { inner: Arc::new(inner), fixed_client: None, tool_search: None }
+        Self { inner: Arc::new(inner), fixed_client: None, tool_search: None, request_spans: None }
     }
 
     /// Lists `search_tools` and `call_tool` in place of the agents' tools, for hosts whose
@@ -171,7 +176,7 @@ impl Gateway {
             // then, and only the calls in flight are still answered.
             let stdout = ClientOutput { write: stdout, ended: self.inner.stopping.clone() };
             let lines = Lines::new(stdin, stdout).ending(self.inner.stopping.clone());
-            let running = match rmcp::ServiceExt::serve_with_ct(handler, lines, stop.child_token()).await {
+            let running = match rmcp::ServiceExt::serve_with_ct(Served(handler), lines, stop.child_token()).await {
                 Ok(running) => running,
                 // A client that leaves before it initializes (a host checking that the
                 // command starts) is done with us; nothing failed.

@@ -141,3 +141,66 @@ fn an_api_token_carried_to_another_skill_is_refused_and_audited_by_its_reference
         assert!(!text.contains(TOKEN) && !text.contains(basic), "the token in {what}:\n{text}");
     }
 }
+
+/// Calls refused before any item runs are audited and counted like any other: a tool
+/// that does not exist (`not_found`, under no skill), arguments the input schema refuses
+/// (`invalid_arguments`), and a markdown skill's secret carried to a tool, which the guard
+/// refuses and the audit redacts, though no tool of that skill could ever be given it.
+#[test]
+fn calls_refused_before_an_item_runs_and_a_markdown_skills_secret_are_audited() {
+    const DEPLOY_TOKEN: &str = "deploy-token-9f31a7c2";
+    let home = Home::new();
+    home.write(
+        "skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Deploys the site with its token.\n---\nRun `deploy.sh`.\n",
+    );
+    let home = home.with_config(
+        "storage: {backend: memory}\n\
+         skills: {config: {deploy: {secrets: {DEPLOY_TOKEN: \"env:DEPLOY_TOKEN\"}}}}\n\
+         observability:\n  metrics: true\n  audit: {path: audit.jsonl, arguments: redacted}\n",
+    );
+    let gateway = HttpGateway::start(&home, &[], &[("DEPLOY_TOKEN", DEPLOY_TOKEN)]);
+    let plan = json!({"calls": [
+        ["memory__forget_everything", {}],
+        ["memory__remember", {"key": 1}],
+        ["memory__remember", {"key": "note", "value": format!("token {DEPLOY_TOKEN}")}],
+    ]});
+    let out = python("2026-07-28", &["http", &gateway.url()], plan, &[]);
+    let calls = &out["calls"];
+    assert!(calls[0]["error"].as_str().unwrap().contains("memory__forget_everything"), "{}", calls[0]);
+    assert_eq!(calls[1]["isError"], json!(true), "{}", calls[1]);
+    assert_eq!(
+        text_of(&calls[2]),
+        "the arguments hold the value of secret `DEPLOY_TOKEN` of skill `deploy` (env:DEPLOY_TOKEN), \
+         which `memory__remember` (skill `memory`) may not be given"
+    );
+
+    let audit_file = home.path().join("audit.jsonl");
+    let lines = audit_lines(&audit_file);
+    assert_eq!(lines.len(), 3, "one line a call, none twice: {lines:#?}");
+    let seen: Vec<_> =
+        lines.iter().map(|line| (&line["item"], &line["skill"], &line["outcome"], &line["error_kind"])).collect();
+    assert_eq!(
+        seen,
+        [
+            (&json!("memory__forget_everything"), &json!(""), &json!("error"), &json!("not_found")),
+            (&json!("memory__remember"), &json!("memory"), &json!("error"), &json!("invalid_arguments")),
+            (&json!("memory__remember"), &json!("memory"), &json!("refused"), &json!("refused")),
+        ]
+    );
+    assert_eq!(lines[1]["arguments"], json!({"key": 1}), "{}", lines[1]);
+    assert_eq!(lines[2]["layer"], json!("secret_guard"), "{}", lines[2]);
+    assert_eq!(lines[2]["arguments"]["value"], json!("REDACTED"), "{}", lines[2]);
+    let audit_text = std::fs::read_to_string(&audit_file).unwrap();
+    assert!(!audit_text.contains(DEPLOY_TOKEN), "{audit_text}");
+
+    // Counted, the unknown name under no item.
+    let (status, _, metrics) = super::telemetry::get(gateway.port, "/metrics");
+    assert_eq!(status, 200, "{metrics}");
+    for line in [
+        r#"omniagent_call_errors_total{item="",kind="tool",source="",client="",error="not_found"} 1"#,
+        r#"omniagent_call_errors_total{item="memory__remember",kind="tool",source="skill",client="",error="invalid_arguments"} 1"#,
+    ] {
+        assert!(metrics.lines().any(|found| found == line), "{line} is not in:\n{metrics}");
+    }
+}

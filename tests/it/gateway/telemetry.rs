@@ -1,7 +1,8 @@
 //! Telemetry of the HTTP gateway, seen by real receivers: Debian's Prometheus scrapes
 //! `/metrics`; an OTLP/HTTP receiver decoding the real protobuf (PyPI
 //! `opentelemetry-proto`) gets the gateway's spans and those of a FastMCP upstream, in the
-//! trace the Python SDK client started; an OpenAPI call carries `traceparent` to the API.
+//! trace the Python SDK client started, with a span for each MCP request (its lists too);
+//! an OpenAPI call carries `traceparent` to the API.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpListener;
@@ -14,11 +15,14 @@ use serde_json::{Value, json};
 use super::{HttpGateway, free_port, run_client, text_of};
 use crate::Home;
 
+/// OTLP's `SPAN_KIND_SERVER`.
+const SERVER: i64 = 2;
+
 /// How long a receiver is given to see what the test waits for.
 const PATIENCE: Duration = Duration::from_secs(60);
 
 /// A GET of `path` on a loopback port: the status, the headers (lowercase names) and the body.
-fn get(port: u16, path: &str) -> (u16, String, String) {
+pub(super) fn get(port: u16, path: &str) -> (u16, String, String) {
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("the server listens");
     let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).expect("the request is sent");
@@ -167,19 +171,36 @@ openapi:
         serde_json::from_str::<Value>(&body).unwrap()
     };
     let spans = |seen: &Value| seen["spans"].as_array().cloned().unwrap_or_default();
-    // The gateway's span of the tool call is the client's span's child, in its trace.
-    let tool_span = eventually("the gateway's span of traced__echo", received, |seen| {
-        spans(seen)
-            .into_iter()
-            .find(|span| span["name"] == "execute_tool traced__echo" && span["service"] == "omniagent")
-    });
+    let named = |name: &'static str| {
+        move |seen: &Value| spans(seen).into_iter().find(|span| span["name"] == name && span["service"] == "omniagent")
+    };
+    // The client's list of tools has its span (kind server), in its session.
+    let list_span = eventually("the gateway's span of tools/list", received, named("tools/list"));
+    let session = list_span["attributes"]["mcp.session.id"].as_str().unwrap_or_default().to_owned();
+    assert!(!session.is_empty(), "{list_span:#}");
+    assert_eq!(list_span["kind"], SERVER, "{list_span:#}");
+    assert_eq!(list_span["attributes"]["mcp.method.name"], "tools/list", "{list_span:#}");
+    assert_eq!(list_span["attributes"]["network.transport"], "tcp", "{list_span:#}");
+    // The gateway's span of the request to call the tool is the client's span's child,
+    // in its trace, and the tool call's span is the request's child.
+    let request_span =
+        eventually("the gateway's request span of traced__echo", received, named("tools/call traced__echo"));
+    assert_eq!(request_span["trace_id"], tool_trace, "{request_span:#}");
+    assert_eq!(request_span["parent_span_id"], tool_parent, "{request_span:#}");
+    assert_eq!(request_span["kind"], SERVER, "{request_span:#}");
+    let attributes = &request_span["attributes"];
+    assert_eq!(attributes["mcp.method.name"], "tools/call");
+    assert_eq!(attributes["gen_ai.tool.name"], "traced__echo");
+    assert_eq!(attributes["mcp.session.id"], session.as_str());
+    let tool_span = eventually("the gateway's span of traced__echo", received, named("execute_tool traced__echo"));
     assert_eq!(tool_span["trace_id"], tool_trace, "{tool_span:#}");
-    assert_eq!(tool_span["parent_span_id"], tool_parent, "{tool_span:#}");
+    assert_eq!(tool_span["parent_span_id"], request_span["span_id"], "{tool_span:#}");
     let attributes = &tool_span["attributes"];
     assert_eq!(attributes["gen_ai.operation.name"], "execute_tool");
     assert_eq!(attributes["gen_ai.tool.name"], "traced__echo");
     assert_eq!(attributes["mcp.method.name"], "tools/call");
     assert_eq!(attributes["omniagent.source"], "mcp");
+    assert_eq!(attributes["mcp.session.id"], session.as_str());
     // The upstream's own span is the gateway span's child, in the same trace.
     let upstream = eventually("FastMCP's span under the gateway's", received, |seen| {
         spans(seen)
@@ -189,11 +210,11 @@ openapi:
     assert_eq!(upstream["trace_id"], tool_trace, "{upstream:#}");
 
     // The API got the OpenAPI call's span as the parent of its request.
-    let api_span = eventually("the gateway's span of api__greet", received, |seen| {
-        spans(seen).into_iter().find(|span| span["name"] == "execute_tool api__greet")
-    });
+    let api_request = eventually("the gateway's request span of api__greet", received, named("tools/call api__greet"));
+    assert_eq!(api_request["parent_span_id"], api_parent, "{api_request:#}");
+    let api_span = eventually("the gateway's span of api__greet", received, named("execute_tool api__greet"));
     assert_eq!(api_span["trace_id"], api_trace, "{api_span:#}");
-    assert_eq!(api_span["parent_span_id"], api_parent, "{api_span:#}");
+    assert_eq!(api_span["parent_span_id"], api_request["span_id"], "{api_span:#}");
     assert_eq!(api_span["attributes"]["omniagent.source"], "openapi");
     let api_span_id = api_span["span_id"].as_str().unwrap();
     assert_eq!(*api_traceparents.lock().unwrap(), [format!("00-{api_trace}-{api_span_id}-01")]);

@@ -200,6 +200,10 @@ pub(crate) async fn run(
     if tool_search || serve.tool_search {
         gateway = gateway.with_tool_search(listed_with_tool_search());
     }
+    #[cfg(feature = "telemetry")]
+    if let Some(spans) = omniagent_host::telemetry::request_spans() {
+        gateway = gateway.with_request_spans(spans);
+    }
     let pages = upstreams.map(|upstreams| {
         let home = session.home.clone();
         console::routes(gateway.clone(), Arc::clone(&config), home, sections.clone(), upstreams, policy)
@@ -281,27 +285,27 @@ fn agent_factory(
     markdown: Markdown,
     eager: bool,
     upstreams: Option<console::Upstreams>,
+    policy: omniagent_host::PolicyState,
 ) -> AgentFactory {
     Arc::new(move |wanted: AgentFor| {
         let current = Arc::clone(&config.read().unwrap_or_else(std::sync::PoisonError::into_inner));
         let agent_config = sections.agent_config(&current, &wanted.client);
-    policy: omniagent_host::PolicyState,
         let home = home.clone();
         let markdown = markdown.clone();
         let on_upstream = upstreams.as_ref().map(|upstreams| upstreams.recorder(&wanted.client));
+        let policy = policy.clone();
         Box::pin(async move {
             let agent_config = agent_config?;
             let person = Person {
                 on_interaction: Some(tell_the_caller()),
-        let policy = policy.clone();
                 apps: wanted.apps,
                 from_lock: !eager,
                 on_upstream,
+                policy,
                 ..Person::default()
             };
             let agent = start_agent(&agent_config, &home, Wanted::AllButSkillTools, person)
                 .await
-                policy,
                 .map_err(|error| error.to_string())?;
             if let Some(handles) =
                 add_markdown_prompts(&agent, &wanted.client, &agent_config, &home, &markdown.sets).await

@@ -2,8 +2,9 @@
 //! `prometheus-client`) and exported over OTLP (the OpenTelemetry SDK), each when asked.
 //!
 //! Labels: `item` (a tool's or prompt's agent-level name; a resource read's skill, since
-//! resource URIs are unbounded), `kind` (`tool`, `prompt`, `resource`), `source` (a
-//! tool's skill kind: `skill`, `mcp`, `openapi`), `client`.
+//! resource URIs are unbounded; empty for a call of a name the agent has no item of),
+//! `kind` (`tool`, `prompt`, `resource`), `source` (a tool's skill kind: `skill`, `mcp`,
+//! `openapi`), `client`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -289,6 +290,9 @@ impl Metrics {
             ItemKind::Prompt => ("prompt", item.name),
             _ => ("resource", item.skill),
         };
+        // A name no item has is the caller's to choose: such calls are counted under no
+        // name, so that made-up names add no series.
+        let item_label = if item.skill.is_empty() { "" } else { item_label };
         let source = item.source.map_or("", |source| source.kind.as_str());
         let error = match outcome {
             Ok(CallOutput::Tool(output)) if output.is_error => Some("tool_error"),

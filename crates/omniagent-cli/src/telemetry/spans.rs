@@ -1,4 +1,5 @@
-//! A span per call, with the MCP and GenAI semantic conventions, exported over OTLP.
+//! A span per call, and with the gateway a span per MCP request around the calls it
+//! makes, with the MCP and GenAI semantic conventions, exported over OTLP.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -51,15 +52,7 @@ impl Spans {
     /// Starts the span of `call`, a child of `parent` (the client's trace) when there is
     /// one, and gives its trace context, which the call passes on.
     pub(super) fn start_call(&self, call: &CallContext<'_>, parent: Option<TraceParent>) -> (CallSpan, TraceParent) {
-        let context = parent.map_or_else(Context::new, |parent| {
-            Context::new().with_remote_span_context(SpanContext::new(
-                TraceId::from_bytes(parent.trace_id),
-                SpanId::from_bytes(parent.span_id),
-                TraceFlags::new(parent.flags),
-                true,
-                TraceState::default(),
-            ))
-        });
+        let context = remote_parent(parent);
         let item = &call.item;
         let mut attributes = Vec::with_capacity(8);
         let name = match item.kind {
@@ -86,19 +79,57 @@ impl Spans {
         attributes.push(KeyValue::new("omniagent.skill", item.skill.to_owned()));
         attributes.push(KeyValue::new("omniagent.client", call.caller.client.clone()));
         attributes.push(KeyValue::new("omniagent.agent", call.agent.to_owned()));
+        if let Some(session) = &call.caller.session {
+            attributes.push(KeyValue::new("mcp.session.id", session.clone()));
+        }
         let span = self
             .tracer
             .span_builder(name)
             .with_kind(SpanKind::Internal)
             .with_attributes(attributes)
             .start_with_context(&self.tracer, &context);
-        let own = span.span_context();
-        let current = TraceParent {
-            trace_id: own.trace_id().to_bytes(),
-            span_id: own.span_id().to_bytes(),
-            flags: own.trace_flags().to_u8(),
-        };
+        let current = trace_of(&span);
         (CallSpan(span), current)
+    }
+
+    /// Starts the span of an MCP request the gateway answers (kind server), a child of
+    /// the trace it came in when there is one.
+    #[cfg(feature = "mcp")]
+    pub(super) fn start_request(&self, request: &skill_mcp::server::McpRequest<'_>) -> RequestSpan {
+        let mut attributes = Vec::with_capacity(10);
+        attributes.push(KeyValue::new("mcp.method.name", request.method.to_owned()));
+        attributes.push(KeyValue::new("jsonrpc.request.id", request.id.to_string()));
+        attributes.push(KeyValue::new("network.transport", request.transport));
+        attributes.push(KeyValue::new("omniagent.client", request.client.to_owned()));
+        if let Some(session) = request.session {
+            attributes.push(KeyValue::new("mcp.session.id", session.to_owned()));
+        }
+        if let Some(version) = request.protocol_version {
+            attributes.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
+        }
+        if let Some(uri) = request.resource_uri {
+            attributes.push(KeyValue::new("mcp.resource.uri", uri.to_owned()));
+        }
+        let name = match request.target {
+            Some(target) => {
+                if request.method == "tools/call" {
+                    attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+                    attributes.push(KeyValue::new("gen_ai.tool.name", target.to_owned()));
+                } else {
+                    attributes.push(KeyValue::new("gen_ai.prompt.name", target.to_owned()));
+                }
+                format!("{} {target}", request.method)
+            }
+            None => request.method.to_owned(),
+        };
+        let span = self
+            .tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Server)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, &remote_parent(request.parent));
+        let trace = trace_of(&span);
+        RequestSpan { span, trace }
     }
 
     /// Sends the spans that wait.
@@ -126,6 +157,64 @@ impl CallSpan {
             }
         }
         self.0.end();
+    }
+}
+
+/// The span of an MCP request, until it is answered.
+#[cfg(feature = "mcp")]
+pub(super) struct RequestSpan {
+    span: opentelemetry_sdk::trace::Span,
+    trace: TraceParent,
+}
+
+#[cfg(feature = "mcp")]
+impl skill_mcp::server::RequestSpan for RequestSpan {
+    fn trace(&self) -> TraceParent {
+        self.trace
+    }
+
+    /// Ends the span: a JSON-RPC error sets `error.type` and `rpc.response.status_code`
+    /// to its code, and the error status with its message; a tool's `isError` result
+    /// sets `error.type` `tool_error`.
+    fn end(mut self: Box<Self>, outcome: skill_mcp::server::RequestOutcome<'_>) {
+        use skill_mcp::server::RequestOutcome;
+        match outcome {
+            RequestOutcome::ToolError => {
+                self.span.set_attribute(KeyValue::new("error.type", "tool_error"));
+                self.span.set_status(Status::error("the tool reported an error"));
+            }
+            RequestOutcome::Error { code, message } => {
+                self.span.set_attribute(KeyValue::new("error.type", code.to_string()));
+                self.span.set_attribute(KeyValue::new("rpc.response.status_code", code.to_string()));
+                self.span.set_status(Status::error(message.to_owned()));
+            }
+            _ => {}
+        }
+        self.span.end();
+    }
+}
+
+/// The context of a span whose parent is `parent`, a span of another process; a new
+/// trace without one.
+fn remote_parent(parent: Option<TraceParent>) -> Context {
+    parent.map_or_else(Context::new, |parent| {
+        Context::new().with_remote_span_context(SpanContext::new(
+            TraceId::from_bytes(parent.trace_id),
+            SpanId::from_bytes(parent.span_id),
+            TraceFlags::new(parent.flags),
+            true,
+            TraceState::default(),
+        ))
+    })
+}
+
+/// The trace context of `span`, which what it covers is made under.
+fn trace_of(span: &opentelemetry_sdk::trace::Span) -> TraceParent {
+    let own = span.span_context();
+    TraceParent {
+        trace_id: own.trace_id().to_bytes(),
+        span_id: own.span_id().to_bytes(),
+        flags: own.trace_flags().to_u8(),
     }
 }
 

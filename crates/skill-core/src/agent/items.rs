@@ -228,11 +228,17 @@ impl Agent {
     /// Fills the prompt called `name` (its agent-level name) with `arguments`; a
     /// required argument that is missing is an [`ToolError::InvalidArguments`].
     pub async fn get_prompt(&self, name: &str, arguments: BTreeMap<String, String>) -> Result<PromptOutput, ToolError> {
-        let prompt = read(&self.inner.prompts).get(name).cloned().ok_or_else(|| ToolError::NotFound {
+        let given =
+            Value::Object(arguments.iter().map(|(key, value)| (key.clone(), Value::from(value.as_str()))).collect());
+        let found = read(&self.inner.prompts).get(name).cloned().ok_or_else(|| ToolError::NotFound {
             kind: ItemKind::Prompt,
             name: name.to_owned(),
             suggestions: close_names(name, read(&self.inner.prompts).keys().map(String::as_str)),
-        })?;
+        });
+        let prompt = match found {
+            Ok(prompt) => prompt,
+            Err(not_found) => return self.call_unknown(ItemKind::Prompt, name, &given, not_found).await?.prompt(),
+        };
         let missing: Vec<String> = prompt
             .info()
             .arguments
@@ -240,12 +246,7 @@ impl Agent {
             .filter(|argument| argument.required == Some(true) && !arguments.contains_key(&argument.name))
             .map(|argument| format!("missing required argument `{}`", argument.name))
             .collect();
-        if !missing.is_empty() {
-            return Err(ToolError::InvalidArguments { tool: name.to_owned(), problems: missing });
-        }
         let withheld = self.withheld_item(Kind::Prompt, name);
-        let given =
-            Value::Object(arguments.iter().map(|(key, value)| (key.clone(), Value::from(value.as_str()))).collect());
         let context = CallContext {
             agent: &self.inner.name,
             caller: &self.caller,
@@ -254,6 +255,10 @@ impl Agent {
             withheld: withheld.as_deref(),
         };
         let get = async {
+            // Refused here, innermost: the layers have seen the call.
+            if !missing.is_empty() {
+                return Err(ToolError::InvalidArguments { tool: name.to_owned(), problems: missing });
+            }
             let mut output = prompt.prompt.get(arguments).await?;
             for message in &mut output.messages {
                 self.name_resources_in(&prompt.skill, std::slice::from_mut(&mut message.content));
@@ -261,6 +266,26 @@ impl Agent {
             Ok(CallOutput::Prompt(output))
         };
         self.inner.layers.call(&context, get).await?.prompt()
+    }
+
+    /// A call of an item the agent does not have: it goes through the layers all the
+    /// same, as the item `name` of no skill (`""`), so that it is traced, counted and
+    /// audited, and ends innermost with `not_found`, unless a layer refuses it first.
+    pub(super) async fn call_unknown(
+        &self,
+        kind: ItemKind,
+        name: &str,
+        arguments: &Value,
+        not_found: ToolError,
+    ) -> Result<CallOutput, ToolError> {
+        let context = CallContext {
+            agent: &self.inner.name,
+            caller: &self.caller,
+            item: Item::plain(kind, name, ""),
+            arguments,
+            withheld: None,
+        };
+        self.inner.layers.call(&context, std::future::ready(Err(not_found))).await
     }
 
     /// Suggestions for an argument of the prompt called `name` (its agent-level name).
@@ -361,8 +386,13 @@ impl Agent {
     ///
     /// The contents come under agent-level URIs, as the agent lists the resources.
     pub async fn read_resource(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
-        let found = self.reader_or_not_found(uri)?;
         let no_arguments = Value::Object(serde_json::Map::new());
+        let found = match self.reader_or_not_found(uri) {
+            Ok(found) => found,
+            Err(not_found) => {
+                return self.call_unknown(ItemKind::Resource, uri, &no_arguments, not_found).await?.resource();
+            }
+        };
         let withheld = self.withheld_item(Kind::Resource, uri);
         let context = CallContext {
             agent: &self.inner.name,

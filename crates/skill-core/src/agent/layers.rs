@@ -1,7 +1,9 @@
 //! The call path: every tool call, prompt get and resource read of an agent passes
 //! through one list of layers, outermost first, each seeing the same [`CallContext`].
 //! A layer that refuses ends the call with its reason (a tool call's result is then an
-//! `isError` result for the model), and the layers inside it never see the call.
+//! `isError` result for the model), and the layers inside it never see the call. A call
+//! of an unknown item, or with arguments its schema refuses, is no exception: it passes
+//! through the layers and is refused innermost, where the item would run.
 //!
 //! The agent composes them in one place ([`Layers::new`]): the hooks it was built with,
 //! the layers its builder was given in order (telemetry, audit, policy, rate limits),
@@ -27,7 +29,8 @@ pub struct Item<'a> {
     pub kind: ItemKind,
     /// Its agent-level name (a resource's agent-level URI).
     pub name: &'a str,
-    /// The skill that gives it.
+    /// The skill that gives it; empty for a call of a name the agent has no item of,
+    /// which the layers see all the same and which ends innermost with `NotFound`.
     pub skill: &'a str,
     /// Where a tool comes from (tools only).
     pub source: Option<&'a ToolSource>,

@@ -141,11 +141,12 @@ impl RegisteredTool {
 
     /// `arguments` if its input schema takes them; else, when leaving out the optional
     /// members that are `null` makes them valid, those without (models often write
-    /// `null` for an argument they do not give).
-    pub(super) fn accept_arguments(&self, arguments: Value) -> Result<Value, ToolError> {
+    /// `null` for an argument they do not give). Otherwise `arguments` as they are, with
+    /// the error that refuses them.
+    pub(super) fn accept_arguments(&self, arguments: Value) -> (Value, Option<ToolError>) {
         let validator = &self.entry.validator;
         if validator.is_valid(&arguments) {
-            return Ok(arguments);
+            return (arguments, None);
         }
         if let Value::Object(members) = &arguments {
             let required = self.input_schema().get("required").and_then(Value::as_array);
@@ -157,7 +158,7 @@ impl RegisteredTool {
                 .collect();
             let given = Value::Object(given);
             if given != arguments && validator.is_valid(&given) {
-                return Ok(given);
+                return (given, None);
             }
         }
         let problems = validator
@@ -167,7 +168,8 @@ impl RegisteredTool {
                 path => format!("{path}: {error}"),
             })
             .collect();
-        Err(ToolError::InvalidArguments { tool: self.name().to_owned(), problems })
+        let refusal = ToolError::InvalidArguments { tool: self.name().to_owned(), problems };
+        (arguments, Some(refusal))
     }
 }
 
@@ -316,19 +318,19 @@ impl Agent {
     /// The call runs in a `tool_call` tracing span carrying the tool's source; hooks see
     /// it before and after. Links to and embedded copies of the skill's own resources in
     /// the result come under their agent-level URIs.
+    ///
+    /// A call of an unknown tool, or whose arguments the schema refuses, goes through the
+    /// layers all the same (so that it is traced, counted and audited) and ends there
+    /// with `NotFound` or `InvalidArguments`, unless a layer refuses it first.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolOutput, ToolError> {
-        let tool = self.find_tool(name)?;
         let arguments = if arguments.is_null() { Value::Object(Default::default()) } else { arguments };
-        let arguments = tool.accept_arguments(arguments)?;
+        let tool = match self.find_tool(name) {
+            Ok(tool) => tool,
+            Err(not_found) => return self.call_unknown(ItemKind::Tool, name, &arguments, not_found).await?.tool(),
+        };
+        let (arguments, invalid) = tool.accept_arguments(arguments);
         let entry = &tool.entry;
         let source = &entry.context.source;
-        let span = tracing::info_span!(
-            "tool_call",
-            tool = %entry.context.name,
-            source.kind = %source.kind,
-            source.skill = %source.skill,
-            source.tool = %source.tool,
-        );
         let withheld = self.withheld_item(Kind::Tool, &entry.context.name);
         let context = CallContext {
             agent: &self.inner.name,
@@ -338,6 +340,17 @@ impl Agent {
             withheld: withheld.as_deref(),
         };
         let call = async {
+            // Refused here, innermost: the layers have seen the call.
+            if let Some(invalid) = invalid {
+                return Err(invalid);
+            }
+            let span = tracing::info_span!(
+                "tool_call",
+                tool = %entry.context.name,
+                source.kind = %source.kind,
+                source.skill = %source.skill,
+                source.tool = %source.tool,
+            );
             let mut output = entry.tool.call(&entry.context, arguments.clone()).instrument(span).await?;
             self.name_resources_in(&source.skill, &mut output.content);
             Ok(CallOutput::Tool(output))

@@ -28,7 +28,7 @@ impl ToolHook for RecordingHook {
 }
 
 #[tokio::test]
-async fn hooks_see_each_valid_call_before_and_after_in_order() {
+async fn hooks_see_each_call_of_a_tool_before_and_after_in_order() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let hook = |label| Arc::new(RecordingHook { label, log: Arc::clone(&log), durations: Mutex::new(Vec::new()) });
     let (first, second) = (hook("first"), hook("second"));
@@ -42,7 +42,9 @@ async fn hooks_see_each_valid_call_before_and_after_in_order() {
 
     assert!(agent.call_tool("clock__wait", Value::Null).await.is_ok());
     assert!(agent.call_tool("fail", json!({"why": "test"})).await.is_err());
-    // Neither a call refused by the schema nor an unknown tool reaches the hooks.
+    // A call refused by the schema passes the hooks on its way in, as every call goes
+    // through the path, and is refused innermost; an unknown tool, of no source, does not
+    // reach them.
     assert!(agent.call_tool("clock__wait", json!({"extra": 1})).await.is_err());
     assert!(agent.call_tool("clock__nope", json!({})).await.is_err());
 
@@ -58,11 +60,15 @@ async fn hooks_see_each_valid_call_before_and_after_in_order() {
             r#"second before openapi:clock/fail {"why":"test"}"#.to_owned(),
             r#"first after clock__fail openapi:clock/fail {"why":"test"} err boom"#.to_owned(),
             r#"second after clock__fail openapi:clock/fail {"why":"test"} err boom"#.to_owned(),
+            r#"first before openapi:clock/wait {"extra":1}"#.to_owned(),
+            r#"second before openapi:clock/wait {"extra":1}"#.to_owned(),
+            r#"first after clock__wait openapi:clock/wait {"extra":1} err invalid arguments for `clock__wait`: arguments: False schema does not allow 1"#.to_owned(),
+            r#"second after clock__wait openapi:clock/wait {"extra":1} err invalid arguments for `clock__wait`: arguments: False schema does not allow 1"#.to_owned(),
         ]
     );
     // The duration covers the tool's own run, which sleeps for at least `pause`.
     let durations = lock(&first.durations).clone();
-    assert_eq!(durations.len(), 2);
+    assert_eq!(durations.len(), 3);
     assert!(durations[0] >= pause, "{durations:?}");
 }
 

@@ -90,3 +90,45 @@ async fn an_item_a_layer_hides_is_left_out_of_that_callers_lists_only() {
     assert_eq!(names(&agent.acting_for(Caller::new("alice"))), ["files__delete", "files__read"]);
     assert_eq!(agent.caller().client, Caller::CLI);
 }
+
+#[tokio::test]
+async fn calls_of_unknown_items_and_with_refused_arguments_pass_the_layers_and_end_innermost() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let builder = Agent::builder().layer(Arc::new(Watch(Arc::clone(&log)))).layer(Arc::new(Guard {
+        label: "p",
+        client: "bob",
+        word: "nothing",
+        log: Arc::clone(&log),
+    }));
+    let skill = TestSkill::new("files").tool_with_schema(
+        "read",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "additionalProperties": false}),
+        Action::Echo,
+    );
+    let (agent, _) = load(builder, vec![skill]).await;
+
+    let invalid = agent.call_tool("files__read", json!({"path": 1})).await.unwrap_err();
+    assert!(matches!(invalid, ToolError::InvalidArguments { .. }), "{invalid:?}");
+    let unknown = agent.call_tool("files__write", json!({"path": "a"})).await.unwrap_err();
+    assert!(matches!(unknown, ToolError::NotFound { .. }), "{unknown:?}");
+    let prompt = agent.get_prompt("files__nope", Default::default()).await.unwrap_err();
+    assert!(matches!(prompt, ToolError::NotFound { .. }), "{prompt:?}");
+    let read = agent.read_resource("omniagent://files/nope").await.unwrap_err();
+    assert!(matches!(read, ToolError::NotFound { .. }), "{read:?}");
+    // A layer may still refuse a call of an unknown item first.
+    let stopped = agent.call_tool("nothing", json!({"stop": true})).await.unwrap_err();
+    assert_eq!(stopped.to_string(), "refused by p");
+    let log = lock(&log);
+    assert_eq!(
+        log[..4],
+        [
+            r#"p cli files__read {"path":1}"#.to_owned(),
+            format!("watch files__read err {invalid}"),
+            r#"p cli files__write {"path":"a"}"#.to_owned(),
+            format!("watch files__write err {unknown}"),
+        ]
+    );
+    assert_eq!(log[4..6], ["p cli files__nope {}", &format!("watch files__nope err {prompt}")]);
+    assert_eq!(log[6..8], ["p cli omniagent://files/nope {}", &format!("watch omniagent://files/nope err {read}")]);
+    assert_eq!(log[8..], [r#"p cli nothing {"stop":true}"#, "watch nothing err refused by p"]);
+}

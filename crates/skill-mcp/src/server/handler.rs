@@ -1,5 +1,7 @@
 //! What the gateway answers to each request ([`ServerHandler`]): every list and call
-//! through the agent of the client that sent it.
+//! through the agent of the client that sent it. rmcp serves it through
+//! [`traced::Served`], which gives each request its span: a method answered here is
+//! answered there too, by this one.
 
 use std::sync::Arc;
 
@@ -19,12 +21,12 @@ use super::announce::{Subscribed, session_of};
 use super::answer::{call_error, failed_call, item_error, passed_up};
 use super::page::page;
 use super::progress::progress_to;
-use super::{Gateway, caller, convert, http, lock, progress, search, skills};
+use super::{Gateway, caller, convert, http, lock, progress, search, skills, traced};
 
 impl Gateway {
     /// The client a request comes from: the fixed one (stdio), else the one the HTTP
     /// layer authenticated, else the open server's `""`.
-    fn client_of(&self, extensions: &rmcp::model::Extensions) -> String {
+    pub(super) fn client_of(&self, extensions: &rmcp::model::Extensions) -> String {
         if let Some(client) = &self.fixed_client {
             return client.clone();
         }
@@ -64,14 +66,19 @@ impl Gateway {
             .and_then(|parts| parts.extensions.get::<http::ClientClaims>())
             .map(|claims| (*claims.0).clone())
             .unwrap_or_default();
-        Ok(agent.acting_for(Caller::new(client).with_claims(claims).with_trace(trace_of(context))))
+        let session = Some(session_of(&context.extensions)).filter(|session| !session.is_empty());
+        Ok(agent.acting_for(Caller::new(client).with_claims(claims).with_trace(trace_of(context)).in_session(session)))
     }
 }
 
-/// The trace context a request came with: its `_meta.traceparent` (2026-07-28), else
+/// The trace context a request is served in: its span's, once one is started
+/// ([`traced`]); else the one it came with, its `_meta.traceparent` (2026-07-28), else
 /// its HTTP `traceparent` header. One that is malformed is no trace context (W3C: a
 /// receiver starts a new trace).
-fn trace_of(context: &RequestContext<RoleServer>) -> Option<TraceParent> {
+pub(super) fn trace_of(context: &RequestContext<RoleServer>) -> Option<TraceParent> {
+    if let Some(traced::RequestTrace(trace)) = context.extensions.get() {
+        return Some(*trace);
+    }
     let header = || {
         let parts = context.extensions.get::<::http::request::Parts>()?;
         parts.headers.get("traceparent")?.to_str().ok()

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Gateway;
 use super::resource_server::{OAuthOptions, Refusal, ResourceServer};
+use super::traced::Served;
 use crate::CALLERS_HEADER;
 
 mod connections;
@@ -189,7 +190,7 @@ pub async fn serve_http(
         super::session_store::share(store, &mut config, &mut sessions);
     }
     let handler = gateway.clone();
-    let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
+    let service = StreamableHttpService::new(move || Ok(Served(handler.clone())), Arc::new(sessions), config);
     let tokens = Arc::new(Tokens {
         clients: options
             .clients
