@@ -230,10 +230,12 @@ impl Agent {
     pub async fn get_prompt(&self, name: &str, arguments: BTreeMap<String, String>) -> Result<PromptOutput, ToolError> {
         let given =
             Value::Object(arguments.iter().map(|(key, value)| (key.clone(), Value::from(value.as_str()))).collect());
-        let found = read(&self.inner.prompts).get(name).cloned().ok_or_else(|| ToolError::NotFound {
+        let found = read(&self.inner.prompts).get(name).cloned();
+        // Only what this caller is offered is suggested.
+        let found = found.ok_or_else(|| ToolError::NotFound {
             kind: ItemKind::Prompt,
             name: name.to_owned(),
-            suggestions: close_names(name, read(&self.inner.prompts).keys().map(String::as_str)),
+            suggestions: close_names(name, self.prompts().iter().map(|prompt| prompt.name.as_str())),
         });
         let prompt = match found {
             Ok(prompt) => prompt,

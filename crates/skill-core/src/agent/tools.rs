@@ -295,20 +295,23 @@ impl Agent {
         if let Some(tool) = tools.get(name) {
             return Ok(tool.clone());
         }
-        let bare: Vec<&RegisteredTool> = tools.values().filter(|tool| tool.source().tool == name).collect();
-        match bare.as_slice() {
-            [one] => Ok((*one).clone()),
-            [] => Err(ToolError::NotFound {
-                kind: ItemKind::Tool,
-                name: name.to_owned(),
-                suggestions: close_names(name, tools.keys().map(String::as_str)),
-            }),
-            several => Err(ToolError::NotFound {
-                kind: ItemKind::Tool,
-                name: name.to_owned(),
-                suggestions: several.iter().map(|tool| tool.name().to_owned()).collect(),
-            }),
+        let mut bare: Vec<RegisteredTool> = tools.values().filter(|tool| tool.source().tool == name).cloned().collect();
+        drop(tools);
+        if bare.len() == 1 {
+            return Ok(bare.remove(0));
         }
+        // Only what this caller is offered is suggested: a hidden or withheld tool's name
+        // is not told.
+        let offered = self.tools();
+        let suggestions = match bare.as_slice() {
+            [] => close_names(name, offered.iter().map(RegisteredTool::name)),
+            several => several
+                .iter()
+                .filter(|tool| offered.iter().any(|offered| offered.name() == tool.name()))
+                .map(|tool| tool.name().to_owned())
+                .collect(),
+        };
+        Err(ToolError::NotFound { kind: ItemKind::Tool, name: name.to_owned(), suggestions })
     }
 
     /// Calls a tool after checking `arguments` against its input schema (`null` stands

@@ -92,6 +92,27 @@ async fn an_item_a_layer_hides_is_left_out_of_that_callers_lists_only() {
 }
 
 #[tokio::test]
+async fn an_unknown_name_suggests_only_the_items_offered_to_the_caller() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let builder = Agent::builder().layer(Arc::new(Guard { label: "p", client: "bob", word: "delete", log }));
+    let skill = TestSkill::new("files").tool("delete", Action::Echo).tool("delete_all", Action::Echo);
+    let (agent, _) = load(builder, vec![skill]).await;
+    let suggested = |agent: &Agent, name: &'static str| {
+        let agent = agent.clone();
+        async move {
+            match agent.call_tool(name, json!({})).await.unwrap_err() {
+                ToolError::NotFound { suggestions, .. } => suggestions,
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+
+    let bob = agent.acting_for(Caller::new("bob"));
+    assert_eq!(suggested(&agent, "files__delet").await, ["files__delete", "files__delete_all"]);
+    assert!(suggested(&bob, "files__delet").await.is_empty(), "a hidden tool's name is not told");
+}
+
+#[tokio::test]
 async fn calls_of_unknown_items_and_with_refused_arguments_pass_the_layers_and_end_innermost() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let builder = Agent::builder().layer(Arc::new(Watch(Arc::clone(&log)))).layer(Arc::new(Guard {
