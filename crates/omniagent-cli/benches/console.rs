@@ -4,7 +4,8 @@
 //! gateway started with `--eager`, answered whole, over a new loopback connection each
 //! time (as a browser's first request would be). The overview counts the last hour's
 //! calls (all 10,000 lines are of it); the calls page shows the latest 200, or those of
-//! one client.
+//! one client; the policy page a rate limit (a rule would cost the tools page its check
+//! of every item).
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
@@ -30,7 +31,8 @@ impl Drop for Gateway {
 fn start(home: &std::path::Path) -> (Gateway, u16) {
     let config = format!(
         "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
-         openapi:\n  github: {{spec: '{}'}}\nobservability: {{audit: {{}}}}\nserve:\n  console: true\n  clients:\n    root: {{token: \"env:ROOT_TOKEN\", admin: true}}\n",
+         openapi:\n  github: {{spec: '{}'}}\nobservability: {{audit: {{}}}}\n\
+         policy: {{rate_limits: [{{tool: 'github__*', per_minute: 600}}]}}\nserve:\n  console: true\n  clients:\n    root: {{token: \"env:ROOT_TOKEN\", admin: true}}\n",
         test_peers::github_openapi_or_panic().display()
     );
     std::fs::write(home.join("config.yaml"), config).expect("a writable temporary folder");
@@ -101,6 +103,7 @@ fn pages(c: &mut Criterion) {
         ("tools", "/console/tools"),
         ("calls", "/console/calls"),
         ("calls_of_one_client", "/console/calls?client=bob&outcome=error"),
+        ("policy", "/console/policy"),
     ];
     for (name, path) in pages {
         c.bench_function(&format!("console/{name}_github_openapi"), |b| b.iter(|| get(port, path)));
