@@ -1,4 +1,5 @@
-//! [`McpSkill`]: an MCP server as a skill; `tool` holds [`McpTool`], one of its tools.
+//! [`McpSkill`]: an MCP server as a skill; `tool` holds [`McpTool`], one of its tools,
+//! and `pinned` the items offered from the trust lock before the server starts.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -24,6 +25,7 @@ use crate::route::CallRoutes;
 mod health;
 mod input;
 mod items;
+mod pinned;
 mod tool;
 
 pub use self::health::{Health, UpstreamHealth, UpstreamState};
@@ -249,7 +251,6 @@ impl Skill for McpSkill {
             endpoint,
             config: self.config.clone(),
             lists_changed: Arc::new(Notify::new()),
-            went_live: Arc::new(Notify::new()),
             handle: self.handle.clone(),
             calls: CallRoutes::default(),
             person: Person { server: self.name.clone(), elicitor: self.elicitor.clone() },
@@ -313,40 +314,28 @@ struct Items {
     resources: ResourceCatalog,
 }
 
-/// Re-lists whenever the server says a list changed, and when it first started after
-/// its lists were offered from the trust lock, and hands the new lists to the agent
-/// through the skill's handle (which takes only this skill's lists). The server's own
-/// announcement reaches the agent's clients even when its lists read the same; the
-/// first start's relisting only when they differ from the lock's (see
-/// [`SkillHandle::replace_stand_ins`]). Ends when the skill is gone or its agent is
-/// closed, and at once without an agent.
+/// Re-lists whenever the server says a list changed, and hands the new lists to the
+/// agent through the skill's handle (which takes only this skill's lists), even when
+/// they read the same: the server's announcement is news for the agent's clients. (The
+/// first start after the lists were offered from the trust lock lists the server in
+/// [`Shared::go_live`].) Ends when the skill is gone or its agent is closed, and at once
+/// without an agent.
 async fn refresh_on_change(shared: std::sync::Weak<Shared>, handle: Option<SkillHandle>) {
     let Some(handle) = handle else { return };
-    let Some((lists_changed, went_live)) =
-        shared.upgrade().map(|shared| (Arc::clone(&shared.lists_changed), Arc::clone(&shared.went_live)))
-    else {
-        return;
-    };
+    let Some(lists_changed) = shared.upgrade().map(|shared| Arc::clone(&shared.lists_changed)) else { return };
     loop {
-        // The server's own announcement first: a first start's relisting that waits
-        // beside it keeps its notification for the next turn.
-        let own = tokio::select! {
-            biased;
-            () = lists_changed.notified() => true,
-            () = went_live.notified() => false,
-        };
+        lists_changed.notified().await;
         let Some(shared) = shared.upgrade() else { return };
+        // A server that announces a change while it starts is listed once its start
+        // ended: its connection is the current one only then.
+        drop(shared.starting.lock().await);
         let Some(connection) = shared.current() else { continue };
         match shared.list_items(&connection).await {
             Ok(items) => {
-                let taken = if own {
-                    handle
-                        .replace_tools(items.tools)
-                        .and_then(|()| handle.replace_prompts(items.prompts))
-                        .and_then(|()| handle.replace_resources(items.resources))
-                } else {
-                    handle.replace_stand_ins(items.tools, items.prompts, items.resources)
-                };
+                let taken = handle
+                    .replace_tools(items.tools)
+                    .and_then(|()| handle.replace_prompts(items.prompts))
+                    .and_then(|()| handle.replace_resources(items.resources));
                 shared.health.relisted();
                 match taken {
                     Ok(()) => {}
@@ -369,8 +358,6 @@ struct Shared {
     config: ServerConfig,
     /// Told when the server says a list changed.
     lists_changed: Arc<Notify>,
-    /// Told when the server first started after its lists were offered from the lock.
-    went_live: Arc<Notify>,
     /// The skill's handle, through which the server's resource updates are announced.
     handle: Option<SkillHandle>,
     calls: CallRoutes,
@@ -386,14 +373,15 @@ struct Shared {
     /// The optional requests (listings, completions) whose failure has been logged.
     failed_methods: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
     /// Set while the skill offers what the trust lock recorded and the server has not
-    /// started: its first start lists the server's own items.
+    /// started: its first start lists the server's own items in their place
+    /// ([`Shared::go_live`]). Read and changed only under `starting`.
     from_lock: std::sync::atomic::AtomicBool,
     health: Health,
 }
 
 impl Shared {
     /// The live connection, started (again) when there is none or it died.
-    async fn connection(&self) -> Result<Arc<Connection>, Error> {
+    async fn connection(self: &Arc<Self>) -> Result<Arc<Connection>, Error> {
         match self.live() {
             Some(connection) => Ok(connection),
             // Boxed: starting a server is a future of about 12 KB, which every call's own
@@ -402,8 +390,9 @@ impl Shared {
         }
     }
 
-    /// Starts the connection, unless another caller did while this one waited.
-    async fn start(&self) -> Result<Arc<Connection>, Error> {
+    /// Starts the connection, unless another caller did while this one waited. It is
+    /// the current one only once [`Shared::go_live`] had it.
+    async fn start(self: &Arc<Self>) -> Result<Arc<Connection>, Error> {
         let _starting = self.starting.lock().await;
         // Another caller may have started it while this one waited.
         if let Some(connection) = self.live() {
@@ -422,15 +411,15 @@ impl Shared {
             apps: self.apps.clone(),
         };
         self.health.starting();
-        let connection = Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await;
-        self.health.started(connection.as_ref().err().map(ToString::to_string));
-        let connection = Arc::new(connection.inspect_err(|error| error.log_stderr(&self.server))?);
+        let started = match Connection::start(&self.server, &self.endpoint, handler, self.config.timeouts.startup).await
+        {
+            Ok(connection) => self.go_live(Arc::new(connection)).await,
+            Err(error) => Err(error),
+        };
+        self.health.started(started.as_ref().err().map(ToString::to_string));
+        let connection = started.inspect_err(|error| error.log_stderr(&self.server))?;
         tracing::debug!(server = %self.server, "server started");
         *self.slot() = Some(Arc::clone(&connection));
-        if self.from_lock.swap(false, std::sync::atomic::Ordering::AcqRel) {
-            // Its live lists replace the recorded ones.
-            self.went_live.notify_one();
-        }
         Ok(connection)
     }
 
@@ -519,7 +508,7 @@ impl Shared {
                 .into_iter()
                 .filter_map(|prompt| {
                     let info = wire_into::<PromptInfo>(&prompt).ok()?;
-                    Some(Arc::new(McpPrompt { info, shared: Arc::clone(self) }) as Arc<dyn Prompt>)
+                    Some(Arc::new(McpPrompt { info, shared: Arc::clone(self), stand_in: false }) as Arc<dyn Prompt>)
                 })
                 .collect();
         }
@@ -530,28 +519,10 @@ impl Shared {
             items.resources = ResourceCatalog {
                 resources: resources.iter().filter_map(|resource| wire_into(resource).ok()).collect(),
                 templates: templates.iter().filter_map(|template| wire_into(template).ok()).collect(),
-                reader: Some(Arc::new(McpResources { shared: Arc::clone(self) })),
+                reader: Some(Arc::new(McpResources { shared: Arc::clone(self), stand_in: false })),
             };
         }
         Ok(items)
-    }
-
-    /// The items the trust lock recorded of the server, offered before it starts. A
-    /// definition that does not read as MCP's is passed over (the live lists bring it).
-    fn items_from_lock(self: &Arc<Self>, recorded: Recorded) -> Items {
-        let tools = recorded.tools.into_iter().filter_map(|tool| serde_json::from_value(tool).ok());
-        let prompts = recorded.prompts.iter().filter_map(|prompt| wire_into::<PromptInfo>(prompt).ok());
-        Items {
-            tools: tools.map(|tool| Arc::new(McpTool::new(tool, &[], Arc::clone(self))) as Arc<dyn Tool>).collect(),
-            prompts: prompts
-                .map(|info| Arc::new(McpPrompt { info, shared: Arc::clone(self) }) as Arc<dyn Prompt>)
-                .collect(),
-            resources: ResourceCatalog {
-                resources: recorded.resources.iter().filter_map(|resource| wire_into(resource).ok()).collect(),
-                templates: recorded.templates.iter().filter_map(|template| wire_into(template).ok()).collect(),
-                reader: Some(Arc::new(McpResources { shared: Arc::clone(self) })),
-            },
-        }
     }
 
     /// What the optional listing `method` gives by `deadline`. One that fails or does not
@@ -585,14 +556,23 @@ impl Shared {
         }
     }
 
+    /// The live connection for a request other than a tool call, started when there is
+    /// none.
+    async fn connected(self: &Arc<Self>) -> Result<Arc<Connection>, ToolError> {
+        let server = &self.server;
+        self.connection()
+            .await
+            .map_err(|error| ToolError::failed(format!("MCP server `{server}` is not available: {error}")))
+    }
+
     /// Sends one request other than a tool call (prompts/get, resources/read) within the
     /// call bound; a dead server is restarted by the next call.
-    async fn request<T>(&self, send: impl AsyncFnOnce(&Connection) -> Result<T, ServiceError>) -> Result<T, ToolError> {
+    async fn request<T>(
+        self: &Arc<Self>,
+        send: impl AsyncFnOnce(&Connection) -> Result<T, ServiceError>,
+    ) -> Result<T, ToolError> {
         let server = &self.server;
-        let connection = self
-            .connection()
-            .await
-            .map_err(|error| ToolError::failed(format!("MCP server `{server}` is not available: {error}")))?;
+        let connection = self.connected().await?;
         let bound = self.config.timeouts.call;
         match tokio::time::timeout(bound, send(&connection)).await {
             Ok(Ok(answer)) => Ok(answer),

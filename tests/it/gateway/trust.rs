@@ -355,6 +355,65 @@ fn a_pinned_documents_tools_are_listed_before_it_is_fetched_and_the_first_call_f
     gateway.stop();
 }
 
+/// An MCP upstream whose definitions changed while the gateway was down (the FastMCP
+/// fixture `fastmcp_pinned.py`, whose tool, prompt and resource take their description
+/// from a file and which writes down every request for them it gets): the gateway lists
+/// the lock's, and the first call of the tool, get of the prompt or read of the
+/// resource starts the upstream and is refused as withheld, naming `omniagent tools
+/// review`, without the upstream hearing of it; the item is then out of its list.
+#[test]
+fn a_first_call_of_an_item_changed_since_it_was_pinned_is_refused_before_the_upstream_hears_it() {
+    let home = Home::new();
+    let (description, heard) = (home.path().join("description.txt"), home.path().join("heard.txt"));
+    std::fs::write(&description, "Says what it is for.").unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/gateway/fastmcp_pinned.py");
+    let home = home.with_config(&format!(
+        "storage: {{backend: memory}}\ncompiled: {{memory: {{enabled: false}}}}\nskills: {{packs: [], tools: false}}\n\
+         mcp:\n  servers:\n    pinned:\n      command: {}\n      args: ['{}', '{}', '{}']\n",
+        test_peers::mcp_python_or_panic().display(),
+        fixture.display(),
+        description.display(),
+        heard.display(),
+    ));
+    let (code, _, stderr) = crate::run(home.omniagent(&["tools", "list"]));
+    assert_eq!(code, 0, "the first sight is recorded: {stderr}");
+    std::fs::write(&description, "Says what it is for, and now something else.").unwrap();
+
+    // Each kind of item with its first request, its list and the member naming it there.
+    let uri = "omniagent://pinned/note://today";
+    let requests = [
+        ("tools/call", json!({"name": "pinned__add", "arguments": {"a": 1, "b": 2}}), "tools", "name", "pinned__add"),
+        ("prompts/get", json!({"name": "pinned__greet"}), "prompts", "name", "pinned__greet"),
+        ("resources/read", json!({"uri": uri}), "resources", "uri", uri),
+    ];
+    for (method, params, list, member, name) in requests {
+        let mut gateway = StdioGateway::start(&home);
+        // Whether the list has the item (the gateway's own prompts are listed beside it).
+        let listed = |gateway: &mut StdioGateway, id: u64| -> bool {
+            let answer = gateway.ask(json!({"jsonrpc": "2.0", "id": id, "method": format!("{list}/list")}));
+            let items = answer["result"][list].as_array().unwrap_or_else(|| panic!("{answer}"));
+            items.iter().any(|item| item[member] == name)
+        };
+        assert!(listed(&mut gateway, 2), "{name} is listed from the lock");
+        let answer = gateway.ask(json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": params}));
+        let refusal = match method {
+            "tools/call" => {
+                assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+                text_of(&answer["result"]).to_owned()
+            }
+            _ => answer["error"]["message"].as_str().unwrap_or_else(|| panic!("{answer}")).to_owned(),
+        };
+        assert!(
+            refusal.contains("changed since it was approved") && refusal.contains("omniagent tools review"),
+            "{refusal}"
+        );
+        let requests = std::fs::read_to_string(&heard).unwrap_or_default();
+        assert_eq!(requests, "", "the upstream hears no {method}");
+        assert!(!listed(&mut gateway, 4), "{name} is withheld");
+        gateway.stop();
+    }
+}
+
 #[test]
 fn a_documents_changed_description_is_withheld_at_the_next_start() {
     let document = ServedDocument::start("Lists the notes.");

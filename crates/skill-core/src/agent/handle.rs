@@ -5,7 +5,8 @@ use std::sync::{Arc, Weak};
 
 use super::items::Announce;
 use super::{Agent, AgentInner, Member, lock};
-use crate::{Error, Prompt, ResourceCatalog, Tool};
+use crate::trust::WithheldItem;
+use crate::{Error, ItemKind, Prompt, ResourceCatalog, Tool};
 
 /// One skill's handle on the agent hosting it: the agent hands it to the skill before
 /// `init` ([`Skill::set_agent`](crate::Skill::set_agent)), and to whoever
@@ -110,6 +111,15 @@ impl SkillHandle {
             agent.replace_prompts(&member.name, prompts, Announce::IfChanged)?;
             agent.replace_resources(&member.name, catalog, Announce::IfChanged)
         })
+    }
+
+    /// Why the agent withholds the skill's item of `kind` that the skill gives as `name`
+    /// (a resource by its own URI), if it does. A skill that offered stand-ins checks
+    /// this once its live items replaced them: a call of a stand-in passed the call
+    /// path's pinning check with the lock's definition, and the live one may differ.
+    pub fn withheld(&self, kind: ItemKind, name: &str) -> Option<WithheldItem> {
+        let agent = self.agent()?;
+        agent.withheld_own(&self.skill, kind, name).map(|item| WithheldItem::clone(&item))
     }
 
     /// Announces that the skill's resource `uri` (as the skill gives it) changed, to the

@@ -32,6 +32,15 @@ pub(super) enum Kind {
 }
 
 impl Kind {
+    fn of(kind: ItemKind) -> Self {
+        match kind {
+            ItemKind::Tool => Kind::Tool,
+            ItemKind::Prompt => Kind::Prompt,
+            ItemKind::ResourceTemplate => Kind::Template,
+            ItemKind::Resource => Kind::Resource,
+        }
+    }
+
     fn item_kind(self) -> ItemKind {
         match self {
             Kind::Tool => ItemKind::Tool,
@@ -174,6 +183,17 @@ impl Agent {
     /// The withheld item of `kind` called `name` (agent-level), if it is withheld.
     pub(super) fn withheld_item(&self, kind: Kind, name: &str) -> Option<Arc<WithheldItem>> {
         read(&self.inner.trusted).withheld.get(&kind)?.get(name).cloned()
+    }
+
+    /// The withheld item of `kind` that `skill` gives as `own` (its own name; a
+    /// resource's own URI, a template's own URI template), if it is withheld.
+    pub(super) fn withheld_own(&self, skill: &str, kind: ItemKind, own: &str) -> Option<Arc<WithheldItem>> {
+        let trusted = read(&self.inner.trusted);
+        let withheld = trusted.withheld.get(&Kind::of(kind))?;
+        // An item's key in the lock is its kind's word and its own name.
+        let is_own =
+            |item: &WithheldItem| item.key.strip_prefix(item.kind).and_then(|key| key.strip_prefix(':')) == Some(own);
+        withheld.values().find(|item| item.skill == skill && is_own(item)).cloned()
     }
 
     /// Whether any item of `kind` is withheld (so the lists need filtering).

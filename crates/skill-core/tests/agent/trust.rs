@@ -2,7 +2,7 @@
 //! approved, seen through the agent's lists and calls.
 
 use skill_core::trust::{PinnedSkill, WithheldReason};
-use skill_core::{ScanMode, Trust, TrustMode, TrustSettings};
+use skill_core::{ItemKind, ScanMode, Trust, TrustMode, TrustSettings};
 
 use super::*;
 
@@ -103,12 +103,19 @@ async fn a_changed_description_is_withheld_until_approved() {
     let refused = agent.call_tool("up__add", json!({})).await.unwrap_err();
     assert!(matches!(refused, ToolError::Withheld { .. }), "{refused:?}");
     assert!(refused.to_string().contains("omniagent tools review"), "{refused}");
+    // The skill asks by its own name (as a stand-in's call does once its live tools
+    // replaced the lock's).
+    let asked = handle.withheld(ItemKind::Tool, "add").expect("withheld");
+    assert_eq!((asked.name.as_str(), asked.refusal()), ("up__add", withheld[0].refusal()));
+    assert!(handle.withheld(ItemKind::Tool, "up__add").is_none(), "an agent-level name is no tool of the skill");
+    assert!(handle.withheld(ItemKind::Prompt, "add").is_none());
 
     // Approval records the offered definition; the agent follows the lock at once.
     let mut changes = agent.changes();
     agent.approve(&withheld).unwrap();
     changes.changed().await.unwrap();
     assert_eq!(names(&agent), ["up__add"]);
+    assert!(handle.withheld(ItemKind::Tool, "add").is_none());
     assert_eq!(agent.call_tool("up__add", json!({})).await.unwrap(), ToolOutput::text("called"));
 
     // Another process sees the approval in the lock.

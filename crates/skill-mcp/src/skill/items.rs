@@ -12,7 +12,8 @@ use rmcp::model::{
 };
 use serde_json::Value;
 use skill_core::{
-    Completion, CompletionRequest, Prompt, PromptInfo, PromptOutput, ResourceOutput, ResourceReader, ToolError,
+    Completion, CompletionRequest, ItemKind, Prompt, PromptInfo, PromptOutput, ResourceOutput, ResourceReader,
+    ToolError,
 };
 
 use super::Shared;
@@ -31,7 +32,11 @@ impl Shared {
     /// The server's suggestions for an argument of `reference`; none when the server
     /// does not complete, or answers with an error (suggestions are optional: the
     /// failure is logged, as an optional listing's is).
-    async fn complete(&self, reference: Reference, request: &CompletionRequest) -> Result<Completion, ToolError> {
+    async fn complete(
+        self: &Arc<Self>,
+        reference: Reference,
+        request: &CompletionRequest,
+    ) -> Result<Completion, ToolError> {
         let completes = self
             .current()
             .and_then(|connection| connection.peer.peer_info())
@@ -63,6 +68,9 @@ impl Shared {
 pub(super) struct McpPrompt {
     pub(super) info: PromptInfo,
     pub(super) shared: Arc<Shared>,
+    /// Whether it is the trust lock's definition, offered before the server started (see
+    /// [`Shared::ready_stand_in`]).
+    pub(super) stand_in: bool,
 }
 
 #[async_trait]
@@ -75,6 +83,9 @@ impl Prompt for McpPrompt {
         let arguments: serde_json::Map<String, Value> =
             arguments.into_iter().map(|(name, value)| (name, Value::String(value))).collect();
         let shared = &self.shared;
+        if self.stand_in {
+            shared.ready_stand_in(ItemKind::Prompt, &self.info.name).await?;
+        }
         let result = until_complete(&shared.server, &shared.person, |responses, state| {
             let mut params = GetPromptRequestParams::new(self.info.name.clone()).with_arguments(arguments.clone());
             (params.input_responses, params.request_state) = (responses, state);
@@ -107,12 +118,18 @@ impl Prompt for McpPrompt {
 /// Reads the resources of an MCP server.
 pub(super) struct McpResources {
     pub(super) shared: Arc<Shared>,
+    /// Whether it reads the resources the trust lock recorded, offered before the server
+    /// started (see [`Shared::ready_stand_in`]).
+    pub(super) stand_in: bool,
 }
 
 #[async_trait]
 impl ResourceReader for McpResources {
     async fn read(&self, uri: &str) -> Result<ResourceOutput, ToolError> {
         let shared = &self.shared;
+        if self.stand_in {
+            shared.ready_stand_in(ItemKind::Resource, uri).await?;
+        }
         let result = until_complete(&shared.server, &shared.person, |responses, state| {
             let mut params = ReadResourceRequestParams::new(uri);
             (params.input_responses, params.request_state) = (responses, state);

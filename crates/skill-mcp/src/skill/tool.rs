@@ -10,7 +10,7 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
 use rmcp::service::PeerRequestOptions;
 use serde_json::Value;
-use skill_core::{Icon, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput};
+use skill_core::{Icon, ItemKind, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput};
 
 use super::Shared;
 use super::input::{self, Answer};
@@ -71,6 +71,10 @@ pub struct McpTool {
     meta: Option<Value>,
     icons: Vec<Icon>,
     shared: Arc<Shared>,
+    /// Whether it is the trust lock's definition, offered before the server started: a
+    /// call of it, once the server started, is refused when the server's own definition
+    /// is withheld ([`Shared::refuse_withheld`]).
+    stand_in: bool,
 }
 
 impl McpTool {
@@ -91,7 +95,15 @@ impl McpTool {
             meta: meta_from_rmcp(tool.meta),
             icons,
             shared,
+            stand_in: false,
         }
+    }
+
+    /// The tool as a stand-in: the definition the trust lock recorded, offered until
+    /// the server starts.
+    pub(super) fn stand_in(mut self) -> Self {
+        self.stand_in = true;
+        self
     }
 }
 
@@ -135,7 +147,9 @@ impl Tool for McpTool {
         &self.icons
     }
 
-    /// Calls the tool on the server with the call timeout; a timeout sends
+    /// Calls the tool on the server with the call timeout (a stand-in's call, once the
+    /// server started, only if the agent does not withhold the server's own definition
+    /// of the tool); a timeout sends
     /// `notifications/cancelled`. After a timeout or a crash the server is restarted by
     /// the next call; the failed call is never replayed. A server that answers
     /// `input_required` is answered and called again (see [`input::until_complete`]).
@@ -145,6 +159,9 @@ impl Tool for McpTool {
             let logged = crate::stderr::logged_under_call(error.stderr());
             ToolError::failed(format!("MCP server `{server}` is not available: {error}{logged}"))
         })?;
+        if self.stand_in {
+            self.shared.refuse_withheld(ItemKind::Tool, &self.name)?;
+        }
         let arguments = match arguments {
             Value::Object(arguments) => arguments,
             _ => serde_json::Map::new(),
