@@ -37,6 +37,7 @@ impl ItemRow {
             name: item.name.clone(),
             kind: match item.kind {
                 "resource_template" => "resource template",
+                "resource" => "resource",
                 "prompt" => "prompt",
                 _ => "tool",
             },
