@@ -14,11 +14,9 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::task::{Context, Poll, Waker};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::StreamExt;
-use futures_util::future::Either;
 use rmcp::model::{ErrorData, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -42,9 +40,6 @@ pub(crate) use direct::Direct;
 pub(crate) struct Lines<Role: Direct, R, W> {
     read: FramedRead<R, Decode<Role>>,
     write: Arc<Mutex<Option<W>>>,
-    /// How many lines handed to rmcp as futures are still to be written: while any is, a
-    /// new line waits its turn behind them rather than being written at once.
-    queued: Arc<AtomicUsize>,
     heard: Heard,
     /// An invalid-request answer not yet written; `receive` finishes it first, so a
     /// cancelled `receive` loses no answer.
@@ -57,8 +52,7 @@ impl<Role: Direct, R: AsyncRead, W> Lines<Role, R, W> {
     pub(crate) fn new(read: R, write: W) -> Self {
         let decode = Decode::new(DEFAULT_MAX_LINE_LENGTH, Role::Sent::default());
         let write = Arc::new(Mutex::new(Some(write)));
-        let queued = Arc::default();
-        Self { read: FramedRead::new(read, decode), write, queued, heard: Heard::default(), reply: None, ended: None }
+        Self { read: FramedRead::new(read, decode), write, heard: Heard::default(), reply: None, ended: None }
     }
 
     /// The same transport, cancelling `ended` when its input ends (or fails): from then
@@ -101,41 +95,21 @@ where
 
     fn send(&mut self, item: TxJsonRpcMessage<Role>) -> impl Future<Output = io::Result<()>> + Send + 'static {
         Role::sent(&mut self.read.decoder_mut().sent, &item);
-        // Serialized now, not in the future: rmcp spawns the future inside one of its
+        // Written out now, not in the future: rmcp spawns the future inside one of its
         // own, and each copy of it would otherwise hold the message (about 500 bytes).
         let line = serde_json::to_vec(&item).map(|mut line| {
             line.push(b'\n');
             line
         });
-        // Written now too, as far as the pipe takes it: rmcp polls the future as a task of
-        // its own, only once its loop has gone round, and the peer waits on this line.
-        let mut written = 0;
-        let mut held = None;
-        if let Ok(line) = &line
-            && self.queued.load(Ordering::Acquire) == 0
-            && let Ok(mut guard) = Arc::clone(&self.write).try_lock_owned()
-        {
-            match guard.as_mut().map(|write| write_now(write, line)) {
-                Some(Ok(WrittenNow::All)) => return Either::Left(std::future::ready(Ok(()))),
-                Some(Ok(WrittenNow::Part(part))) => written = part,
-                Some(Err(error)) => return Either::Left(std::future::ready(Err(error))),
-                None => return Either::Left(std::future::ready(Err(not_connected()))),
-            }
-            held = Some(guard);
-        }
         let write = Arc::clone(&self.write);
-        let queued = Queued::new(&self.queued);
-        Either::Right(async move {
-            let _queued = queued;
+        async move {
             let line = line?;
-            let mut write = match held {
-                Some(held) => held,
-                None => write.lock_owned().await,
-            };
-            let write = write.as_mut().ok_or_else(not_connected)?;
-            write.write_all(&line[written..]).await?;
+            let mut write = write.lock().await;
+            let write =
+                write.as_mut().ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "Transport is closed"))?;
+            write.write_all(&line).await?;
             write.flush().await
-        })
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
@@ -192,56 +166,6 @@ where
                 }
             }
         }
-    }
-}
-
-/// How much of a line a writer took at once.
-enum WrittenNow {
-    /// The whole line, flushed.
-    All,
-    /// Its first bytes, this many; the writer would have had to wait for the rest.
-    Part(usize),
-}
-
-/// Writes as much of `line` as `write` takes without waiting, and flushes it if it took
-/// it all.
-fn write_now<W: AsyncWrite + Unpin>(write: &mut W, line: &[u8]) -> io::Result<WrittenNow> {
-    let mut context = Context::from_waker(Waker::noop());
-    let mut written = 0;
-    while written < line.len() {
-        match Pin::new(&mut *write).poll_write(&mut context, &line[written..]) {
-            Poll::Ready(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
-            Poll::Ready(Ok(part)) => written += part,
-            Poll::Ready(Err(error)) if error.kind() == io::ErrorKind::Interrupted => {}
-            Poll::Ready(Err(error)) => return Err(error),
-            Poll::Pending => return Ok(WrittenNow::Part(written)),
-        }
-    }
-    match Pin::new(write).poll_flush(&mut context) {
-        Poll::Ready(Ok(())) => Ok(WrittenNow::All),
-        Poll::Ready(Err(error)) => Err(error),
-        // Flushed by the future, which writes nothing more.
-        Poll::Pending => Ok(WrittenNow::Part(written)),
-    }
-}
-
-fn not_connected() -> io::Error {
-    io::Error::new(io::ErrorKind::NotConnected, "Transport is closed")
-}
-
-/// A line counted as queued until its future is done or dropped.
-struct Queued(Arc<AtomicUsize>);
-
-impl Queued {
-    fn new(queued: &Arc<AtomicUsize>) -> Self {
-        queued.fetch_add(1, Ordering::AcqRel);
-        Self(Arc::clone(queued))
-    }
-}
-
-impl Drop for Queued {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -410,56 +334,6 @@ mod tests {
         assert_eq!(answer["error"]["code"], -32600, "{answer}");
         drop(theirs);
         assert!(transport.receive().await.is_none(), "the end of the stream ends the transport");
-    }
-
-    fn ping(id: u32) -> TxJsonRpcMessage<RoleClient> {
-        serde_json::from_value(json!({"jsonrpc": "2.0", "id": id, "method": "ping"})).unwrap()
-    }
-
-    /// The lines `theirs` has been sent so far, as JSON.
-    async fn lines_read(theirs: &mut tokio::io::DuplexStream, count: usize) -> Vec<Value> {
-        let mut read = Vec::new();
-        while read.iter().filter(|byte| **byte == b'\n').count() < count {
-            let mut chunk = [0; 256];
-            let got = theirs.read(&mut chunk).await.unwrap();
-            assert!(got > 0, "the transport closed its end");
-            read.extend_from_slice(&chunk[..got]);
-        }
-        read.split(|byte| *byte == b'\n')
-            .filter(|line| !line.is_empty())
-            .map(|line| serde_json::from_slice(line).unwrap())
-            .collect()
-    }
-
-    #[tokio::test]
-    async fn a_line_is_written_as_it_is_sent_before_its_future_runs() {
-        let (ours, mut theirs) = tokio::io::duplex(4096);
-        let (read, write) = tokio::io::split(ours);
-        let mut transport = Lines::<RoleClient, _, _>::new(read, write);
-        let unpolled = transport.send(ping(1));
-        let read = futures_util::FutureExt::now_or_never(lines_read(&mut theirs, 1));
-        assert_eq!(read.expect("the line is there to read")[0]["id"], 1);
-        unpolled.await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn a_line_the_pipe_takes_in_part_is_finished_by_its_future_and_the_next_lines_wait_their_turn() {
-        // Room for part of one line only.
-        let (ours, mut theirs) = tokio::io::duplex(16);
-        let (read, write) = tokio::io::split(ours);
-        let mut transport = Lines::<RoleClient, _, _>::new(read, write);
-        let mut sent = Vec::new();
-        for id in 1..=3 {
-            sent.push(transport.send(ping(id)));
-        }
-        let reader = tokio::spawn(async move { lines_read(&mut theirs, 4).await });
-        for send in sent {
-            send.await.unwrap();
-        }
-        // The pipe has room again: this one is written at once, after the others.
-        transport.send(ping(4)).await.unwrap();
-        let ids: Vec<Value> = reader.await.unwrap().iter().map(|line| line["id"].clone()).collect();
-        assert_eq!(ids, [json!(1), json!(2), json!(3), json!(4)]);
     }
 
     #[tokio::test]
