@@ -53,7 +53,6 @@ pub mod audit;
 mod config;
 mod error;
 #[cfg(any(feature = "markdown", feature = "mcp"))]
-mod hex;
 mod host;
 #[cfg(feature = "markdown")]
 pub mod install;

@@ -38,7 +38,7 @@ impl TraceParent {
 
     /// The trace id as 32 lowercase hex digits, as logs and audit lines show it.
     pub fn trace_id_hex(&self) -> String {
-        hex(&self.trace_id)
+        base16ct::lower::encode_string(&self.trace_id)
     }
 }
 
@@ -81,7 +81,10 @@ impl FromStr for TraceParent {
 
 impl fmt::Display for TraceParent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "00-{}-{}-{:02x}", hex(&self.trace_id), hex(&self.span_id), self.flags)
+        let (mut trace_id, mut span_id) = ([0; 32], [0; 16]);
+        let trace_id = base16ct::lower::encode_str(&self.trace_id, &mut trace_id).map_err(|_| fmt::Error)?;
+        let span_id = base16ct::lower::encode_str(&self.span_id, &mut span_id).map_err(|_| fmt::Error)?;
+        write!(f, "00-{trace_id}-{span_id}-{:02x}", self.flags)
     }
 }
 
@@ -101,25 +104,13 @@ pub async fn scope<F: Future>(parent: TraceParent, future: F) -> F::Output {
     CURRENT.scope(parent, future).await
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
 /// Reads lowercase hex digits into `out`, which they must fill exactly.
 fn unhex(text: &str, out: &mut [u8]) -> Result<(), InvalidTraceParent> {
-    let digit = |c: u8| match c {
-        b'0'..=b'9' => Ok(c - b'0'),
-        b'a'..=b'f' => Ok(c - b'a' + 10),
+    let length = out.len();
+    match base16ct::lower::decode(text, out) {
+        Ok(read) if read.len() == length && text.len() == length * 2 => Ok(()),
         _ => Err(InvalidTraceParent),
-    };
-    let text = text.as_bytes();
-    if text.len() != out.len() * 2 {
-        return Err(InvalidTraceParent);
     }
-    for (byte, pair) in out.iter_mut().zip(text.chunks_exact(2)) {
-        *byte = digit(pair[0])? << 4 | digit(pair[1])?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use skill_mcp::CALLERS_VAR;
 
 use crate::HostError;
 use crate::config::AgentConfig;
-use crate::hex::hex;
+use base16ct::lower::encode_string as hex;
 
 /// The environment the MCP servers of the agent `config` start from: this process's,
 /// with [`CALLERS_VAR`] naming this agent after the agents this process serves. An agent

@@ -10,7 +10,7 @@ use std::path::{Component, Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::error::{EntryProblem, InstallError};
-use crate::hex::hex;
+use base16ct::lower::encode_string as hex;
 
 /// The caps on what one install may bring.
 #[derive(Debug, Clone, Copy)]
