@@ -52,7 +52,6 @@
 pub mod audit;
 mod config;
 mod error;
-#[cfg(any(feature = "markdown", feature = "mcp"))]
 mod host;
 #[cfg(feature = "markdown")]
 pub mod install;
