@@ -9,7 +9,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 use skill_core::trust::Recorded;
-use skill_core::{Icon, ResourceCatalog, SkillHandle, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput};
+use skill_core::{
+    Icon, ItemKind, ResourceCatalog, SkillHandle, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput,
+};
 
 use super::Loader;
 
@@ -64,11 +66,11 @@ impl Live {
         Ok(tools)
     }
 
-    /// Why the agent withholds its tool `name` (agent-level), now that the document's
-    /// tools replaced the lock's: its definition changed, or a scan rule flags it.
+    /// Why the agent withholds the document's tool `name` (as the document names it), now
+    /// that the document's tools replaced the lock's: its definition changed, or a scan
+    /// rule flags it.
     fn refusal(&self, name: &str) -> Option<String> {
-        let agent = self.handle.as_ref()?.agent()?;
-        agent.withheld().into_iter().find(|item| item.kind == "tool" && item.name == name).map(|item| item.refusal())
+        self.handle.as_ref()?.withheld(ItemKind::Tool, name).map(|item| item.refusal())
     }
 }
 
@@ -150,7 +152,7 @@ impl Tool for StandIn {
                 self.name
             )));
         };
-        if let Some(message) = self.live.refusal(&context.name) {
+        if let Some(message) = self.live.refusal(&self.name) {
             return Err(ToolError::Withheld { message });
         }
         tool.call(context, arguments).await
