@@ -230,3 +230,30 @@ fn bad_references_name_the_reference_never_a_value() {
         "{stdout}"
     );
 }
+
+/// An agent's start resolves each secret of `skills.config` once, for its guard and for
+/// the markdown skills alike: an `op://` reference runs the 1Password CLI (which may ask
+/// the person to approve) each time. The CLI cannot run here: a stand-in on `PATH`
+/// counts its runs.
+#[test]
+fn a_markdown_skills_secret_is_resolved_once_per_start() {
+    let home = Home::new();
+    let runs = home.path().join("op-runs");
+    let op = home.write("bin/op", &format!("#!/bin/sh\necho \"$@\" >> '{}'\nprintf deploy-token\n", runs.display()));
+    std::fs::set_permissions(&op, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    home.write(
+        "skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Deploy the app\nmetadata:\n  requires:\n    secrets:\n      - name: TOKEN\n---\nDeploy with $TOKEN.\n",
+    );
+    let home = home.with_config(
+        "storage: {backend: memory}\nskills:\n  config:\n    deploy: {secrets: {TOKEN: op://Private/Deploy/token}}\n",
+    );
+    let mut command = home.omniagent(&["tools", "list"]);
+    let path = std::env::var("PATH").unwrap_or_default();
+    command.env("PATH", format!("{}:{path}", home.path().join("bin").display()));
+    let (code, stdout, stderr) = run(command);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("skills__activate"), "{stdout}");
+    let runs = std::fs::read_to_string(&runs).unwrap();
+    assert_eq!(runs, "read --no-newline op://Private/Deploy/token\n", "one `op read` a start");
+}

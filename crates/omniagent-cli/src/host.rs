@@ -244,15 +244,16 @@ pub async fn start_agent(
     for (name, secrets) in skill_secrets {
         builder = builder.skill_secrets(name, secrets);
     }
-    for (owner, secrets) in held_secrets {
-        builder = builder.held_secrets(owner, secrets);
-    }
     let mut skills = Vec::new();
     skills.extend(made.into_iter().map(|make| make()));
     #[cfg(feature = "markdown")]
     if skill_tools && wanted_name.is_none_or(|wanted| wanted == SKILL_TOOLS_NAME) {
-        let set = load_markdown_skills(config, home, &SkillPaths::default()).await;
+        let secrets = held_secrets.iter().cloned().collect();
+        let set = markdown::load_with_secrets(config, home, &SkillPaths::default(), &secrets);
         skills.push(Box::new(markdown_skill_tools(config, home, &set.skills)));
+    }
+    for (owner, secrets) in held_secrets {
+        builder = builder.held_secrets(owner, secrets);
     }
     let agent = builder.build();
     for skill in skills {

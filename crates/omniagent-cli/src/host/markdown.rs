@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use skill_core::SecretResolver;
+use skill_core::{SecretResolver, Secrets};
 use skill_markdown::{Environment, SkillSet, Sources};
 
 use super::{private_paths, resolve_secrets};
@@ -31,13 +31,25 @@ pub async fn load_markdown_skills(config: &AgentConfig, home: &Home, paths: &Ski
     if !skills.disabled.is_empty() {
         tracing::warn!("skills.disabled is deprecated; use skills.excludes");
     }
-    let sources = markdown_sources(config, home, paths);
     let resolver = SecretResolver::default();
     let mut secrets = BTreeMap::new();
     for (name, settings) in &skills.config {
         secrets.insert(name.clone(), resolve_secrets(&resolver, name, &settings.secrets).await);
     }
-    skill_markdown::load(&sources, skills, &Environment::current(), &secrets)
+    load_with_secrets(config, home, paths, &secrets)
+}
+
+/// [`load_markdown_skills`] with the secrets of `skills.config` already resolved: an
+/// agent's start resolves them once (an `op://` reference runs the 1Password CLI each
+/// time), for its guard and for the skills alike.
+pub(super) fn load_with_secrets(
+    config: &AgentConfig,
+    home: &Home,
+    paths: &SkillPaths,
+    secrets: &BTreeMap<String, Secrets>,
+) -> SkillSet {
+    let sources = markdown_sources(config, home, paths);
+    skill_markdown::load(&sources, &config.sections.skills, &Environment::current(), secrets)
 }
 
 /// The tools `skills__activate` and `skills__read` over `skills` (loaded for `config`):
