@@ -29,6 +29,9 @@ struct Rule {
     program: Program,
     /// Whether its condition reads `arguments` (so a list cannot apply it).
     reads_arguments: bool,
+    /// Whether its condition reads neither `arguments` nor `now`: its verdict for a
+    /// client and an item is then the same for every call, and is kept.
+    fixed: bool,
     /// The calls it decided, counted in the [`PolicyState`] it was compiled with.
     hits: Arc<AtomicU64>,
 }
@@ -89,20 +92,40 @@ impl Rules {
     /// The first rule whose condition holds for the call, if any. A condition that
     /// cannot be evaluated for this call (it reads an argument the call lacks) does not
     /// hold for it.
+    ///
+    /// The verdicts of the rules that read neither the arguments nor the time are kept
+    /// by client and item: a call evaluates only the other rules, and builds their
+    /// variables (the arguments as a CEL value, the time) only when it comes to one.
     fn decide(&self, caller: &Caller, item: &Item<'_>, arguments: &serde_json::Value) -> Option<&Rule> {
-        let variables = self.known.variables(caller, self.known.item(item), self.reads_arguments.then_some(arguments));
-        let context = self.context(&variables);
-        self.rules.iter().find(|rule| match rule.program.execute(&context) {
-            Ok(Value::Bool(holds)) => holds,
-            Ok(other) => {
-                tracing::debug!(rule = %rule.name, "the condition gave {other:?}, not a boolean: it does not hold");
-                false
-            }
-            Err(error) => {
-                tracing::debug!(rule = %rule.name, "the condition could not be evaluated ({error}): it does not hold");
-                false
-            }
-        })
+        let (client, tool) = (self.known.client(caller), self.known.item(item));
+        let fixed = tool.fixed_verdicts(&caller.client, &client, || {
+            let variables = Variables::new(Arc::clone(&client), Arc::clone(&tool), None);
+            let context = self.context(&variables);
+            let verdict = |rule: &Rule| verdict(rule.program.execute(&context)).map_err(|why| why.to_string());
+            self.rules.iter().map(|rule| rule.fixed.then(|| verdict(rule))).collect()
+        });
+        let mut variables = None;
+        self.rules
+            .iter()
+            .zip(fixed.iter())
+            .find(|(rule, fixed)| match fixed {
+                Some(Ok(holds)) => *holds,
+                Some(Err(why)) => {
+                    tracing::debug!(rule = %rule.name, "{why}: it does not hold");
+                    false
+                }
+                None => {
+                    let variables = variables.get_or_insert_with(|| {
+                        let arguments = self.reads_arguments.then_some(arguments);
+                        Variables::new(Arc::clone(&client), Arc::clone(&tool), arguments)
+                    });
+                    verdict(rule.program.execute(&self.context(variables))).unwrap_or_else(|why| {
+                        tracing::debug!(rule = %rule.name, "{why}: it does not hold");
+                        false
+                    })
+                }
+            })
+            .map(|(rule, _)| rule)
     }
 
     /// Whether `item` is refused to `caller` whatever the arguments: the first rule
@@ -113,7 +136,7 @@ impl Rules {
     /// decide without the side they do not need, so a condition that still gives a
     /// boolean gives it for any arguments; one that does not may hold for some calls.
     fn hidden(&self, caller: &Caller, tool: Arc<KnownItem>) -> bool {
-        let variables = self.known.variables(caller, tool, None);
+        let variables = Variables::new(self.known.client(caller), tool, None);
         let context = self.context(&variables);
         for rule in &self.rules {
             match rule.program.execute(&context) {
@@ -155,6 +178,32 @@ impl CallLayer for Rules {
     }
 }
 
+/// Why a condition does not hold although it was evaluated.
+enum NotHeld {
+    /// It gave another value than a boolean.
+    Gave(Value),
+    /// It could not be evaluated (it reads an argument the call lacks, say).
+    Failed(cel::ExecutionError),
+}
+
+impl std::fmt::Display for NotHeld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotHeld::Gave(other) => write!(f, "the condition gave {other:?}, not a boolean"),
+            NotHeld::Failed(error) => write!(f, "the condition could not be evaluated ({error})"),
+        }
+    }
+}
+
+/// Whether a condition that gave `result` holds, or why it does not hold.
+fn verdict(result: cel::ResolveResult) -> Result<bool, NotHeld> {
+    match result {
+        Ok(Value::Bool(holds)) => Ok(holds),
+        Ok(other) => Err(NotHeld::Gave(other)),
+        Err(error) => Err(NotHeld::Failed(error)),
+    }
+}
+
 fn compile_rule(env: &Env, rule: &RuleConfig, state: &PolicyState) -> Result<Rule, RuleError> {
     let error = |condition: &str, reason: String| RuleError {
         name: rule.name.clone(),
@@ -180,7 +229,8 @@ fn compile_rule(env: &Env, rule: &RuleConfig, state: &PolicyState) -> Result<Rul
         return Err(error(condition, format!("reads `{unknown}`, which is none of {known}")));
     }
     let reads_arguments = references.has_variable("arguments");
-    Ok(Rule { name: rule.name.clone(), effect, program, reads_arguments, hits: state.hits_of(rule) })
+    let fixed = !reads_arguments && !references.has_variable("now");
+    Ok(Rule { name: rule.name.clone(), effect, program, reads_arguments, fixed, hits: state.hits_of(rule) })
 }
 
 /// The variables the comprehensions of `expr` bind (`k` in `arguments.keys.all(k, …)`).
@@ -292,6 +342,23 @@ mod tests {
         assert!(admin.call_tool("memory__forget", json!({"key": "a"})).await.is_ok());
         assert!(other.call_tool("memory__forget", json!({"key": "a"})).await.is_err());
         assert!(other.call_tool("memory__recall", json!({"key": "a"})).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_kept_verdict_follows_the_clients_claims_and_the_item() {
+        let agent = agent(&[rule("admins-only", "deny", r#"!("admins" in client.claims.groups)"#)]).await;
+        let claims = |groups: serde_json::Value| json!({"groups": groups}).as_object().unwrap().clone();
+        let as_ann = |groups| agent.acting_for(Caller::new("oauth:ann").with_claims(claims(groups)));
+        // One client, whose claims change between its calls: each call is judged by its own.
+        for (groups, allowed) in [(json!(["admins"]), true), (json!(["staff"]), false), (json!(["admins"]), true)] {
+            let called = as_ann(groups.clone()).call_tool("memory__recall", json!({"key": "a"})).await;
+            assert_eq!(called.is_ok(), allowed, "{groups}: {called:?}");
+        }
+        // A call of an unknown tool is judged for no skill, and refused innermost.
+        let unknown = as_ann(json!(["admins"])).call_tool("memory__nothing", json!({})).await.unwrap_err();
+        assert!(matches!(unknown, ToolError::NotFound { .. }), "{unknown:?}");
+        let unknown = as_ann(json!(["staff"])).call_tool("memory__nothing", json!({})).await.unwrap_err();
+        assert!(unknown.to_string().contains("`admins-only`"), "{unknown}");
     }
 
     #[test]

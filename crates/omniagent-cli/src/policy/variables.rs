@@ -29,7 +29,7 @@ pub(super) struct Known {
 }
 
 /// A client's value, with the claims it was built from.
-struct KnownClient {
+pub(super) struct KnownClient {
     claims: Claims,
     value: Box<dyn Val>,
 }
@@ -43,7 +43,19 @@ pub(super) struct KnownItem {
     value: Box<dyn Val>,
     /// By client: the claims it was judged with, and whether its lists leave the item out.
     hidden: Mutex<HashMap<String, (Claims, bool)>>,
+    /// By client: the verdicts of the rules that read neither the arguments nor the
+    /// time, which are the same for every call of the item by that client (`None` for
+    /// the other rules), with the client's value they were reached with.
+    fixed: Mutex<HashMap<String, (Arc<KnownClient>, FixedVerdicts)>>,
 }
+
+/// What a rule's condition gave: whether it holds, or why it does not (it gave no
+/// boolean, or could not be evaluated).
+pub(super) type Verdict = Result<bool, String>;
+
+/// The verdicts of a policy's rules for one client and item, in order: `None` for a rule
+/// that reads the arguments or the time, which each call evaluates.
+pub(super) type FixedVerdicts = Arc<[Option<Verdict>]>;
 
 impl KnownItem {
     fn is(&self, item: &Item<'_>) -> bool {
@@ -65,27 +77,36 @@ impl KnownItem {
         kept.insert(caller.client.clone(), (caller.claims.clone(), hidden));
         hidden
     }
+
+    /// The verdicts of the rules that read neither the arguments nor the time for the
+    /// calls of the item by `client` (its value as [`Known::client`] gives it): as reached
+    /// before with that value, else as `judge` reaches them now. CEL has no other input,
+    /// so they are the same for every such call, and a call evaluates only the others.
+    pub(super) fn fixed_verdicts(
+        &self,
+        name: &str,
+        client: &Arc<KnownClient>,
+        judge: impl FnOnce() -> Vec<Option<Verdict>>,
+    ) -> FixedVerdicts {
+        let kept = self.fixed.lock().unwrap_or_else(PoisonError::into_inner);
+        // The same value, not only equal claims: a value made afresh is judged afresh.
+        if let Some((_, verdicts)) = kept.get(name).filter(|(judged, _)| Arc::ptr_eq(judged, client)) {
+            return Arc::clone(verdicts);
+        }
+        drop(kept);
+        let verdicts: FixedVerdicts = judge().into();
+        let mut kept = self.fixed.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() >= MAX_KEPT {
+            kept.clear();
+        }
+        kept.insert(name.to_owned(), (Arc::clone(client), Arc::clone(&verdicts)));
+        verdicts
+    }
 }
 
 impl Known {
-    /// The variables of a call of `item` by `caller` with `arguments` (`None` for a
-    /// list, where rules that read them cannot decide, or when no rule reads them).
-    pub(super) fn variables(
-        &self,
-        caller: &Caller,
-        tool: Arc<KnownItem>,
-        arguments: Option<&serde_json::Value>,
-    ) -> Variables {
-        let arguments = arguments.map(|arguments| boxed(cel::to_value(arguments).unwrap_or(Value::Null)));
-        Variables {
-            client: self.client(caller),
-            tool,
-            arguments,
-            now: boxed(Value::Timestamp(chrono::Utc::now().fixed_offset())),
-        }
-    }
-
-    fn client(&self, caller: &Caller) -> Arc<KnownClient> {
+    /// The value of `caller`, made afresh when its claims changed.
+    pub(super) fn client(&self, caller: &Caller) -> Arc<KnownClient> {
         let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(known) = clients.get(&caller.client).filter(|known| known.claims == caller.claims) {
             return Arc::clone(known);
@@ -111,6 +132,7 @@ impl Known {
             annotations: item.annotations,
             value: boxed(item_value(item)),
             hidden: Mutex::default(),
+            fixed: Mutex::default(),
         });
         if of_kind.len() >= MAX_KEPT {
             of_kind.clear();
@@ -126,6 +148,15 @@ pub(super) struct Variables {
     tool: Arc<KnownItem>,
     arguments: Option<Box<dyn Val>>,
     now: Box<dyn Val>,
+}
+
+impl Variables {
+    /// The variables of a call of `tool` by `client` with `arguments` (`None` for a
+    /// list, where rules that read them cannot decide, or when no rule reads them).
+    pub(super) fn new(client: Arc<KnownClient>, tool: Arc<KnownItem>, arguments: Option<&serde_json::Value>) -> Self {
+        let arguments = arguments.map(|arguments| boxed(cel::to_value(arguments).unwrap_or(Value::Null)));
+        Self { client, tool, arguments, now: boxed(Value::Timestamp(chrono::Utc::now().fixed_offset())) }
+    }
 }
 
 impl VariableResolver for Variables {
