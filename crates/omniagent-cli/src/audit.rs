@@ -106,6 +106,9 @@ const DEFAULT_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// The default number of rotated audit files kept.
 const DEFAULT_KEEP: usize = 5;
 
+/// The room made for a line as it is written: most lines are shorter.
+const LINE_CAPACITY: usize = 512;
+
 /// One line of the audit: one call.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[non_exhaustive]
@@ -145,6 +148,28 @@ pub struct AuditRecord {
     pub duration_ms: f64,
     /// The W3C trace id of the call's trace.
     pub trace_id: Option<String>,
+}
+
+/// A line as it is written: an [`AuditRecord`], its fields in the same order, borrowed
+/// from the call rather than copied into strings of their own, since a line is written
+/// for every call.
+#[derive(Serialize)]
+struct AuditLine<'a> {
+    time: &'a str,
+    client: &'a str,
+    agent: &'a str,
+    identity: Option<&'a str>,
+    kind: &'static str,
+    item: &'a str,
+    skill: &'a str,
+    source: Option<&'static str>,
+    arguments: Option<Value>,
+    outcome: &'static str,
+    error_kind: Option<&'static str>,
+    layer: Option<&'static str>,
+    reason: Option<&'a str>,
+    duration_ms: f64,
+    trace_id: Option<&'a str>,
 }
 
 /// Which lines [`read_recent`] gives: each field set must equal the line's.
@@ -466,13 +491,8 @@ impl AuditLayer {
         Ok(Some(Arc::new(AuditLayer { log, arguments: audit.arguments, on_error: audit.on_error, secrets })))
     }
 
-    /// The line of a call that ended with `outcome` after `duration`.
-    fn record(
-        &self,
-        call: &CallContext<'_>,
-        outcome: &Result<CallOutput, ToolError>,
-        duration: Duration,
-    ) -> AuditRecord {
+    /// The line of a call that ended with `outcome` after `duration`, as JSON.
+    fn line(&self, call: &CallContext<'_>, outcome: &Result<CallOutput, ToolError>, duration: Duration) -> Vec<u8> {
         let caller = call.caller;
         let (outcome, error_kind, layer, reason) = match outcome {
             Ok(CallOutput::Tool(output)) if output.is_error => ("error", Some("tool_error"), None, None),
@@ -486,24 +506,29 @@ impl AuditLayer {
             AuditArguments::Redacted => Some(redact::secret_keys(&self.secrets.redact(call.arguments))),
             AuditArguments::Off => None,
         };
-        let trace = skill_core::trace::current().or(caller.trace);
-        AuditRecord {
-            time: rfc3339_millis(SystemTime::now()),
-            client: caller.client.clone(),
-            agent: call.agent.to_owned(),
-            identity: caller.claims.get("sub").and_then(Value::as_str).map(str::to_owned),
-            kind: kind_name(call.item.kind).to_owned(),
-            item: call.item.name.to_owned(),
-            skill: call.item.skill.to_owned(),
-            source: call.item.source.map(|source| source.kind.as_str().to_owned()),
+        let trace_id = skill_core::trace::current().or(caller.trace).map(|trace| trace.trace_id_hex());
+        let line = AuditLine {
+            time: &rfc3339_millis(SystemTime::now()),
+            client: &caller.client,
+            agent: call.agent,
+            identity: caller.claims.get("sub").and_then(Value::as_str),
+            kind: kind_name(call.item.kind),
+            item: call.item.name,
+            skill: call.item.skill,
+            source: call.item.source.map(|source| source.kind.as_str()),
             arguments,
-            outcome: outcome.to_owned(),
-            error_kind: error_kind.map(str::to_owned),
-            layer: layer.map(str::to_owned),
-            reason: reason.cloned(),
+            outcome,
+            error_kind,
+            layer,
+            reason: reason.map(String::as_str),
             duration_ms: duration.as_secs_f64() * 1000.0,
-            trace_id: trace.map(|trace| trace.trace_id_hex()),
-        }
+            trace_id: trace_id.as_deref(),
+        };
+        // Room for a line's usual length, so that writing it does not grow the buffer,
+        // and its newline; serializing strings and numbers does not fail.
+        let mut text = Vec::with_capacity(LINE_CAPACITY);
+        let _ = serde_json::to_writer(&mut text, &line);
+        text
     }
 
     /// What a call gets when the audit cannot be written: a refusal (fail closed), or
@@ -532,10 +557,7 @@ impl CallLayer for AuditLayer {
         Box::pin(async move {
             let started = Instant::now();
             let outcome = next.run().await;
-            let record = self.record(call, &outcome, started.elapsed());
-            // Serializing a record of strings and numbers does not fail.
-            let line = serde_json::to_vec(&record).unwrap_or_default();
-            match self.log.append(line) {
+            match self.log.append(self.line(call, &outcome, started.elapsed())) {
                 Ok(()) => outcome,
                 Err(message) => match self.refusal(format!("{message}; the call ran, but its result is withheld")) {
                     Some(refusal) => Err(refusal),

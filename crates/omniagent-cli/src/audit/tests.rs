@@ -81,6 +81,11 @@ async fn a_call_gives_one_line_with_every_field() {
     assert!(line["duration_ms"].as_f64().unwrap() >= 0.0);
     // Nothing remembered under the key: the tool's result is an error.
     assert_eq!((&lines[1]["outcome"], &lines[1]["error_kind"]), (&json!("error"), &json!("tool_error")));
+    // A line is written as an AuditRecord is, to the byte.
+    for text in std::fs::read_to_string(&path).unwrap().lines() {
+        let record: AuditRecord = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::to_string(&record).unwrap(), text);
+    }
     agent.close().await;
 }
 
