@@ -6,10 +6,11 @@
 //! `kind` (`tool`, `prompt`, `resource`), `source` (a tool's skill kind: `skill`, `mcp`,
 //! `openapi`), `client`.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::HashMap;
 #[cfg(feature = "mcp")]
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
@@ -33,6 +34,10 @@ use crate::config::OtlpConfig;
 /// `mcp.server.operation.duration`, with finer ones below 10 ms for local tools.
 const BUCKETS: [f64; 17] =
     [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0];
+
+/// How many label sets' [`Series`] are kept before they start afresh (the metrics
+/// themselves are kept: a series found again counts on where it was).
+const MAX_SERIES: usize = 10_000;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {
@@ -64,11 +69,26 @@ struct UpstreamLabels {
     server: String,
 }
 
+/// What a call's labels (item, kind, source, client) resolve to, found once and kept, so
+/// that a call counts without building its labels and finding their series twice.
+#[derive(Debug)]
+struct Series {
+    /// The Prometheus calls counter and duration histogram of the labels.
+    prometheus: Option<(Counter, Histogram)>,
+    /// The labels as OpenTelemetry attributes (empty without an OTLP export).
+    attributes: Vec<KeyValue>,
+}
+
+/// The kept [`Series`], by client, then item label, then kind and source.
+type SeriesByClient = HashMap<String, HashMap<String, Vec<(&'static str, &'static str, Arc<Series>)>>>;
+
 /// The metrics, and where they go.
 #[derive(Debug)]
 pub(super) struct Metrics {
     prometheus: Option<Prometheus>,
     otel: Option<Otel>,
+    /// The series of the label sets calls had, and how many there are.
+    series: RwLock<(SeriesByClient, usize)>,
     /// Read by the registry and the instruments; kept here to add upstreams to.
     #[cfg(feature = "mcp")]
     gauges: Arc<Observed>,
@@ -277,6 +297,7 @@ impl Metrics {
         Ok(Self {
             prometheus: prometheus.then(|| Prometheus::new(&gauges)),
             otel,
+            series: RwLock::default(),
             #[cfg(feature = "mcp")]
             gauges,
         })
@@ -305,39 +326,81 @@ impl Metrics {
             _ => None,
         };
         let seconds = elapsed.as_secs_f64();
+        let client = call.caller.client.as_str();
+        let series = self.series(item_label, kind, source, client);
+        if let Some((calls, duration)) = &series.prometheus {
+            calls.inc();
+            duration.observe(seconds);
+        }
         if let Some(prometheus) = &self.prometheus {
-            let labels = CallLabels { item: item_label.to_owned(), kind, source, client: call.caller.client.clone() };
-            prometheus.calls.get_or_create(&labels).inc();
-            prometheus.duration.get_or_create(&labels).observe(seconds);
+            let (item, client) = (item_label.to_owned(), client.to_owned());
             if let Some(error) = error {
-                let CallLabels { item, kind, source, client } = labels.clone();
-                prometheus.errors.get_or_create(&ErrorLabels { item, kind, source, client, error }).inc();
+                let labels = ErrorLabels { item: item.clone(), kind, source, client: client.clone(), error };
+                prometheus.errors.get_or_create(&labels).inc();
             }
             if let Some((withheld, layer)) = refusal {
-                let labels = RefusalLabels { item: labels.item, client: labels.client, layer };
                 let family = if withheld { &prometheus.withheld } else { &prometheus.denied };
-                family.get_or_create(&labels).inc();
+                family.get_or_create(&RefusalLabels { item, client, layer }).inc();
             }
         }
         if let Some(otel) = &self.otel {
-            let mut attributes = vec![
-                KeyValue::new("item", item_label.to_owned()),
-                KeyValue::new("kind", kind),
-                KeyValue::new("source", source),
-                KeyValue::new("client", call.caller.client.clone()),
-            ];
-            otel.calls.add(1, &attributes);
-            otel.duration.record(seconds, &attributes);
-            if let Some(error) = error {
-                attributes.push(KeyValue::new("error.type", error));
-                otel.errors.add(1, &attributes);
-                attributes.pop();
-            }
-            if let Some((withheld, layer)) = refusal {
-                attributes.push(KeyValue::new("layer", layer));
-                if withheld { &otel.withheld } else { &otel.denied }.add(1, &attributes);
+            otel.calls.add(1, &series.attributes);
+            otel.duration.record(seconds, &series.attributes);
+            if error.is_some() || refusal.is_some() {
+                let mut attributes = series.attributes.clone();
+                if let Some(error) = error {
+                    attributes.push(KeyValue::new("error.type", error));
+                    otel.errors.add(1, &attributes);
+                    attributes.pop();
+                }
+                if let Some((withheld, layer)) = refusal {
+                    attributes.push(KeyValue::new("layer", layer));
+                    if withheld { &otel.withheld } else { &otel.denied }.add(1, &attributes);
+                }
             }
         }
+    }
+
+    /// The series of the labels `item`, `kind`, `source` and `client`: as kept, else
+    /// resolved now.
+    fn series(&self, item: &str, kind: &'static str, source: &'static str, client: &str) -> Arc<Series> {
+        let find = |kept: &SeriesByClient| {
+            let of_item = kept.get(client)?.get(item)?;
+            of_item
+                .iter()
+                .find(|(known_kind, known_source, _)| (*known_kind, *known_source) == (kind, source))
+                .map(|(_, _, series)| Arc::clone(series))
+        };
+        if let Some(series) = find(&self.series.read().unwrap_or_else(PoisonError::into_inner).0) {
+            return series;
+        }
+        let mut kept = self.series.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(series) = find(&kept.0) {
+            return series;
+        }
+        let prometheus = self.prometheus.as_ref().map(|prometheus| {
+            let labels = CallLabels { item: item.to_owned(), kind, source, client: client.to_owned() };
+            (prometheus.calls.get_or_create_owned(&labels), prometheus.duration.get_or_create_owned(&labels))
+        });
+        let attributes = match self.otel {
+            Some(_) => vec![
+                KeyValue::new("item", item.to_owned()),
+                KeyValue::new("kind", kind),
+                KeyValue::new("source", source),
+                KeyValue::new("client", client.to_owned()),
+            ],
+            None => Vec::new(),
+        };
+        let series = Arc::new(Series { prometheus, attributes });
+        let (by_client, count) = &mut *kept;
+        if *count >= MAX_SERIES {
+            by_client.clear();
+            *count = 0;
+        }
+        let of_item = by_client.entry(client.to_owned()).or_default().entry(item.to_owned()).or_default();
+        of_item.push((kind, source, Arc::clone(&series)));
+        *count += 1;
+        series
     }
 
     /// Counts the starts of the upstream server `server` of the agent `agent`.
