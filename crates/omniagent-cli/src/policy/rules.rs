@@ -9,7 +9,7 @@ use cel::{Context, Env, IdedExpr, Program, Value};
 use skill_core::{CallContext, CallLayer, Caller, Item, ToolError};
 
 use super::state::PolicyState;
-use super::variables::{Known, KnownItem, Variables};
+use super::variables::{Known, KnownItem, Variables, arguments_value};
 use crate::config::RuleConfig;
 
 /// The variables a rule may read.
@@ -55,6 +55,9 @@ pub(crate) struct Rules {
     reads_time: bool,
     /// Whether any rule reads the arguments (else a call's are not made CEL values).
     reads_arguments: bool,
+    /// The fields of the arguments the rules read, when they read them only by field
+    /// (else a call's are made a CEL value whole).
+    argument_fields: Option<Vec<String>>,
     /// The clients' and items' values.
     known: Known,
 }
@@ -79,7 +82,14 @@ impl Rules {
         let compiled = rules.iter().map(|rule| compile_rule(&env, rule, state)).collect::<Result<Vec<_>, _>>()?;
         let reads_time = compiled.iter().any(|rule| rule.program.references().has_variable("now"));
         let reads_arguments = compiled.iter().any(|rule| rule.reads_arguments);
-        Ok(Self { rules: compiled, env, reads_time, reads_arguments, known: Known::default() })
+        let mut fields = Vec::new();
+        let by_field = compiled.iter().all(|rule| argument_fields(&rule.program.expression().expr, &mut fields));
+        let argument_fields = by_field.then(|| {
+            fields.sort_unstable();
+            fields.dedup();
+            fields.into_iter().map(str::to_owned).collect()
+        });
+        Ok(Self { rules: compiled, env, reads_time, reads_arguments, argument_fields, known: Known::default() })
     }
 
     /// The context of a call of `item` by `caller`, its variables lent by `variables`.
@@ -116,7 +126,8 @@ impl Rules {
                 }
                 None => {
                     let variables = variables.get_or_insert_with(|| {
-                        let arguments = self.reads_arguments.then_some(arguments);
+                        let arguments =
+                            self.reads_arguments.then(|| arguments_value(arguments, self.argument_fields.as_deref()));
                         Variables::new(Arc::clone(&client), Arc::clone(&tool), arguments)
                     });
                     verdict(rule.program.execute(&self.context(variables))).unwrap_or_else(|why| {
@@ -231,6 +242,47 @@ fn compile_rule(env: &Env, rule: &RuleConfig, state: &PolicyState) -> Result<Rul
     let reads_arguments = references.has_variable("arguments");
     let fixed = !reads_arguments && !references.has_variable("now");
     Ok(Rule { name: rule.name.clone(), effect, program, reads_arguments, fixed, hits: state.hits_of(rule) })
+}
+
+/// Whether `expr` reads `arguments` only by field (`arguments.path`, `has(arguments.path)`),
+/// if at all; the fields it reads are added to `fields`. Any other read (`arguments` whole,
+/// `arguments["path"]`, `size(arguments)`, `arguments.?path`) answers `false`.
+fn argument_fields<'e>(expr: &'e Expr, fields: &mut Vec<&'e str>) -> bool {
+    let mut by_field = |inner: &'e IdedExpr| argument_fields(&inner.expr, fields);
+    match expr {
+        Expr::Select(select) => match &select.operand.expr {
+            Expr::Ident(name) if name == "arguments" => {
+                fields.push(&select.field);
+                true
+            }
+            _ => by_field(&select.operand),
+        },
+        Expr::Ident(name) => name != "arguments",
+        Expr::Call(call) => call.target.iter().map(AsRef::as_ref).chain(&call.args).all(by_field),
+        Expr::Comprehension(comprehension) => [
+            &comprehension.iter_range,
+            &comprehension.accu_init,
+            &comprehension.loop_cond,
+            &comprehension.loop_step,
+            &comprehension.result,
+        ]
+        .into_iter()
+        .all(by_field),
+        Expr::List(list) => list.elements.iter().all(by_field),
+        Expr::Map(map) => map.entries.iter().all(|entry| entry_by_field(&entry.expr, fields)),
+        Expr::Struct(structure) => structure.entries.iter().all(|entry| entry_by_field(&entry.expr, fields)),
+        Expr::Literal(_) | Expr::Unspecified => true,
+    }
+}
+
+/// [`argument_fields`] of a map's or a struct's entry.
+fn entry_by_field<'e>(entry: &'e EntryExpr, fields: &mut Vec<&'e str>) -> bool {
+    match entry {
+        EntryExpr::StructField(field) => argument_fields(&field.value.expr, fields),
+        EntryExpr::MapEntry(entry) => {
+            argument_fields(&entry.key.expr, fields) && argument_fields(&entry.value.expr, fields)
+        }
+    }
 }
 
 /// The variables the comprehensions of `expr` bind (`k` in `arguments.keys.all(k, …)`).
@@ -359,6 +411,29 @@ mod tests {
         assert!(matches!(unknown, ToolError::NotFound { .. }), "{unknown:?}");
         let unknown = as_ann(json!(["staff"])).call_tool("memory__nothing", json!({})).await.unwrap_err();
         assert!(unknown.to_string().contains("`admins-only`"), "{unknown}");
+    }
+
+    #[tokio::test]
+    async fn the_arguments_are_made_a_cel_value_by_field_when_every_rule_reads_them_so() {
+        let fields = |conditions: &[&str]| {
+            let rules: Vec<RuleConfig> =
+                conditions.iter().enumerate().map(|(n, condition)| rule(&format!("r{n}"), "deny", condition)).collect();
+            Rules::compile(&rules).unwrap().argument_fields
+        };
+        let by_field = [r#"has(arguments.value) && arguments.value == "secret""#, r#"arguments.key == "k""#];
+        assert_eq!(fields(&by_field), Some(vec!["key".to_owned(), "value".to_owned()]));
+        assert_eq!(fields(&[r#"client.name == "x""#]), Some(vec![]));
+        for whole in ["size(arguments) > 1", r#"arguments["key"] == "k""#, r#""key" in arguments"#] {
+            assert_eq!(fields(&[by_field[0], whole]), None, "{whole}");
+        }
+        // Either way, a rule reads what the call's arguments hold.
+        for conditions in [vec![by_field[0]], vec![by_field[0], "size(arguments) > 5"]] {
+            let rules: Vec<RuleConfig> = conditions.iter().map(|condition| rule("no", "deny", condition)).collect();
+            let agent = agent(&rules).await;
+            let secret = agent.call_tool("memory__remember", json!({"key": "a", "value": "secret"})).await;
+            assert!(secret.unwrap_err().to_string().contains("`no`"), "{conditions:?}");
+            assert!(agent.call_tool("memory__remember", json!({"key": "a", "value": "open"})).await.is_ok());
+        }
     }
 
     #[test]

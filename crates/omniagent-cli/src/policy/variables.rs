@@ -152,11 +152,31 @@ pub(super) struct Variables {
 
 impl Variables {
     /// The variables of a call of `tool` by `client` with `arguments` (`None` for a
-    /// list, where rules that read them cannot decide, or when no rule reads them).
-    pub(super) fn new(client: Arc<KnownClient>, tool: Arc<KnownItem>, arguments: Option<&serde_json::Value>) -> Self {
-        let arguments = arguments.map(|arguments| boxed(cel::to_value(arguments).unwrap_or(Value::Null)));
-        Self { client, tool, arguments, now: boxed(Value::Timestamp(chrono::Utc::now().fixed_offset())) }
+    /// list, where rules that read them cannot decide, or when no rule reads them), as
+    /// [`arguments_value`] makes them.
+    pub(super) fn new(client: Arc<KnownClient>, tool: Arc<KnownItem>, arguments: Option<Value>) -> Self {
+        Self {
+            client,
+            tool,
+            arguments: arguments.map(boxed),
+            now: boxed(Value::Timestamp(chrono::Utc::now().fixed_offset())),
+        }
     }
+}
+
+/// A call's `arguments` as a CEL value: with `fields`, only those of its members (when the
+/// rules read the arguments only by field, `arguments.path` or `has(arguments.path)`, no
+/// other is read, and a large argument is not made a CEL value for nothing); else whole.
+pub(super) fn arguments_value(arguments: &serde_json::Value, fields: Option<&[String]>) -> Value {
+    let whole = || cel::to_value(arguments).unwrap_or(Value::Null);
+    let (serde_json::Value::Object(members), Some(fields)) = (arguments, fields) else { return whole() };
+    let picked: Option<HashMap<Key, Value>> = fields
+        .iter()
+        .filter_map(|field| Some((field, members.get(field)?)))
+        .map(|(field, member)| Some((Key::from(field.clone()), cel::to_value(member).ok()?)))
+        .collect();
+    // A member that cannot be a CEL value makes the whole arguments none, as it would.
+    picked.map_or_else(whole, |picked| Value::Map(Map { map: Arc::new(picked) }))
 }
 
 impl VariableResolver for Variables {
