@@ -1,6 +1,11 @@
 //! How telemetry leaves the process: OTLP/HTTP (protobuf) through the workspace's
 //! reqwest, on the process's Tokio runtime; finished spans wait in a bounded queue that
 //! a task of the runtime empties, so that a call never waits for a collector.
+//!
+//! The task sends a span at most [`DELAY_DEFAULT`] after it ended, with those that ended
+//! meanwhile, or as soon as a batch's worth wait: a busy gateway sends its spans in a few
+//! large requests, and a call seldom has to wake the task (a wake is a thread's unpark,
+//! which costs a call more than its span).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,7 +17,7 @@ use opentelemetry_http::{HttpClient, HttpError, Request, Response};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter as _, SpanProcessor};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::HostError;
 
@@ -21,6 +26,10 @@ use crate::HostError;
 const QUEUE_DEFAULT: usize = 2048;
 /// How many spans one export sends at most (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, default 512).
 const BATCH_DEFAULT: usize = 512;
+/// How long a span waits for others to join its export (`OTEL_BSP_SCHEDULE_DELAY`,
+/// milliseconds; the specification's default is 5 s, shortened so that a trace shows up
+/// while its request is fresh).
+const DELAY_DEFAULT: Duration = Duration::from_millis(200);
 /// How long one export may take (`OTEL_EXPORTER_OTLP_TIMEOUT`, milliseconds; default 10 s).
 const TIMEOUT_DEFAULT: Duration = Duration::from_secs(10);
 /// How long [`SpanQueue::shutdown`] waits for the last export.
@@ -97,6 +106,10 @@ pub(super) struct SpanQueue {
     spans: mpsc::Sender<SpanData>,
     finish: mpsc::Sender<Finish>,
     dropped: Arc<AtomicU64>,
+    /// How many spans one export sends at most.
+    batch: usize,
+    /// Told when a batch's worth of spans waits, so that they go without the delay.
+    full: Arc<Notify>,
 }
 
 impl SpanQueue {
@@ -106,11 +119,14 @@ impl SpanQueue {
         exporter.set_resource(resource);
         let capacity = env_number("OTEL_BSP_MAX_QUEUE_SIZE").map_or(QUEUE_DEFAULT, |size| size.max(1) as usize);
         let batch = env_number("OTEL_BSP_MAX_EXPORT_BATCH_SIZE").map_or(BATCH_DEFAULT, |size| size.max(1) as usize);
+        let delay = env_number("OTEL_BSP_SCHEDULE_DELAY").map_or(DELAY_DEFAULT, Duration::from_millis);
         let (spans, receiver) = mpsc::channel(capacity);
         let (finish, finishes) = mpsc::channel(1);
         let dropped = Arc::new(AtomicU64::new(0));
-        tokio::spawn(send(exporter, receiver, finishes, batch.min(capacity), Arc::clone(&dropped)));
-        Self { spans, finish, dropped }
+        let (batch, full) = (batch.min(capacity), Arc::new(Notify::new()));
+        let queue = Queue { spans: receiver, finishes, full: Arc::clone(&full), batch, delay };
+        tokio::spawn(send(exporter, queue, Arc::clone(&dropped)));
+        Self { spans, finish, dropped, batch, full }
     }
 
     /// The counter of spans dropped: the queue was full, or their export failed.
@@ -131,8 +147,15 @@ impl SpanProcessor for SpanQueue {
     fn on_start(&self, _span: &mut Span, _cx: &Context) {}
 
     fn on_end(&self, span: SpanData) {
-        if span.span_context.is_sampled() && self.spans.try_send(span).is_err() {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+        if !span.span_context.is_sampled() {
+            return;
+        }
+        match self.spans.try_send(span) {
+            Ok(()) if self.spans.max_capacity() - self.spans.capacity() >= self.batch => self.full.notify_one(),
+            Ok(()) => {}
+            Err(_) => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
@@ -145,15 +168,22 @@ impl SpanProcessor for SpanQueue {
     }
 }
 
-/// The export task: sends the spans as they come, as many as wait (up to `batch`) in one
-/// request, one request at a time; a failed export's spans count as dropped.
-async fn send(
-    exporter: opentelemetry_otlp::SpanExporter,
-    mut spans: mpsc::Receiver<SpanData>,
-    mut finishes: mpsc::Receiver<Finish>,
+/// The export task's end of the queue.
+struct Queue {
+    spans: mpsc::Receiver<SpanData>,
+    finishes: mpsc::Receiver<Finish>,
+    /// Told when a batch's worth of spans waits.
+    full: Arc<Notify>,
     batch: usize,
-    dropped: Arc<AtomicU64>,
-) {
+    /// How long the first span of an export waits for others.
+    delay: Duration,
+}
+
+/// The export task: once a span comes, waits for others (`delay`, or until a batch's
+/// worth wait), and sends as many as wait (up to `batch`) in one request, one request at
+/// a time; a failed export's spans count as dropped.
+async fn send(exporter: opentelemetry_otlp::SpanExporter, queue: Queue, dropped: Arc<AtomicU64>) {
+    let Queue { mut spans, mut finishes, full, batch, delay } = queue;
     let mut waiting = Vec::with_capacity(batch);
     let export = async |waiting: &mut Vec<SpanData>| {
         let count = waiting.len() as u64;
@@ -163,14 +193,32 @@ async fn send(
         }
     };
     loop {
+        let mut finishing = None;
         tokio::select! {
             received = spans.recv_many(&mut waiting, batch) => {
                 if received == 0 {
                     return;
                 }
+            }
+            Some(done) = finishes.recv() => finishing = Some(done),
+        }
+        if finishing.is_none() && waiting.len() < batch && !delay.is_zero() {
+            tokio::select! {
+                () = tokio::time::sleep(delay) => {}
+                () = full.notified() => {}
+                Some(done) = finishes.recv() => finishing = Some(done),
+            }
+        }
+        match finishing {
+            None => {
+                while waiting.len() < batch
+                    && let Ok(span) = spans.try_recv()
+                {
+                    waiting.push(span);
+                }
                 export(&mut waiting).await;
             }
-            Some(done) = finishes.recv() => {
+            Some(done) => {
                 while let Ok(span) = spans.try_recv() {
                     waiting.push(span);
                     if waiting.len() == batch {
