@@ -248,76 +248,50 @@ fn compile_rule(env: &Env, rule: &RuleConfig, state: &PolicyState) -> Result<Rul
 /// if at all; the fields it reads are added to `fields`. Any other read (`arguments` whole,
 /// `arguments["path"]`, `size(arguments)`, `arguments.?path`) answers `false`.
 fn argument_fields<'e>(expr: &'e Expr, fields: &mut Vec<&'e str>) -> bool {
-    let mut by_field = |inner: &'e IdedExpr| argument_fields(&inner.expr, fields);
     match expr {
-        Expr::Select(select) => match &select.operand.expr {
-            Expr::Ident(name) if name == "arguments" => {
-                fields.push(&select.field);
-                true
-            }
-            _ => by_field(&select.operand),
-        },
-        Expr::Ident(name) => name != "arguments",
-        Expr::Call(call) => call.target.iter().map(AsRef::as_ref).chain(&call.args).all(by_field),
-        Expr::Comprehension(comprehension) => [
-            &comprehension.iter_range,
-            &comprehension.accu_init,
-            &comprehension.loop_cond,
-            &comprehension.loop_step,
-            &comprehension.result,
-        ]
-        .into_iter()
-        .all(by_field),
-        Expr::List(list) => list.elements.iter().all(by_field),
-        Expr::Map(map) => map.entries.iter().all(|entry| entry_by_field(&entry.expr, fields)),
-        Expr::Struct(structure) => structure.entries.iter().all(|entry| entry_by_field(&entry.expr, fields)),
-        Expr::Literal(_) | Expr::Unspecified => true,
-    }
-}
-
-/// [`argument_fields`] of a map's or a struct's entry.
-fn entry_by_field<'e>(entry: &'e EntryExpr, fields: &mut Vec<&'e str>) -> bool {
-    match entry {
-        EntryExpr::StructField(field) => argument_fields(&field.value.expr, fields),
-        EntryExpr::MapEntry(entry) => {
-            argument_fields(&entry.key.expr, fields) && argument_fields(&entry.value.expr, fields)
+        Expr::Select(select) if matches!(&select.operand.expr, Expr::Ident(name) if name == "arguments") => {
+            fields.push(&select.field);
+            true
         }
+        Expr::Ident(name) => name != "arguments",
+        _ => children(expr).into_iter().all(|inner| argument_fields(&inner.expr, fields)),
     }
 }
 
 /// The variables the comprehensions of `expr` bind (`k` in `arguments.keys.all(k, …)`).
 fn bound_variables<'e>(expr: &'e Expr, bound: &mut Vec<&'e str>) {
-    let mut walk = |inner: &'e IdedExpr| bound_variables(&inner.expr, bound);
+    if let Expr::Comprehension(comprehension) = expr {
+        bound.push(&comprehension.iter_var);
+        bound.extend(comprehension.iter_var2.as_deref());
+        bound.push(&comprehension.accu_var);
+    }
+    for inner in children(expr) {
+        bound_variables(&inner.expr, bound);
+    }
+}
+
+/// The expressions directly inside `expr`, for the walks over a condition above.
+fn children(expr: &Expr) -> Vec<&IdedExpr> {
+    fn entry(entry: &EntryExpr) -> [Option<&IdedExpr>; 2] {
+        match entry {
+            EntryExpr::StructField(field) => [Some(&field.value), None],
+            EntryExpr::MapEntry(entry) => [Some(&entry.key), Some(&entry.value)],
+        }
+    }
     match expr {
-        Expr::Comprehension(comprehension) => {
-            bound.push(&comprehension.iter_var);
-            bound.extend(comprehension.iter_var2.as_deref());
-            bound.push(&comprehension.accu_var);
-            for inner in [
-                &comprehension.iter_range,
-                &comprehension.accu_init,
-                &comprehension.loop_cond,
-                &comprehension.loop_step,
-                &comprehension.result,
-            ] {
-                bound_variables(&inner.expr, bound);
-            }
-        }
-        Expr::Call(call) => call.target.iter().map(AsRef::as_ref).chain(&call.args).for_each(&mut walk),
-        Expr::List(list) => list.elements.iter().for_each(&mut walk),
-        Expr::Select(select) => walk(&select.operand),
-        Expr::Map(map) => {
-            for entry in &map.entries {
-                match &entry.expr {
-                    EntryExpr::StructField(field) => walk(&field.value),
-                    EntryExpr::MapEntry(entry) => {
-                        walk(&entry.key);
-                        walk(&entry.value);
-                    }
-                }
-            }
-        }
-        _ => {}
+        Expr::Select(select) => vec![&select.operand],
+        Expr::Call(call) => call.target.iter().map(AsRef::as_ref).chain(&call.args).collect(),
+        Expr::Comprehension(comprehension) => vec![
+            &comprehension.iter_range,
+            &comprehension.accu_init,
+            &comprehension.loop_cond,
+            &comprehension.loop_step,
+            &comprehension.result,
+        ],
+        Expr::List(list) => list.elements.iter().collect(),
+        Expr::Map(map) => map.entries.iter().flat_map(|inner| entry(&inner.expr)).flatten().collect(),
+        Expr::Struct(structure) => structure.entries.iter().flat_map(|inner| entry(&inner.expr)).flatten().collect(),
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => Vec::new(),
     }
 }
 
