@@ -28,7 +28,7 @@ use crate::Error;
 use crate::config::Protocol;
 use crate::described::Described;
 use crate::elicit::{self, ElicitationAnswer, Elicitor};
-use crate::lines::{Heard, Lines};
+use crate::lines::{Heard, Lines, UpstreamLane};
 use crate::oauth::TokenFile;
 use crate::route::CallRoutes;
 use crate::stderr::{self, StderrTail};
@@ -248,6 +248,8 @@ pub(crate) struct Connection {
     /// What the transport has read of the server's requests and notifications, where it
     /// counts them (stdio).
     heard: Option<Heard>,
+    /// Where tool calls go past rmcp's service loop: stdio, in the `initialize` era.
+    lane: Option<UpstreamLane>,
 }
 
 impl Connection {
@@ -347,9 +349,9 @@ impl Connection {
                 group.keep(confinement);
                 let (tail, drained) = stderr::drain(server.to_owned(), group.pid(), pipes.stderr);
                 let lines = Lines::new(pipes.stdout, pipes.stdin);
-                let heard = lines.heard();
+                let stdio = (lines.heard(), lines.lane());
                 match tokio::time::timeout_at(deadline, handler.clone().serve_with_lifecycle(lines, lifecycle)).await {
-                    Ok(Ok(service)) => Ok(Self::new(service, handler, Some(tail), Some(group), Some(heard))),
+                    Ok(Ok(service)) => Ok(Self::new(service, handler, Some(tail), Some(group), Some(stdio))),
                     Err(_elapsed) => {
                         group.kill(CLOSE_BOUND).await;
                         Err(Error::StartupTimeout { after: startup, stderr: tail.text() }.into())
@@ -415,14 +417,17 @@ impl Connection {
         handler: Handler,
         stderr: Option<Arc<StderrTail>>,
         group: Option<ProcessGroupGuard>,
-        heard: Option<Heard>,
+        stdio: Option<(Heard, UpstreamLane)>,
     ) -> Self {
         if let Some(tail) = &stderr {
             tail.running();
         }
+        let peer = service.peer().clone();
+        let (heard, lane) = stdio.unzip();
         Self {
             heard,
-            peer: service.peer().clone(),
+            lane: lane.filter(|_| !listen::needs_streams(&peer)),
+            peer,
             service: tokio::sync::Mutex::new(Some(service)),
             stderr,
             group: group.map(tokio::sync::Mutex::new),
@@ -435,6 +440,11 @@ impl Connection {
     /// far; `None` when it does not count them (streamable HTTP).
     pub(crate) fn heard(&self) -> Option<u64> {
         self.heard.as_ref().map(Heard::count)
+    }
+
+    /// The lane of a stdio connection in the `initialize` era, for its tool calls.
+    pub(crate) fn lane(&self) -> Option<&UpstreamLane> {
+        self.lane.as_ref()
     }
 
     /// Whether the connection still carries messages (a crashed server's does not).

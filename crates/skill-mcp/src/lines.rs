@@ -30,16 +30,20 @@ use tokio_util::sync::CancellationToken;
 #[cfg(all(any(fuzzing, test), feature = "server"))]
 mod check;
 mod direct;
+mod lane;
 
 #[cfg(all(any(fuzzing, test), feature = "server"))]
 pub use check::check_against_rmcp;
 pub(crate) use direct::Direct;
+#[cfg(feature = "server")]
+pub(crate) use lane::{AnswerCall, ServedCalls};
+pub(crate) use lane::{LaneCall, UpstreamLane};
 
 /// The stdio transport of one side of an MCP connection: messages read from `R`,
 /// written to `W`, one JSON text per line.
-pub(crate) struct Lines<Role: Direct, R, W> {
+pub(crate) struct Lines<Role: Direct, R> {
     read: FramedRead<R, Decode<Role>>,
-    write: Arc<Mutex<Option<W>>>,
+    output: Output,
     heard: Heard,
     /// An invalid-request answer not yet written; `receive` finishes it first, so a
     /// cancelled `receive` loses no answer.
@@ -48,11 +52,11 @@ pub(crate) struct Lines<Role: Direct, R, W> {
     ended: Option<CancellationToken>,
 }
 
-impl<Role: Direct, R: AsyncRead, W> Lines<Role, R, W> {
-    pub(crate) fn new(read: R, write: W) -> Self {
+impl<Role: Direct, R: AsyncRead> Lines<Role, R> {
+    pub(crate) fn new(read: R, write: impl AsyncWrite + Send + 'static) -> Self {
         let decode = Decode::new(DEFAULT_MAX_LINE_LENGTH, Role::Sent::default());
-        let write = Arc::new(Mutex::new(Some(write)));
-        Self { read: FramedRead::new(read, decode), write, heard: Heard::default(), reply: None, ended: None }
+        let output = Output(Arc::new(Mutex::new(Some(Box::pin(write)))));
+        Self { read: FramedRead::new(read, decode), output, heard: Heard::default(), reply: None, ended: None }
     }
 
     /// The same transport, cancelling `ended` when its input ends (or fails): from then
@@ -85,11 +89,44 @@ impl Heard {
     }
 }
 
-impl<Role, R, W> Transport<Role> for Lines<Role, R, W>
+/// Where a transport writes, shared by rmcp's sends and the lane's; `None` once closed.
+#[derive(Clone)]
+pub(crate) struct Output(Arc<Mutex<Option<Writer>>>);
+
+type Writer = Pin<Box<dyn AsyncWrite + Send>>;
+
+impl Output {
+    /// Writes `message` as one line.
+    async fn write(&self, message: &impl serde::Serialize) -> io::Result<()> {
+        let line = line_of(message)?;
+        self.write_line(&line).await
+    }
+
+    /// Writes `line`, a message with its newline, whole.
+    async fn write_line(&self, line: &[u8]) -> io::Result<()> {
+        let mut write = self.0.lock().await;
+        let write = write.as_mut().ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "Transport is closed"))?;
+        write.write_all(line).await?;
+        write.flush().await
+    }
+
+    /// Writes nothing more.
+    async fn close(&self) {
+        self.0.lock().await.take();
+    }
+}
+
+/// `message` as a line: its JSON text and a newline.
+fn line_of(message: &impl serde::Serialize) -> io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(message)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+impl<Role, R> Transport<Role> for Lines<Role, R>
 where
     Role: Direct,
     R: AsyncRead + Send + Unpin,
-    W: AsyncWrite + Send + Unpin + 'static,
 {
     type Error = io::Error;
 
@@ -97,42 +134,33 @@ where
         Role::sent(&mut self.read.decoder_mut().sent, &item);
         // Written out now, not in the future: rmcp spawns the future inside one of its
         // own, and each copy of it would otherwise hold the message (about 500 bytes).
-        let line = serde_json::to_vec(&item).map(|mut line| {
-            line.push(b'\n');
-            line
-        });
-        let write = Arc::clone(&self.write);
-        async move {
-            let line = line?;
-            let mut write = write.lock().await;
-            let write =
-                write.as_mut().ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "Transport is closed"))?;
-            write.write_all(&line).await?;
-            write.flush().await
-        }
+        let line = line_of(&item);
+        let output = self.output.clone();
+        async move { output.write_line(&line?).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
         let message = self.next_message().await;
-        if message.is_none()
-            && let Some(ended) = &self.ended
-        {
-            ended.cancel();
+        if message.is_none() {
+            Role::ended(&mut self.read.decoder_mut().sent);
+            if let Some(ended) = &self.ended {
+                ended.cancel();
+            }
         }
         message
     }
 
     async fn close(&mut self) -> io::Result<()> {
-        self.write.lock().await.take();
+        Role::finish(&mut self.read.decoder_mut().sent).await;
+        self.output.close().await;
         Ok(())
     }
 }
 
-impl<Role, R, W> Lines<Role, R, W>
+impl<Role, R> Lines<Role, R>
 where
     Role: Direct,
     R: AsyncRead + Send + Unpin,
-    W: AsyncWrite + Send + Unpin + 'static,
 {
     /// The next message, answering and skipping the lines that are none; `None` once
     /// nothing more can be read.
@@ -147,7 +175,9 @@ where
                     if matches!(message, JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_)) {
                         self.heard.note();
                     }
-                    return Some(message);
+                    if let Some(message) = Role::divert(&mut self.read.decoder_mut().sent, message) {
+                        return Some(message);
+                    }
                 }
                 Ok(Line::Invalid) => {
                     let answer =
@@ -325,7 +355,7 @@ mod tests {
     async fn invalid_json_is_answered_and_the_connection_goes_on() {
         let (ours, mut theirs) = tokio::io::duplex(4096);
         let (read, write) = tokio::io::split(ours);
-        let mut transport = Lines::<RoleClient, _, _>::new(read, write);
+        let mut transport = Lines::<RoleClient, _>::new(read, write);
         theirs.write_all(format!("{{\"jsonrpc\":\"2.0\",\"foo\":1}}\n{PING}").as_bytes()).await.unwrap();
         assert!(matches!(transport.receive().await, Some(JsonRpcMessage::Request(_))));
         let mut answer = vec![0; 4096];
@@ -340,7 +370,7 @@ mod tests {
     async fn requests_and_notifications_are_counted_answers_are_not() {
         let (ours, mut theirs) = tokio::io::duplex(4096);
         let (read, write) = tokio::io::split(ours);
-        let mut transport = Lines::<RoleClient, _, _>::new(read, write);
+        let mut transport = Lines::<RoleClient, _>::new(read, write);
         let heard = transport.heard();
         let lines = [
             json!({"jsonrpc": "2.0", "id": 1, "result": {}}),

@@ -169,20 +169,23 @@ impl Gateway {
     /// end (also before it initializes, which is no error) or `stop` is cancelled; then
     /// closes every agent (ending their upstream servers).
     pub async fn serve_stdio(self, stop: CancellationToken) -> Result<(), std::io::Error> {
-        let handler = Gateway { fixed_client: Some(String::new()), ..self.clone() };
+        let served = Served(Gateway { fixed_client: Some(String::new()), ..self.clone() });
         let (stdin, stdout) = rmcp::transport::stdio_pipes();
         let served = async {
             // Once the client's input ends it asks nothing more: its subscriptions end
             // then, and only the calls in flight are still answered.
             let stdout = ClientOutput { write: stdout, ended: self.inner.stopping.clone() };
-            let lines = Lines::new(stdin, stdout).ending(self.inner.stopping.clone());
-            let running = match rmcp::ServiceExt::serve_with_ct(Served(handler), lines, stop.child_token()).await {
+            let (lines, calls) = Lines::new(stdin, stdout)
+                .ending(self.inner.stopping.clone())
+                .answering_calls(answer_calls(&served), stop.child_token());
+            let running = match rmcp::ServiceExt::serve_with_ct(served, lines, stop.child_token()).await {
                 Ok(running) => running,
                 // A client that leaves before it initializes (a host checking that the
                 // command starts) is done with us; nothing failed.
                 Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
                 Err(error) => return Err(std::io::Error::other(error)),
             };
+            calls.ready(running.peer().clone());
             running.waiting().await.map_err(std::io::Error::other)?;
             Ok::<(), std::io::Error>(())
         };
@@ -265,6 +268,16 @@ impl Gateway {
         }
         made.clone()
     }
+}
+
+/// How the stdio transport's lane answers a tool call: as rmcp would have the gateway
+/// answer it, [`Served`]'s dispatch of the request included.
+fn answer_calls(served: &Served) -> crate::lines::AnswerCall {
+    let served = served.clone();
+    Arc::new(move |request, context| {
+        let served = served.clone();
+        Box::pin(async move { rmcp::Service::<RoleServer>::handle_request(&served, request, context).await })
+    })
 }
 
 /// The gateway's stdout, as its stdio client reads it. Once the client's input has ended

@@ -59,13 +59,16 @@ pub fn check_against_rmcp(text: &[u8]) {
         let id = serde_json::from_slice::<serde_json::Value>(line)
             .ok()
             .and_then(|message| serde_json::from_value::<RequestId>(message.get("id")?.clone()).ok());
-        let (client, rmcp_client) = (ours::<RoleClient>(id.into_iter().collect(), line), theirs::<RoleClient>(line));
+        let (client, rmcp_client) = (
+            ours::<RoleClient>(super::direct::Calls { rmcp: id.into_iter().collect(), ..Default::default() }, line),
+            theirs::<RoleClient>(line),
+        );
         let another_result =
             matches!(rmcp_client, Some(Line::Message(JsonRpcMessage::Response(_)))) && !tool_result(&rmcp_client);
         if !(tool_result(&client) && another_result) {
             assert_eq!(outcome(&client), outcome(&rmcp_client));
         }
-        let (server, rmcp_server) = (ours::<RoleServer>((), line), theirs::<RoleServer>(line));
+        let (server, rmcp_server) = (ours::<RoleServer>(None, line), theirs::<RoleServer>(line));
         assert_eq!(outcome(&server), outcome(&rmcp_server));
         assert_eq!(tool_call_meta(&server), tool_call_meta(&rmcp_server), "where a tool call's `_meta` is kept");
     }

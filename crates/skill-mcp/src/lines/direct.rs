@@ -1,7 +1,8 @@
 //! What each side of a connection reads directly: a client the results of the tool calls
-//! it sent, a server the tool calls it is sent.
+//! it sent, a server the tool calls it is sent; and what each side's lane takes.
 
 use std::collections::HashSet;
+use std::future::Future;
 
 use rmcp::model::{
     CallToolResult, ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, JsonRpcNotification,
@@ -22,14 +23,33 @@ pub(crate) trait Direct: ServiceRole {
 
     /// `line` read as the message it holds, when it is one this side reads directly.
     fn read(sent: &mut Self::Sent, line: &str) -> Option<RxJsonRpcMessage<Self>>;
+
+    /// `message`, read, unless this side's lane takes it.
+    fn divert(sent: &mut Self::Sent, message: RxJsonRpcMessage<Self>) -> Option<RxJsonRpcMessage<Self>>;
+
+    /// Nothing more can be read.
+    fn ended(sent: &mut Self::Sent);
+
+    /// The transport closes: its lane finishes.
+    fn finish(sent: &mut Self::Sent) -> impl Future<Output = ()> + Send + 'static;
 }
 
-/// A client reads the results of the tool calls it sent, whose ids it keeps until
-/// their answer comes or it cancels them.
-impl Direct for rmcp::RoleClient {
-    type Sent = HashSet<RequestId>;
+/// What a client keeps of the tool calls it sent.
+#[derive(Default)]
+pub(crate) struct Calls {
+    /// Those rmcp sent, by id, until their answer comes or they are cancelled.
+    pub(super) rmcp: HashSet<RequestId>,
+    /// Those the lane sent, whose answers go to it.
+    pub(super) lane: super::lane::Pending,
+}
 
-    fn sent(calls: &mut HashSet<RequestId>, message: &ClientJsonRpcMessage) {
+/// A client reads the results of the tool calls it sent, and hands the answers to the
+/// lane's to the lane.
+impl Direct for rmcp::RoleClient {
+    type Sent = Calls;
+
+    fn sent(calls: &mut Calls, message: &ClientJsonRpcMessage) {
+        let calls = &mut calls.rmcp;
         match message {
             JsonRpcMessage::Request(JsonRpcRequest { id, request: ClientRequest::CallToolRequest(_), .. }) => {
                 calls.insert(id.clone());
@@ -46,7 +66,7 @@ impl Direct for rmcp::RoleClient {
         }
     }
 
-    fn read(calls: &mut HashSet<RequestId>, line: &str) -> Option<RxJsonRpcMessage<Self>> {
+    fn read(calls: &mut Calls, line: &str) -> Option<RxJsonRpcMessage<Self>> {
         #[derive(Deserialize)]
         struct Answer<'a> {
             jsonrpc: JsonRpcVersion2_0,
@@ -59,7 +79,7 @@ impl Direct for rmcp::RoleClient {
             method: bool,
         }
         let answer: Answer<'_> = serde_json::from_str(line).ok()?;
-        if answer.method || !calls.remove(&answer.id) || answer.error {
+        if answer.method || !(calls.rmcp.remove(&answer.id) || calls.lane.contains(&answer.id)) || answer.error {
             return None;
         }
         let result = serde_json::from_str::<CallToolResult>(answer.result?.get()).ok()?;
@@ -69,16 +89,29 @@ impl Direct for rmcp::RoleClient {
             result: ServerResult::CallToolResult(result),
         }))
     }
+
+    fn divert(calls: &mut Calls, message: RxJsonRpcMessage<Self>) -> Option<RxJsonRpcMessage<Self>> {
+        calls.lane.answer(message)
+    }
+
+    fn ended(calls: &mut Calls) {
+        calls.lane.close();
+    }
+
+    fn finish(calls: &mut Calls) -> impl Future<Output = ()> + Send + 'static {
+        calls.lane.close();
+        std::future::ready(())
+    }
 }
 
-/// A server reads tool calls.
+/// A server reads tool calls, and hands them to its lane when it has one.
 #[cfg(feature = "server")]
 impl Direct for rmcp::RoleServer {
-    type Sent = ();
+    type Sent = Option<std::sync::Arc<super::ServedCalls>>;
 
-    fn sent((): &mut (), _: &TxJsonRpcMessage<Self>) {}
+    fn sent(_: &mut Self::Sent, _: &TxJsonRpcMessage<Self>) {}
 
-    fn read((): &mut (), line: &str) -> Option<RxJsonRpcMessage<Self>> {
+    fn read(_: &mut Self::Sent, line: &str) -> Option<RxJsonRpcMessage<Self>> {
         #[derive(Deserialize)]
         struct Call<'a> {
             jsonrpc: JsonRpcVersion2_0,
@@ -108,6 +141,24 @@ impl Direct for rmcp::RoleServer {
             request: ClientRequest::CallToolRequest(request),
         }))
     }
+
+    fn divert(lane: &mut Self::Sent, message: RxJsonRpcMessage<Self>) -> Option<RxJsonRpcMessage<Self>> {
+        match lane {
+            Some(lane) => lane.take(message),
+            None => Some(message),
+        }
+    }
+
+    fn ended(_: &mut Self::Sent) {}
+
+    fn finish(lane: &mut Self::Sent) -> impl Future<Output = ()> + Send + 'static {
+        let lane = lane.clone();
+        async move {
+            if let Some(lane) = lane {
+                lane.finish().await;
+            }
+        }
+    }
 }
 
 /// Whether a field is there at all (rmcp tells messages apart by which fields they hold).
@@ -132,13 +183,13 @@ mod tests {
         JsonRpcMessageCodec::<RxJsonRpcMessage<Role>>::default().decode(&mut buf).unwrap().unwrap()
     }
 
-    fn call_sent(calls: &mut HashSet<RequestId>, id: i64) {
+    fn call_sent(calls: &mut Calls, id: i64) {
         let request =
             ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(CallToolRequestParams::new("echo")));
         RoleClient::sent(calls, &JsonRpcMessage::request(request, RequestId::Number(id)));
     }
 
-    fn client_reads(calls: &mut HashSet<RequestId>, line: &Value) -> Option<RxJsonRpcMessage<RoleClient>> {
+    fn client_reads(calls: &mut Calls, line: &Value) -> Option<RxJsonRpcMessage<RoleClient>> {
         RoleClient::read(calls, &line.to_string())
     }
 
@@ -152,7 +203,7 @@ mod tests {
         ];
         for (id, result) in (1..).zip(results) {
             let line = json!({"jsonrpc": "2.0", "id": id, "result": result});
-            let mut calls = HashSet::new();
+            let mut calls = Calls::default();
             call_sent(&mut calls, id);
             let direct = client_reads(&mut calls, &line).unwrap_or_else(|| panic!("{line} was not read directly"));
             let rmcp = rmcp_reads::<RoleClient>(&line);
@@ -160,13 +211,13 @@ mod tests {
                 matches!(&direct, JsonRpcMessage::Response(response) if matches!(response.result, ServerResult::CallToolResult(_)))
             );
             assert_eq!(serde_json::to_value(&direct).unwrap(), serde_json::to_value(&rmcp).unwrap(), "{line}");
-            assert!(calls.is_empty(), "the answered call is forgotten");
+            assert!(calls.rmcp.is_empty(), "the answered call is forgotten");
         }
     }
 
     #[test]
     fn other_answers_are_left_to_rmcp_and_their_calls_forgotten() {
-        let mut calls = HashSet::new();
+        let mut calls = Calls::default();
         // Not a call this side sent: a tools/list result.
         assert!(client_reads(&mut calls, &json!({"jsonrpc": "2.0", "id": 9, "result": {"tools": []}})).is_none());
 
@@ -180,7 +231,7 @@ mod tests {
         for (id, answer) in (1..).zip(answers) {
             call_sent(&mut calls, id);
             assert!(client_reads(&mut calls, &answer).is_none(), "{answer}");
-            assert!(calls.is_empty(), "the call of {answer} is forgotten");
+            assert!(calls.rmcp.is_empty(), "the call of {answer} is forgotten");
         }
 
         // A request of the server's that shares a pending call's id is not that call's answer.
@@ -188,19 +239,19 @@ mod tests {
         assert!(
             client_reads(&mut calls, &json!({"jsonrpc": "2.0", "id": 5, "method": "ping", "result": {}})).is_none()
         );
-        assert!(calls.contains(&RequestId::Number(5)));
+        assert!(calls.rmcp.contains(&RequestId::Number(5)));
     }
 
     #[test]
     fn a_cancelled_call_is_forgotten() {
-        let mut calls = HashSet::new();
+        let mut calls = Calls::default();
         call_sent(&mut calls, 7);
         let cancelled = CancelledNotification::new(CancelledNotificationParam::new(Some(RequestId::Number(7)), None));
         RoleClient::sent(
             &mut calls,
             &JsonRpcMessage::notification(ClientNotification::CancelledNotification(cancelled)),
         );
-        assert!(calls.is_empty());
+        assert!(calls.rmcp.is_empty());
     }
 
     #[cfg(feature = "server")]
@@ -214,7 +265,7 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {"name": "echo", "_meta": {"progressToken": 3}, "requestState": "s"}}),
         ];
         for request in requests {
-            let direct = RoleServer::read(&mut (), &request.to_string()).unwrap_or_else(|| panic!("{request}"));
+            let direct = RoleServer::read(&mut None, &request.to_string()).unwrap_or_else(|| panic!("{request}"));
             assert!(matches!(
                 &direct,
                 JsonRpcMessage::Request(JsonRpcRequest { request: ClientRequest::CallToolRequest(_), .. })
@@ -230,7 +281,7 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}),
             json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "echo"}}),
         ] {
-            assert!(RoleServer::read(&mut (), &other.to_string()).is_none(), "{other}");
+            assert!(RoleServer::read(&mut None, &other.to_string()).is_none(), "{other}");
         }
     }
 }

@@ -6,15 +6,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use rmcp::ServiceError;
-use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
-use rmcp::service::PeerRequestOptions;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, ProgressToken, RequestId, RequestMetaObject, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, RequestHandle};
+use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
 use skill_core::{Icon, ItemKind, Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput};
 
 use super::Shared;
 use super::input::{self, Answer};
 use crate::connection::Connection;
+use crate::lines::LaneCall;
 use crate::route::CallRoute;
 use crate::wire::{icons_from_rmcp, meta_from_rmcp, tool_output, wire_into};
 
@@ -28,22 +31,51 @@ const NOTIFICATION_YIELDS: usize = 4;
 /// answer) may not have run within the turns above. Only such calls wait.
 const PROGRESS_GRACE: Duration = Duration::from_millis(20);
 
-/// The options of one `tools/call`: its bound and, with the gateway, what a 2026-07-28
-/// server is told of the calling client (its capabilities and log level).
-fn call_options(bound: Duration) -> PeerRequestOptions {
-    let options = PeerRequestOptions::with_timeout(bound);
+/// What a `tools/call`'s `_meta` gets besides its own: with the gateway, what a
+/// 2026-07-28 server is told of the calling client (its capabilities and log level).
+fn caller_meta() -> Option<RequestMetaObject> {
     #[cfg(feature = "server")]
     if let Some(caller) = crate::server::Caller::current() {
-        return options.with_meta(caller.upstream_meta());
+        return Some(caller.upstream_meta());
     }
-    options
+    None
+}
+
+/// A `tools/call` sent, through rmcp or on the connection's lane.
+enum Sent {
+    Rmcp(Box<RequestHandle<RoleClient>>),
+    Lane(LaneCall),
+}
+
+impl Sent {
+    fn id(&self) -> &RequestId {
+        match self {
+            Sent::Rmcp(handle) => &handle.id,
+            Sent::Lane(call) => call.id(),
+        }
+    }
+
+    fn progress_token(&self) -> ProgressToken {
+        match self {
+            Sent::Rmcp(handle) => handle.progress_token.clone(),
+            Sent::Lane(call) => call.progress_token(),
+        }
+    }
+
+    /// The answer within `bound`; after it, the server hears the call is cancelled.
+    async fn response(self, bound: Duration, peer: &Peer<RoleClient>) -> Result<ServerResult, ServiceError> {
+        match self {
+            Sent::Rmcp(handle) => handle.await_response().await,
+            Sent::Lane(call) => call.response(bound, peer).await,
+        }
+    }
 }
 
 /// Sends `notifications/cancelled` for the request `id` when dropped before it is
 /// answered (`id` is then still set): the caller stopped waiting.
 struct CancelOnDrop<'a> {
-    peer: &'a rmcp::Peer<rmcp::RoleClient>,
-    id: Option<rmcp::model::RequestId>,
+    peer: &'a Peer<RoleClient>,
+    id: Option<RequestId>,
 }
 
 impl Drop for CancelOnDrop<'_> {
@@ -196,19 +228,32 @@ impl McpTool {
         params: CallToolRequestParams,
     ) -> Result<Answer<Result<ServerResult, ServiceError>>, ToolError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let options = call_options(self.shared.config.timeouts.call);
+        let bound = self.shared.config.timeouts.call;
+        let meta = caller_meta();
         let mut route = CallRoute::current().map(|route| self.shared.calls.enter(route));
         let heard = connection.heard();
-        let handle = match connection.peer.send_cancellable_request(request, options).await {
-            Ok(handle) => handle,
+        let sent = match connection.lane() {
+            Some(lane) => lane.send(request, meta).await.map(Sent::Lane),
+            None => {
+                let mut options = PeerRequestOptions::with_timeout(bound);
+                options.meta = meta;
+                connection
+                    .peer
+                    .send_cancellable_request(request, options)
+                    .await
+                    .map(|handle| Sent::Rmcp(Box::new(handle)))
+            }
+        };
+        let sent = match sent {
+            Ok(sent) => sent,
             Err(error) => return Ok(Answer::Complete(Err(error))),
         };
         // A caller that gives up (drops this future) cancels the call on the server.
-        let mut unanswered = CancelOnDrop { peer: &connection.peer, id: Some(handle.id.clone()) };
+        let mut unanswered = CancelOnDrop { peer: &connection.peer, id: Some(sent.id().clone()) };
         if let Some(route) = &mut route {
-            route.sent(handle.progress_token.clone());
+            route.sent(sent.progress_token());
         }
-        let response = handle.await_response().await;
+        let response = sent.response(bound, &connection.peer).await;
         if let Some(route) = route {
             // rmcp hands each notification to a task of its own: those that came before
             // the answer (progress, log messages) get to find their call. When the
