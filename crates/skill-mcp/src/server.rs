@@ -175,9 +175,8 @@ impl Gateway {
             // Once the client's input ends it asks nothing more: its subscriptions end
             // then, and only the calls in flight are still answered.
             let stdout = ClientOutput { write: stdout, ended: self.inner.stopping.clone() };
-            let (lines, calls) = Lines::new(stdin, stdout)
-                .ending(self.inner.stopping.clone())
-                .answering_calls(answer_calls(&served), stop.child_token());
+            let (lines, calls) =
+                Lines::new(stdin, stdout).ending(self.inner.stopping.clone()).answering_calls(answer_calls(&served));
             let running = match rmcp::ServiceExt::serve_with_ct(served, lines, stop.child_token()).await {
                 Ok(running) => running,
                 // A client that leaves before it initializes (a host checking that the

@@ -1,7 +1,7 @@
 //! What the gateway says, and to whom, as its upstreams fail and as it stops: an
 //! upstream's stderr reaches the gateway's log and no client, an upstream killed while
-//! the gateway runs is logged, a clean stop logs no error, and an unknown prompt is
-//! named as a prompt.
+//! the gateway runs is logged, a clean stop answers the calls in flight and logs no
+//! error, and an unknown prompt is named as a prompt.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::process::Stdio;
@@ -140,6 +140,54 @@ fn a_clean_stop_over_http_answers_the_calls_in_flight_and_logs_no_error() {
     assert_eq!(exit.code(), Some(0), "{log}");
     assert!(called.contains(r#""text":"slept""#), "the call in flight is answered: {called}\n{log}");
     assert!(listened.contains(r#""id":1,"result""#), "the listening ends with its answer: {listened}");
+    assert!(!log.contains("ERROR"), "{log}");
+}
+
+/// Over stdio, where a 2025-11-25 session's calls go past rmcp's service loops (the
+/// lane): SIGTERM lets the call in flight be answered, while another the client cancelled
+/// is not, and the stop logs no error.
+#[test]
+fn a_clean_stop_over_stdio_answers_the_call_in_flight_and_not_the_cancelled_one() {
+    let home = sample_home("60s");
+    let mut gateway = home
+        .omniagent_process(&["mcp", "serve", "--eager"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = gateway.stdin.take().unwrap();
+    let mut output = BufReader::new(gateway.stdout.take().unwrap());
+    let mut send = |line: Value| input.write_all(format!("{line}\n").as_bytes()).unwrap();
+    let mut next = || {
+        let mut line = String::new();
+        assert_ne!(output.read_line(&mut line).unwrap(), 0, "the gateway ended");
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}));
+    assert_eq!(next()["id"], json!(1));
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let sleep = |id: u64, ms: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "sample__sleep", "arguments": {"ms": ms}}})
+    };
+    send(sleep(2, 60_000));
+    send(sleep(3, 1500));
+    send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}));
+    // The calls reach the upstream (started eagerly) well within this.
+    std::thread::sleep(Duration::from_millis(500));
+    let status = std::process::Command::new("kill").args(["-TERM", &gateway.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let answer = next();
+    assert_eq!(answer["id"], json!(3), "only the call in flight is answered: {answer}");
+    assert_eq!(text_of(&answer["result"]), "slept", "{answer}");
+    let mut rest = String::new();
+    output.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "", "the cancelled call is not answered");
+    let mut log = String::new();
+    gateway.stderr.take().unwrap().read_to_string(&mut log).unwrap();
+    assert!(gateway.wait().unwrap().success(), "{log}");
     assert!(!log.contains("ERROR"), "{log}");
 }
 

@@ -237,26 +237,22 @@ mod served {
         /// `notifications/cancelled`.
         running: Mutex<HashMap<RequestId, CancellationToken>>,
         tasks: TaskTracker,
-        /// Cancels every call once the transport closes.
+        /// Cancels the calls left once the transport closes: as through rmcp, a gateway
+        /// that stops first lets the calls in flight be answered, within a bound.
         stop: CancellationToken,
         output: Output,
     }
 
     impl<R> Lines<RoleServer, R> {
         /// This transport, answering tool calls with `answer` on its lane once
-        /// [`ServedCalls::ready`] is told the session's client; every call on it is
-        /// cancelled when `stop` is.
-        pub(crate) fn answering_calls(
-            mut self,
-            answer: AnswerCall,
-            stop: CancellationToken,
-        ) -> (Self, Arc<ServedCalls>) {
+        /// [`ServedCalls::ready`] is told the session's client.
+        pub(crate) fn answering_calls(mut self, answer: AnswerCall) -> (Self, Arc<ServedCalls>) {
             let calls = Arc::new(ServedCalls {
                 answer,
                 peer: OnceLock::new(),
                 running: Mutex::default(),
                 tasks: TaskTracker::new(),
-                stop,
+                stop: CancellationToken::new(),
                 output: self.output.clone(),
             });
             self.read.decoder_mut().sent = Some(Arc::clone(&calls));
@@ -465,7 +461,6 @@ mod tests {
         use rmcp::model::CallToolResult;
         use rmcp::service::RequestContext;
         use rmcp::{RoleServer, ServerHandler, Service as _};
-        use tokio_util::sync::CancellationToken;
 
         use super::*;
 
@@ -521,8 +516,7 @@ mod tests {
             };
             let (ours, theirs) = tokio::io::duplex(64 * 1024);
             let (read, write) = tokio::io::split(ours);
-            let (lines, calls) =
-                Lines::<RoleServer, _>::new(read, write).answering_calls(answer, CancellationToken::new());
+            let (lines, calls) = Lines::<RoleServer, _>::new(read, write).answering_calls(answer);
             let serving = tokio::spawn(async move {
                 let running = server.serve(lines).await.unwrap();
                 calls.ready(running.peer().clone());
