@@ -250,6 +250,9 @@ pub(crate) struct Connection {
     heard: Option<Heard>,
     /// Where tool calls go past rmcp's service loop: stdio, in the `initialize` era.
     lane: Option<UpstreamLane>,
+    /// Whether the server speaks 2026-07-28 or later, where each request carries what
+    /// the server is to know of its client.
+    stateless: bool,
 }
 
 impl Connection {
@@ -263,7 +266,7 @@ impl Connection {
         startup: Duration,
     ) -> Result<Self, Error> {
         let connection = Self::connect(server, endpoint, handler, startup).await?;
-        if listen::needs_streams(&connection.peer) {
+        if connection.stateless {
             let opened =
                 tokio::time::timeout(startup, connection.streams.open_lists(&connection.peer, &connection.handler));
             match opened.await {
@@ -283,7 +286,7 @@ impl Connection {
     /// stream of its own, before that through `resources/subscribe`.
     #[allow(deprecated)]
     pub(crate) async fn subscribe(&self, uri: &str) -> Result<(), ServiceError> {
-        if listen::needs_streams(&self.peer) {
+        if self.stateless {
             self.streams.subscribe(&self.peer, &self.handler, uri).await
         } else {
             self.peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri)).await
@@ -293,7 +296,7 @@ impl Connection {
     /// Stops following the updates of the resource `uri`.
     #[allow(deprecated)]
     pub(crate) async fn unsubscribe(&self, uri: &str) -> Result<(), ServiceError> {
-        if listen::needs_streams(&self.peer) {
+        if self.stateless {
             self.streams.unsubscribe(uri);
             Ok(())
         } else {
@@ -423,10 +426,12 @@ impl Connection {
             tail.running();
         }
         let peer = service.peer().clone();
+        let stateless = listen::needs_streams(&peer);
         let (heard, lane) = stdio.unzip();
         Self {
             heard,
-            lane: lane.filter(|_| !listen::needs_streams(&peer)),
+            lane: lane.filter(|_| !stateless),
+            stateless,
             peer,
             service: tokio::sync::Mutex::new(Some(service)),
             stderr,
@@ -440,6 +445,11 @@ impl Connection {
     /// far; `None` when it does not count them (streamable HTTP).
     pub(crate) fn heard(&self) -> Option<u64> {
         self.heard.as_ref().map(Heard::count)
+    }
+
+    /// Whether the server speaks 2026-07-28 or later.
+    pub(crate) fn is_stateless(&self) -> bool {
+        self.stateless
     }
 
     /// The lane of a stdio connection in the `initialize` era, for its tool calls.

@@ -31,13 +31,15 @@ const NOTIFICATION_YIELDS: usize = 4;
 /// answer) may not have run within the turns above. Only such calls wait.
 const PROGRESS_GRACE: Duration = Duration::from_millis(20);
 
-/// What a `tools/call`'s `_meta` gets besides its own: with the gateway, what a
-/// 2026-07-28 server is told of the calling client (its capabilities and log level).
-fn caller_meta() -> Option<RequestMetaObject> {
+/// What a `tools/call` gets in its `_meta` besides its own: with the gateway, what a
+/// 2026-07-28 server (`stateless`) is told of the calling client (its capabilities and
+/// log level), which an older server has no use for.
+fn caller_meta(stateless: bool) -> Option<RequestMetaObject> {
     #[cfg(feature = "server")]
-    if let Some(caller) = crate::server::Caller::current() {
+    if stateless && let Some(caller) = crate::server::Caller::current() {
         return Some(caller.upstream_meta());
     }
+    let _ = stateless;
     None
 }
 
@@ -229,7 +231,7 @@ impl McpTool {
     ) -> Result<Answer<Result<ServerResult, ServiceError>>, ToolError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let bound = self.shared.config.timeouts.call;
-        let meta = caller_meta();
+        let meta = caller_meta(connection.is_stateless());
         let mut route = CallRoute::current().map(|route| self.shared.calls.enter(route));
         let heard = connection.heard();
         let sent = match connection.lane() {
