@@ -44,31 +44,31 @@ fn caller_meta(stateless: bool) -> Option<RequestMetaObject> {
 }
 
 /// A `tools/call` sent, through rmcp or on the connection's lane.
-enum Sent {
+enum InFlight {
     Rmcp(Box<RequestHandle<RoleClient>>),
     Lane(LaneCall),
 }
 
-impl Sent {
+impl InFlight {
     fn id(&self) -> &RequestId {
         match self {
-            Sent::Rmcp(handle) => &handle.id,
-            Sent::Lane(call) => call.id(),
+            InFlight::Rmcp(handle) => &handle.id,
+            InFlight::Lane(call) => call.id(),
         }
     }
 
     fn progress_token(&self) -> ProgressToken {
         match self {
-            Sent::Rmcp(handle) => handle.progress_token.clone(),
-            Sent::Lane(call) => call.progress_token(),
+            InFlight::Rmcp(handle) => handle.progress_token.clone(),
+            InFlight::Lane(call) => call.progress_token(),
         }
     }
 
     /// The answer within `bound`; after it, the server hears the call is cancelled.
     async fn response(self, bound: Duration, peer: &Peer<RoleClient>) -> Result<ServerResult, ServiceError> {
         match self {
-            Sent::Rmcp(handle) => handle.await_response().await,
-            Sent::Lane(call) => call.response(bound, peer).await,
+            InFlight::Rmcp(handle) => handle.await_response().await,
+            InFlight::Lane(call) => call.response(bound, peer).await,
         }
     }
 }
@@ -235,7 +235,7 @@ impl McpTool {
         let mut route = CallRoute::current().map(|route| self.shared.calls.enter(route));
         let heard = connection.heard();
         let sent = match connection.lane() {
-            Some(lane) => lane.send(request, meta).await.map(Sent::Lane),
+            Some(lane) => lane.send(request, meta).await.map(InFlight::Lane),
             None => {
                 let mut options = PeerRequestOptions::with_timeout(bound);
                 options.meta = meta;
@@ -243,7 +243,7 @@ impl McpTool {
                     .peer
                     .send_cancellable_request(request, options)
                     .await
-                    .map(|handle| Sent::Rmcp(Box::new(handle)))
+                    .map(|handle| InFlight::Rmcp(Box::new(handle)))
             }
         };
         let sent = match sent {
