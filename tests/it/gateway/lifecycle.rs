@@ -143,21 +143,31 @@ fn a_clean_stop_over_http_answers_the_calls_in_flight_and_logs_no_error() {
     assert!(!log.contains("ERROR"), "{log}");
 }
 
+/// The gateway over stdio, run with `args` in `home`: the process, its input and its
+/// output, read line by line.
+fn stdio_gateway(
+    home: &crate::Home,
+    args: &[&str],
+) -> (std::process::Child, std::process::ChildStdin, BufReader<std::process::ChildStdout>) {
+    let mut gateway = home
+        .omniagent_process(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = gateway.stdin.take().unwrap();
+    let output = BufReader::new(gateway.stdout.take().unwrap());
+    (gateway, input, output)
+}
+
 /// Over stdio, where a 2025-11-25 session's calls go past rmcp's service loops (the
 /// lane): SIGTERM lets the call in flight be answered, while another the client cancelled
 /// is not, and the stop logs no error.
 #[test]
 fn a_clean_stop_over_stdio_answers_the_call_in_flight_and_not_the_cancelled_one() {
     let home = sample_home("60s");
-    let mut gateway = home
-        .omniagent_process(&["mcp", "serve", "--eager"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = gateway.stdin.take().unwrap();
-    let mut output = BufReader::new(gateway.stdout.take().unwrap());
+    let (mut gateway, mut input, mut output) = stdio_gateway(&home, &["mcp", "serve", "--eager"]);
     let mut send = |line: Value| input.write_all(format!("{line}\n").as_bytes()).unwrap();
     let mut next = || {
         let mut line = String::new();
@@ -197,15 +207,7 @@ fn a_clean_stop_over_stdio_answers_the_call_in_flight_and_not_the_cancelled_one(
 #[test]
 fn an_unknown_prompt_is_named_and_a_clean_stop_over_stdio_logs_no_error() {
     let home = sample_home("60s");
-    let mut gateway = home
-        .omniagent_process(&["mcp", "serve"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = gateway.stdin.take().unwrap();
-    let mut output = BufReader::new(gateway.stdout.take().unwrap());
+    let (mut gateway, mut input, mut output) = stdio_gateway(&home, &["mcp", "serve"]);
     let mut send = |line: String| input.write_all(format!("{line}\n").as_bytes()).unwrap();
     send(format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{{{META_2026},"notifications":{{"toolsListChanged":true}}}}}}"#
