@@ -66,7 +66,7 @@ impl Pending {
     /// Hands the answer in `message` to the lane's call it answers; gives `message`
     /// back when it answers none.
     pub(super) fn answer(&self, message: RxJsonRpcMessage<RoleClient>) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let (id, answer) = match message {
+        let (call, answer) = match message {
             JsonRpcMessage::Response(response) => match self.take(&response.id) {
                 Some(waiting) => (waiting, Ok(response.result)),
                 None => return Some(JsonRpcMessage::Response(response)),
@@ -78,12 +78,12 @@ impl Pending {
             other => return Some(other),
         };
         // A call that stopped waiting misses it.
-        let _ = id.send(answer);
+        let _ = call.send(answer);
         None
     }
 
-    /// The call `id` waits for, no longer waiting: by its id, or, as rmcp also accepts,
-    /// by the number a server wrote as a string.
+    /// The waiting call that `id` answers, taken from those waiting: by its id, or, as
+    /// rmcp also accepts, by its number written as a string.
     fn take(&self, id: &RequestId) -> Option<oneshot::Sender<Answer>> {
         let mut waiting = self.lock();
         waiting.calls.remove(id).or_else(|| match id {
