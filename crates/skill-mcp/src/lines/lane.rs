@@ -134,11 +134,13 @@ impl UpstreamLane {
             waiting.calls.insert(RequestId::Number(number), answered);
             number
         };
-        let call = LaneCall { id: RequestId::Number(number), answer, pending: self.pending.clone() };
+        let token = ProgressToken(NumberOrString::Number(number));
+        let call =
+            LaneCall { id: RequestId::Number(number), token: token.clone(), answer, pending: self.pending.clone() };
         if let Some(meta) = meta {
             request.get_meta_mut().extend(meta);
         }
-        request.get_meta_mut().set_progress_token(ProgressToken(NumberOrString::Number(number)));
+        request.get_meta_mut().set_progress_token(token);
         let message = ClientJsonRpcMessage::request(request, call.id.clone());
         match self.output.write(&message).await {
             Ok(()) => Ok(call),
@@ -153,6 +155,8 @@ impl UpstreamLane {
 /// A call sent on the lane, until its answer comes (dropped, it waits no more).
 pub(crate) struct LaneCall {
     id: RequestId,
+    /// The progress token it was sent with: its id's number.
+    token: ProgressToken,
     answer: oneshot::Receiver<Answer>,
     pending: Pending,
 }
@@ -165,10 +169,7 @@ impl LaneCall {
 
     /// The progress token it was sent with.
     pub(crate) fn progress_token(&self) -> ProgressToken {
-        ProgressToken(match &self.id {
-            RequestId::Number(number) => NumberOrString::Number(*number),
-            RequestId::String(text) => NumberOrString::String(text.clone()),
-        })
+        self.token.clone()
     }
 
     /// Its answer within `bound`; after it, the server is told the call is cancelled,
