@@ -9,7 +9,7 @@ use cel::{Context, Env, IdedExpr, Program, Value};
 use skill_core::{CallContext, CallLayer, Caller, Item, ToolError};
 
 use super::state::PolicyState;
-use super::variables::{Known, KnownItem, Variables, arguments_value};
+use super::variables::{Known, KnownClient, KnownItem, Variables, arguments_value};
 use crate::config::RuleConfig;
 
 /// The variables a rule may read.
@@ -146,8 +146,8 @@ impl Rules {
     /// A rule that reads the arguments is evaluated without them: CEL's `&&` and `||`
     /// decide without the side they do not need, so a condition that still gives a
     /// boolean gives it for any arguments; one that does not may hold for some calls.
-    fn hidden(&self, caller: &Caller, tool: Arc<KnownItem>) -> bool {
-        let variables = Variables::new(self.known.client(caller), tool, None);
+    fn hidden(&self, client: Arc<KnownClient>, tool: Arc<KnownItem>) -> bool {
+        let variables = Variables::new(client, tool, None);
         let context = self.context(&variables);
         for rule in &self.rules {
             match rule.program.execute(&context) {
@@ -164,11 +164,11 @@ impl Rules {
 
 impl CallLayer for Rules {
     fn hides(&self, caller: &Caller, item: &Item<'_>) -> bool {
-        let known = self.known.item(item);
+        let (client, known) = (self.known.client(caller), self.known.item(item));
         if self.reads_time {
-            return self.hidden(caller, known);
+            return self.hidden(client, known);
         }
-        known.hidden_from(caller, || self.hidden(caller, Arc::clone(&known)))
+        known.hidden_from(&caller.client, &client, || self.hidden(Arc::clone(&client), Arc::clone(&known)))
     }
 
     fn check(&self, call: &CallContext<'_>) -> Result<(), ToolError> {

@@ -41,12 +41,43 @@ pub(super) struct KnownItem {
     source: Option<ToolSource>,
     annotations: ToolAnnotations,
     value: Box<dyn Val>,
-    /// By client: the claims it was judged with, and whether its lists leave the item out.
-    hidden: Mutex<HashMap<String, (Claims, bool)>>,
+    /// By client: whether its lists leave the item out.
+    hidden: Judged<bool>,
     /// By client: the verdicts of the rules that read neither the arguments nor the
     /// time, which are the same for every call of the item by that client (`None` for
-    /// the other rules), with the client's value they were reached with.
-    fixed: Mutex<HashMap<String, (Arc<KnownClient>, FixedVerdicts)>>,
+    /// the other rules).
+    fixed: Judged<FixedVerdicts>,
+}
+
+/// What was judged of an item for each client, with the client's value it was judged
+/// with ([`Known::client`]'s, made afresh when the client's claims change): CEL has no
+/// other input, so it holds for as long as that value is the client's.
+struct Judged<T>(Mutex<HashMap<String, (Arc<KnownClient>, T)>>);
+
+impl<T> Default for Judged<T> {
+    fn default() -> Self {
+        Self(Mutex::default())
+    }
+}
+
+impl<T: Clone> Judged<T> {
+    /// What was judged for the client `name`, whose value is `client`: as judged before
+    /// with that same value, else as `judge` judges it now.
+    fn get(&self, name: &str, client: &Arc<KnownClient>, judge: impl FnOnce() -> T) -> T {
+        let kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        // The same value, not only equal claims: a value made afresh is judged afresh.
+        if let Some((_, judged)) = kept.get(name).filter(|(with, _)| Arc::ptr_eq(with, client)) {
+            return judged.clone();
+        }
+        drop(kept);
+        let judged = judge();
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() >= MAX_KEPT {
+            kept.clear();
+        }
+        kept.insert(name.to_owned(), (Arc::clone(client), judged.clone()));
+        judged
+    }
 }
 
 /// What a rule's condition gave: whether it holds, or why it does not (it gave no
@@ -62,45 +93,23 @@ impl KnownItem {
         self.skill == item.skill && self.source.as_ref() == item.source && self.annotations == item.annotations
     }
 
-    /// Whether `caller`'s lists leave the item out: as judged before for that client
-    /// with the same claims, else as `judge` says now.
-    pub(super) fn hidden_from(&self, caller: &Caller, judge: impl FnOnce() -> bool) -> bool {
-        let judged = self.hidden.lock().unwrap_or_else(PoisonError::into_inner).get(&caller.client).cloned();
-        if let Some((_, hidden)) = judged.filter(|(claims, _)| *claims == caller.claims) {
-            return hidden;
-        }
-        let hidden = judge();
-        let mut kept = self.hidden.lock().unwrap_or_else(PoisonError::into_inner);
-        if kept.len() >= MAX_KEPT {
-            kept.clear();
-        }
-        kept.insert(caller.client.clone(), (caller.claims.clone(), hidden));
-        hidden
+    /// Whether the lists of the client `name` (its value `client`) leave the item out: as
+    /// judged before with that value, else as `judge` says now.
+    pub(super) fn hidden_from(&self, name: &str, client: &Arc<KnownClient>, judge: impl FnOnce() -> bool) -> bool {
+        self.hidden.get(name, client, judge)
     }
 
     /// The verdicts of the rules that read neither the arguments nor the time for the
-    /// calls of the item by `client` (its value as [`Known::client`] gives it): as reached
-    /// before with that value, else as `judge` reaches them now. CEL has no other input,
-    /// so they are the same for every such call, and a call evaluates only the others.
+    /// calls of the item by the client `name` (its value `client`): as reached before
+    /// with that value, else as `judge` reaches them now. They are the same for every
+    /// such call, and a call evaluates only the others.
     pub(super) fn fixed_verdicts(
         &self,
         name: &str,
         client: &Arc<KnownClient>,
         judge: impl FnOnce() -> Vec<Option<Verdict>>,
     ) -> FixedVerdicts {
-        let kept = self.fixed.lock().unwrap_or_else(PoisonError::into_inner);
-        // The same value, not only equal claims: a value made afresh is judged afresh.
-        if let Some((_, verdicts)) = kept.get(name).filter(|(judged, _)| Arc::ptr_eq(judged, client)) {
-            return Arc::clone(verdicts);
-        }
-        drop(kept);
-        let verdicts: FixedVerdicts = judge().into();
-        let mut kept = self.fixed.lock().unwrap_or_else(PoisonError::into_inner);
-        if kept.len() >= MAX_KEPT {
-            kept.clear();
-        }
-        kept.insert(name.to_owned(), (Arc::clone(client), Arc::clone(&verdicts)));
-        verdicts
+        self.fixed.get(name, client, || judge().into())
     }
 }
 
@@ -131,8 +140,8 @@ impl Known {
             source: item.source.cloned(),
             annotations: item.annotations,
             value: boxed(item_value(item)),
-            hidden: Mutex::default(),
-            fixed: Mutex::default(),
+            hidden: Judged::default(),
+            fixed: Judged::default(),
         });
         if of_kind.len() >= MAX_KEPT {
             of_kind.clear();
