@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use rmcp::ServiceError;
 use rmcp::model::{
-    CancelledNotificationParam, ClientJsonRpcMessage, ClientRequest, GetMeta, JsonRpcMessage, NumberOrString,
-    ProgressToken, RequestId, RequestMetaObject, ServerResult,
+    CallToolRequestMethod, CallToolRequestParams, CancelledNotificationParam, JsonRpcMessage, JsonRpcVersion2_0,
+    NumberOrString, ProgressToken, RequestId, RequestMetaObject, ServerResult,
 };
 use rmcp::service::RxJsonRpcMessage;
 use rmcp::{Peer, RoleClient};
@@ -115,11 +115,12 @@ impl<R> super::Lines<RoleClient, R> {
 }
 
 impl UpstreamLane {
-    /// Writes `request` as rmcp would, with `meta` added to its own, a fresh id and the
-    /// same number as its progress token; its answer comes to the [`LaneCall`].
+    /// Writes the `tools/call` of `params` as rmcp would, with `meta` added to their
+    /// own, a fresh id and the same number as its progress token; its answer comes to
+    /// the [`LaneCall`].
     pub(crate) async fn send(
         &self,
-        mut request: ClientRequest,
+        mut params: CallToolRequestParams,
         meta: Option<RequestMetaObject>,
     ) -> Result<LaneCall, ServiceError> {
         let (answered, answer) = oneshot::channel();
@@ -137,12 +138,18 @@ impl UpstreamLane {
         let token = ProgressToken(NumberOrString::Number(number));
         let call =
             LaneCall { id: RequestId::Number(number), token: token.clone(), answer, pending: self.pending.clone() };
+        // One `_meta`, as rmcp writes it: the params' own, and over it the caller's and
+        // the progress token.
+        let merged = params.meta.get_or_insert_with(RequestMetaObject::new);
         if let Some(meta) = meta {
-            request.get_meta_mut().extend(meta);
+            merged.extend(meta);
         }
-        request.get_meta_mut().set_progress_token(token);
-        let message = ClientJsonRpcMessage::request(request, call.id.clone());
-        match self.output.write(&message).await {
+        merged.set_progress_token(token);
+        // Written in one pass: rmcp writes a request's params into a JSON value first,
+        // to merge their `_meta` with the one it keeps beside them.
+        let line =
+            CallLine { jsonrpc: JsonRpcVersion2_0, id: &call.id, method: CallToolRequestMethod, params: &params };
+        match self.output.write(&line).await {
             Ok(()) => Ok(call),
             Err(error) => {
                 tracing::debug!("could not write a tool call: {error}");
@@ -150,6 +157,15 @@ impl UpstreamLane {
             }
         }
     }
+}
+
+/// A `tools/call` request as the lane writes it.
+#[derive(serde::Serialize)]
+struct CallLine<'a> {
+    jsonrpc: JsonRpcVersion2_0,
+    id: &'a RequestId,
+    method: CallToolRequestMethod,
+    params: &'a CallToolRequestParams,
 }
 
 /// A call sent on the lane, until its answer comes (dropped, it waits no more).
@@ -308,7 +324,9 @@ mod served {
             let cancelled = self.stop.child_token();
             let mut context = RequestContext::new(id.clone(), peer.clone());
             context.ct = cancelled.clone();
-            context.meta = std::mem::take(request.request.get_meta_mut());
+            // Taken out, not swapped for an empty one as rmcp does: that would make the
+            // extensions' map for a request that came without `_meta`.
+            context.meta = request.request.extensions_mut().remove().unwrap_or_default();
             context.extensions = std::mem::take(request.request.extensions_mut());
             self.running().insert(id.clone(), cancelled.clone());
             let answered = (self.answer)(request.request, context);
@@ -344,18 +362,19 @@ mod served {
 #[cfg(test)]
 mod tests {
     use rmcp::ServiceExt;
-    use rmcp::model::{CallToolRequest, CallToolRequestParams};
+    use rmcp::model::{CallToolRequest, ClientRequest};
     use serde_json::{Value, json};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     use super::*;
     use crate::lines::Lines;
 
-    fn echo(text: &str) -> ClientRequest {
+    /// A call of `echo`, with `_meta` of its own.
+    fn echo(text: &str) -> CallToolRequestParams {
         let arguments = json!({"text": text}).as_object().cloned().unwrap();
-        ClientRequest::CallToolRequest(CallToolRequest::new(
-            CallToolRequestParams::new("echo").with_arguments(arguments),
-        ))
+        let mut params = CallToolRequestParams::new("echo").with_arguments(arguments);
+        params.meta = Some(serde_json::from_value(json!({"traceparent": "own", "kept": 1})).unwrap());
+        params
     }
 
     /// A client whose transport's other end is a line reader and writer (the server's).
@@ -397,7 +416,8 @@ mod tests {
         assert_eq!(call.progress_token(), ProgressToken(NumberOrString::Number(FIRST_ID)));
         let mut options = rmcp::service::PeerRequestOptions::no_options();
         options.meta = meta();
-        let through_rmcp = client.peer().send_cancellable_request(echo("hi"), options).await.unwrap();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(echo("hi")));
+        let through_rmcp = client.peer().send_cancellable_request(request, options).await.unwrap();
         let mut rmcp_wrote: Value = serde_json::from_str(&server_lines.next_line().await.unwrap().unwrap()).unwrap();
         assert_eq!(rmcp_wrote["id"], json!(through_rmcp.id), "rmcp numbers its own requests");
         for message in [&mut written, &mut rmcp_wrote] {
@@ -405,6 +425,7 @@ mod tests {
             message["params"]["_meta"]["progressToken"] = json!("token");
         }
         assert_eq!(written, rmcp_wrote, "the lane writes what rmcp writes");
+        assert_eq!(written["params"]["_meta"], json!({"traceparent": "t", "kept": 1, "progressToken": "token"}));
 
         // rmcp's own request, sent meanwhile, is answered through rmcp, and the lane's
         // answer (its id written as a string, which rmcp accepts too) reaches the lane.

@@ -32,8 +32,9 @@ pub(crate) struct Caller {
     takes_requests: bool,
     /// The client declared URL-mode elicitation.
     url_elicitation: bool,
-    /// What the client declared it can do, which an upstream is told in its stead.
-    capabilities: Option<rmcp::model::ClientCapabilities>,
+    /// What the client declared it can do, which a 2026-07-28 upstream is told in its
+    /// stead (shared: a caller is cloned along its call's path).
+    capabilities: Option<Arc<rmcp::model::ClientCapabilities>>,
     /// The least severe log message it takes: every one on a session, on 2026-07-28
     /// only those at or above the `logLevel` its request names, and none when it names
     /// none.
@@ -72,7 +73,7 @@ impl Caller {
             peer: context.peer.clone(),
             takes_requests,
             url_elicitation,
-            capabilities,
+            capabilities: capabilities.map(Arc::new),
             log_level,
             answers: None,
             passed_up: Arc::default(),
@@ -166,7 +167,7 @@ impl Caller {
     pub(crate) fn upstream_meta(&self) -> rmcp::model::RequestMetaObject {
         let mut meta = rmcp::model::RequestMetaObject::default();
         if let Some(capabilities) = &self.capabilities {
-            meta.set_client_capabilities(capabilities.clone());
+            meta.set_client_capabilities(rmcp::model::ClientCapabilities::clone(capabilities));
         }
         #[allow(deprecated)]
         if let Some(level) = self.log_level {

@@ -229,14 +229,14 @@ impl McpTool {
         connection: &Connection,
         params: CallToolRequestParams,
     ) -> Result<Answer<Result<ServerResult, ServiceError>>, ToolError> {
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let bound = self.shared.config.timeouts.call;
         let meta = caller_meta(connection.is_stateless());
         let mut route = CallRoute::current().map(|route| self.shared.calls.enter(route));
         let heard = connection.heard();
         let sent = match connection.lane() {
-            Some(lane) => lane.send(request, meta).await.map(InFlight::Lane),
+            Some(lane) => lane.send(params, meta).await.map(InFlight::Lane),
             None => {
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
                 let mut options = PeerRequestOptions::with_timeout(bound);
                 options.meta = meta;
                 connection
